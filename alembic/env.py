@@ -1,0 +1,34 @@
+"""Alembic environment: the project's own models and database URL."""
+
+from alembic import context
+from sqlmodel import SQLModel
+
+import iam_console.models  # noqa: F401  (registers every table)
+from iam_console.db import make_engine
+from iam_console.settings import settings
+
+config = context.config
+target_metadata = SQLModel.metadata
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=config.attributes.get("database_url", settings.database_url),
+                      target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    engine = make_engine(config.attributes.get("database_url", settings.database_url))
+    with engine.connect() as connection:
+        context.configure(connection=connection, target_metadata=target_metadata,
+                          render_as_batch=True, compare_type=True)
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

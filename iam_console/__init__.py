@@ -1,0 +1,1 @@
+"""IAM console: an identity and access management server and its admin console."""

@@ -1,0 +1,63 @@
+"""The engine, sessions and migrations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from .settings import PROJECT_ROOT, settings
+
+
+def make_engine(url: str) -> sa.Engine:
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(connection, _record):
+            # WAL lets readers run beside the writer; foreign keys are off by default.
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+engine = make_engine(settings.database_url)
+
+
+@contextmanager
+def session_scope(bind: sa.Engine | None = None) -> Iterator[Session]:
+    """A unit of work: commits when the block succeeds, rolls back otherwise."""
+    with Session(bind or engine, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def alembic_config(url: str):
+    from alembic.config import Config
+
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    config.attributes["database_url"] = url
+    return config
+
+
+def migrate(url: str | None = None) -> None:
+    """Bring the schema to the newest revision."""
+    from alembic import command
+
+    command.upgrade(alembic_config(url or settings.database_url), "head")

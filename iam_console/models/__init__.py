@@ -1,0 +1,18 @@
+"""Every table of the product; importing this package registers them all."""
+
+from .applications import Application, Cert, Provider
+from .audit import AuthSession, Record, Session
+from .authz import Adapter, CasbinModel, CasbinRule, Enforcer, Permission, Role
+from .base import Named, Row, to_wire
+from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
+from .credentials import Resource, Token, Verification
+from .directory import Group, Invitation, Ldap
+from .identity import Organization, User
+from .operations import Syncer, Webhook
+
+__all__ = [
+    "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
+    "Invitation", "Ldap", "Named", "Order", "Organization", "Payment", "Permission", "Plan", "Pricing",
+    "Product", "Provider", "Record", "Resource", "Role", "Row", "Session", "Subscription", "Syncer",
+    "Token", "Transaction", "User", "Verification", "Webhook", "to_wire",
+]

@@ -1,0 +1,82 @@
+"""Sign-in sessions and the audit trail."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+import sqlalchemy as sa
+from sqlmodel import Field
+
+from .base import Named, Row, UTCDateTime, created, json_list, long_text, text
+
+
+class Session(Row, table=True):
+    """Casdoor's session object: one row per user and application, listing the
+    ids of that user's live sign-ins (what /sessions and the SDKs show)."""
+
+    __tablename__ = "session"
+    __table_args__ = (
+        sa.UniqueConstraint("owner", "name", "application", name="uq_session_owner_name_app"),
+        sa.Index("ix_session_owner_created", "owner", "created_time", "pk"),
+        sa.Index("ix_session_created", "created_time", "pk"),
+    )
+
+    owner: str = text(100)
+    name: str = text(100)
+    application: str = text(100)
+    created_time: datetime = created()
+    session_id: list = json_list()
+
+
+class AuthSession(Row, table=True):
+    """A console sign-in, found by the SHA-256 of the cookie value.
+
+    The cookie holds a random token; only its hash is stored, so a database
+    leak does not hand out live sessions."""
+
+    __tablename__ = "auth_session"
+    __table_args__ = (
+        sa.UniqueConstraint("token_hash", name="uq_auth_session_token_hash"),
+        sa.Index("ix_auth_session_user", "owner", "user_name"),
+    )
+
+    token_hash: str = text(64)
+    session_id: str = text(100)  # public id listed in Session.session_id
+    owner: str = text(100)
+    user_name: str = text(100)
+    application: str = text(100)
+    created_time: datetime = created()
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    client_ip: str = text(100)
+    user_agent: str = text(255)
+
+
+class Record(Named, table=True):
+    """One audited request: every write, sign-in and sign-out."""
+
+    __tablename__ = "record"
+    # records are not unique by name; the integer key is Casdoor's "id"
+    __table_args__ = (
+        sa.Index("ix_record_owner_created", "owner", "created_time", "pk"),
+        sa.Index("ix_record_organization_created", "organization", "created_time", "pk"),
+        sa.Index("ix_record_created", "created_time", "pk"),
+    )
+    json_aliases: ClassVar[dict[str, str]] = {"pk": "id"}
+    json_hidden: ClassVar[frozenset[str]] = frozenset()
+
+    organization: str = text(100)
+    client_ip: str = text(100)
+    user: str = text(100)
+    method: str = text(100)
+    request_uri: str = text(1000)
+    action: str = text(1000)
+    language: str = text(100)
+    object: str = long_text()
+    response: str = long_text()
+    status_code: int = 0
+    detail: str = long_text()
+    is_triggered: bool = False
+
+
+

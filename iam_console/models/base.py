@@ -1,0 +1,167 @@
+"""Column helpers and the base every table builds on.
+
+Every table keeps a surrogate integer key `pk` (never sent on the wire) and, for
+named kinds, the Casdoor identity `owner/name` with a unique constraint. Python
+attributes are snake_case; the wire uses Casdoor's camelCase names, derived by
+`camel()` unless a table lists an exception in `json_aliases`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+class UTCDateTime(sa.types.TypeDecorator):
+    """Timezone-aware datetimes on every backend: stored as UTC, read back aware.
+
+    SQLite and MySQL keep no zone, so values are normalised to naive UTC on the
+    way in and tagged UTC on the way out; PostgreSQL keeps `timestamptz`.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime; use timezone-aware values")
+        value = value.astimezone(timezone.utc)
+        return value if dialect.name == "postgresql" else value.replace(tzinfo=None)
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+# --- field helpers: short names keep the long table declarations readable ---
+
+def text(length: int = 100, default: str = "", **kw: Any) -> Any:
+    """A bounded string (MySQL needs a length for VARCHAR and for indexes)."""
+    return Field(default=default, sa_type=sa.String(length), **kw)
+
+
+def long_text(default: str = "") -> Any:
+    """Unbounded text: HTML, PEM blocks, model definitions."""
+    return Field(default=default, sa_type=sa.Text)
+
+
+def json_list() -> Any:
+    return Field(default_factory=list, sa_type=sa.JSON)
+
+
+def json_dict() -> Any:
+    return Field(default_factory=dict, sa_type=sa.JSON)
+
+
+def money() -> Any:
+    """An amount as Casdoor's float64; MySQL's plain FLOAT is single precision."""
+    return Field(default=0.0, sa_type=sa.Double)
+
+
+def big_int() -> Any:
+    """Unix times and byte sizes outgrow 32 bits."""
+    return Field(default=0, sa_type=sa.BigInteger)
+
+
+def moment(**kw: Any) -> Any:
+    """An optional point in time; serialised as RFC 3339, or "" when unset."""
+    return Field(default=None, sa_type=UTCDateTime, **kw)
+
+
+def created() -> Any:
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+def named_keys(table: str, *extra: sa.SchemaItem) -> tuple:
+    """Unique (owner, name) and the index behind the lists' default order
+    (owner filter, newest first, unique tiebreaker)."""
+    return (
+        sa.UniqueConstraint("owner", "name", name=f"uq_{table}_owner_name"),
+        sa.Index(f"ix_{table}_owner_created", "owner", "created_time", "pk"),
+        sa.Index(f"ix_{table}_created", "created_time", "pk"),
+        *extra,
+    )
+
+
+class Row(SQLModel):
+    """Base of every table: a surrogate key and the camelCase wire mapping."""
+
+    pk: int | None = Field(default=None, primary_key=True)
+
+    # attribute -> wire name, where camel() would be wrong
+    json_aliases: ClassVar[dict[str, str]] = {}
+    # attributes never serialised
+    json_hidden: ClassVar[frozenset[str]] = frozenset({"pk"})
+    # (dict column, keys): the keys travel as top-level wire fields
+    json_flatten: ClassVar[tuple[str, tuple[str, ...]] | None] = None
+
+
+class Named(Row):
+    """A Casdoor object addressed as owner/name."""
+
+    owner: str = text(100)
+    name: str = text(100)
+    created_time: datetime = created()
+
+
+_CAMEL = re.compile(r"_([a-z0-9])")
+
+
+def camel(attr: str) -> str:
+    return _CAMEL.sub(lambda m: m.group(1).upper(), attr)
+
+
+@functools.cache
+def wire_names(model: type[Row]) -> dict[str, str]:
+    """{attribute: wire name} for every serialised column of a table."""
+    return {
+        attr: model.json_aliases.get(attr, camel(attr))
+        for attr in model.model_fields
+        if attr not in model.json_hidden
+    }
+
+
+@functools.cache
+def attributes_by_wire_name(model: type[Row]) -> dict[str, str]:
+    """{lower-cased wire name: attribute}; Casdoor matches JSON keys without case."""
+    return {wire.lower(): attr for attr, wire in wire_names(model).items()}
+
+
+@functools.cache
+def _time_columns(model: type[Row]) -> frozenset[str]:
+    return frozenset(c.key for c in model.__table__.columns if isinstance(c.type, UTCDateTime))
+
+
+def format_time(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def to_wire(row: Row) -> dict[str, Any]:
+    """The Casdoor JSON object of a row."""
+    model = type(row)
+    times = _time_columns(model)
+    out: dict[str, Any] = {}
+    for attr, wire in wire_names(model).items():
+        value = getattr(row, attr)
+        out[wire] = format_time(value) if attr in times else value
+    if row.json_flatten:
+        column, keys = row.json_flatten
+        stored = getattr(row, column) or {}
+        out.update({key: stored.get(key, "") for key in keys})
+    return out

@@ -1,0 +1,84 @@
+"""Credential tables: OAuth tokens, uploaded resources and verification codes."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import sqlalchemy as sa
+
+from iam_console.models.base import Named, big_int, long_text, named_keys, text
+
+
+class Token(Named, table=True):
+    __tablename__ = "token"
+    __table_args__ = named_keys(
+        "token",
+        sa.Index("ix_token_org_created", "organization", "created_time", "pk"),
+        sa.Index("ix_token_org_user", "organization", "user"),
+        # the OAuth endpoints resolve a token by code or by token hash
+        sa.Index("ix_token_code", "code"),
+        sa.Index("ix_token_access_hash", "access_token_hash"),
+        sa.Index("ix_token_refresh_hash", "refresh_token_hash"),
+    )
+
+    json_aliases: ClassVar[dict[str, str]] = {"d_po_p_jkt": "dPoPJkt"}
+
+    application: str = text(100)
+    organization: str = text(100)
+    user: str = text(100)
+    code: str = text(100)
+    access_token: str = long_text()
+    refresh_token: str = long_text()
+    access_token_hash: str = text(100)
+    refresh_token_hash: str = text(100)
+    expires_in: int = 0  # seconds
+    scope: str = text(255)
+    token_type: str = text(100)
+    grant_type: str = text(100)
+    code_challenge: str = text(100)
+    code_is_used: bool = False
+    code_expire_in: int = big_int()  # unix time, as in Casdoor
+    resource: str = text(255)  # RFC 8707 resource indicator
+    d_po_p_jkt: str = text(100)  # DPoP key thumbprint
+
+
+class Resource(Named, table=True):
+    __tablename__ = "resource"
+    __table_args__ = named_keys(
+        "resource",
+        sa.Index("ix_resource_owner_user", "owner", "user", "created_time"),
+    )
+
+    # Casdoor names resources by their storage path, which outgrows 100 chars
+    name: str = text(255)
+
+    user: str = text(100)
+    provider: str = text(100)
+    application: str = text(100)
+    tag: str = text(100)
+    parent: str = text(100)
+    file_name: str = text(255)
+    file_type: str = text(100)
+    file_format: str = text(100)
+    file_size: int = big_int()  # bytes
+    url: str = text(500)
+    description: str = text(500)
+
+
+class Verification(Named, table=True):
+    """Casdoor's VerificationRecord: a code sent by email or SMS."""
+
+    __tablename__ = "verification"
+    __table_args__ = named_keys(
+        "verification",
+        sa.Index("ix_verification_owner_receiver", "owner", "receiver", "created_time"),
+    )
+
+    remote_addr: str = text(100)
+    type: str = text(100)
+    user: str = text(100)
+    provider: str = text(100)
+    receiver: str = text(255)  # an email address or a phone number
+    code: str = text(100)
+    time: int = big_int()  # unix seconds, as in Casdoor
+    is_used: bool = False

@@ -1,0 +1,259 @@
+"""Password sign-in, console sessions and sign-out.
+
+A session is a random token in an HttpOnly cookie; the database keeps only its
+SHA-256, so sessions survive restarts and are shared by every worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlmodel import Session, select, update
+
+from ..models import Application, AuthSession, Organization, User
+from ..models import Session as UserSession
+from ..models.base import utcnow
+from . import builtin as b
+from .errors import ServiceError
+from .passwords import hash_password, needs_rehash, new_salt, verify_password
+from .records import audit
+
+MAX_NAME_LENGTH = 100  # the width of the owner/name columns
+MAX_PASSWORD_LENGTH = 1024  # bounds the hashing work one request can ask for
+
+
+@dataclass(frozen=True)
+class SignInRequest:
+    application: str
+    organization: str
+    username: str
+    password: str
+    auto_signin: bool = False
+    type: str = "login"
+    signin_method: str = "Password"
+    client_ip: str = ""
+    user_agent: str = ""
+    previous_token: str = ""  # the session cookie the browser still had, if any
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    token: str
+    user: User
+    organization: Organization
+    application: Application
+    expires_at: datetime
+    persistent: bool  # False: a browser-session cookie
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _check_request(req: SignInRequest) -> None:
+    for label, value in (("username", req.username), ("organization", req.organization),
+                         ("application", req.application)):
+        if not isinstance(value, str):
+            raise ServiceError("The %s must be a string", label)
+        if len(value) > MAX_NAME_LENGTH:
+            raise ServiceError("The %s is too long (at most %d characters)", label, MAX_NAME_LENGTH)
+    if not isinstance(req.password, str) or len(req.password) > MAX_PASSWORD_LENGTH:
+        raise ServiceError("The password is too long (at most %d characters)", MAX_PASSWORD_LENGTH)
+    if req.type not in ("login", ""):
+        raise ServiceError("Unsupported login type: %s", req.type)
+    if req.signin_method not in ("Password", ""):
+        raise ServiceError("Unsupported signin method: %s", req.signin_method)
+    if not req.username.strip() or not req.password:
+        raise ServiceError("Please input your username and password")
+
+
+def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization]:
+    organization = None
+    if req.organization:
+        organization = db.exec(select(Organization).where(
+            Organization.owner == b.ADMIN_OWNER, Organization.name == req.organization)).first()
+        if organization is None:
+            raise ServiceError("The organization: %s does not exist", req.organization)
+    app_name = req.application or (organization and organization.default_application) or b.BUILT_IN_APP
+    application = db.exec(select(Application).where(
+        Application.owner == b.ADMIN_OWNER, Application.name == app_name)).first()
+    if application is None:
+        raise ServiceError("The application: %s does not exist", app_name)
+    if organization is None:
+        organization = db.exec(select(Organization).where(
+            Organization.owner == b.ADMIN_OWNER, Organization.name == application.organization)).first()
+        if organization is None:
+            raise ServiceError("The organization: %s does not exist", application.organization)
+    elif application.organization != organization.name and not application.is_shared \
+            and application.name != b.BUILT_IN_APP:
+        raise ServiceError("The application %s does not belong to organization %s",
+                           application.name, organization.name)
+    if application.disable_signin or organization.disable_signin:
+        raise ServiceError("The application: %s has disabled users to signin", application.name)
+    if not application.enable_password:
+        raise ServiceError("The login method: login with password is not enabled for the application")
+    return application, organization
+
+
+def _find_user(db: Session, organization: str, username: str) -> User | None:
+    """By name, else by email, else by phone (the login box takes any of them)."""
+    for column in (User.name, User.email, User.phone):
+        user = db.exec(select(User).where(User.owner == organization, column == username).limit(2)).all()
+        if len(user) == 1:
+            return user[0]
+    return None
+
+
+def _limits(application: Application) -> tuple[int, int]:
+    return (application.failed_signin_limit or b.DEFAULT_FAILED_SIGNIN_LIMIT,
+            application.failed_signin_frozen_time or b.DEFAULT_FAILED_SIGNIN_FROZEN_MINUTES)
+
+
+def _frozen_message(minutes_left: float) -> ServiceError:
+    return ServiceError(
+        "You have entered the wrong password or code too many times, please wait for %d minutes and try again",
+        max(1, math.ceil(minutes_left)))
+
+
+def _check_frozen(db: Session, user: User, application: Application) -> None:
+    limit, frozen_minutes = _limits(application)
+    if user.signin_wrong_times < limit or user.last_signin_wrong_time is None:
+        return
+    left = (user.last_signin_wrong_time + timedelta(minutes=frozen_minutes) - utcnow()).total_seconds() / 60
+    if left > 0:
+        raise _frozen_message(left)
+    user.signin_wrong_times = 0  # the frozen time has passed: a fresh count
+
+
+def _record_failure(db: Session, user: User, application: Application) -> ServiceError:
+    """Count a wrong password atomically and commit it, whatever the caller does next."""
+    limit, frozen_minutes = _limits(application)
+    db.exec(update(User).where(User.pk == user.pk).values(
+        signin_wrong_times=User.signin_wrong_times + 1, last_signin_wrong_time=utcnow()))
+    db.commit()
+    db.refresh(user)
+    left = limit - user.signin_wrong_times
+    if left > 0:
+        return ServiceError("password or code is incorrect, you have %d remaining chances", left)
+    return _frozen_message(frozen_minutes)
+
+
+def _password_matches(user: User, organization: Organization, password: str) -> bool:
+    if verify_password(password, user.password, user.password_type or organization.password_type or "plain",
+                       user.password_salt, organization.password_salt):
+        return True
+    master = organization.master_password
+    if master and master != "***":
+        return hmac.compare_digest(master.encode(), password.encode()) or verify_password(
+            password, master, organization.password_type, "", organization.password_salt)
+    return False
+
+
+def _rehash_if_needed(user: User, organization: Organization, password: str) -> None:
+    wanted = organization.password_type or "argon2id"
+    if needs_rehash(user.password, user.password_type, wanted):
+        user.password_salt = organization.password_salt or new_salt()
+        user.password = hash_password(password, wanted, user.password_salt)
+        user.password_type = wanted
+
+
+def sign_in(db: Session, req: SignInRequest) -> SignedIn:
+    """Check the credentials and open a session, or raise ServiceError."""
+    _check_request(req)
+    application, organization = _resolve(db, req)
+    user = _find_user(db, organization.name, req.username.strip())
+    if user is None or user.is_deleted:
+        raise ServiceError("The user: %s/%s doesn't exist", organization.name, req.username.strip())
+    if user.is_forbidden:
+        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
+    _check_frozen(db, user, application)
+    if not _password_matches(user, organization, req.password):
+        raise _record_failure(db, user, application)
+
+    now = utcnow()
+    user.signin_wrong_times = 0
+    user.last_signin_wrong_time = None
+    user.last_signin_time = now
+    user.last_signin_ip = req.client_ip[:100]
+    _rehash_if_needed(user, organization, req.password)
+    db.add(user)
+
+    if req.previous_token:  # rotate: the id the browser had before sign-in dies here
+        _close(db, req.previous_token)
+    if req.auto_signin:
+        hours = application.cookie_expire_in_hours or b.DEFAULT_COOKIE_EXPIRE_HOURS
+    else:
+        hours = b.SESSION_HOURS_WITHOUT_AUTO_SIGNIN
+    token = secrets.token_urlsafe(32)
+    session_id = secrets.token_hex(16)
+    expires_at = now + timedelta(hours=hours)
+    db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner,
+                       user_name=user.name, application=application.name, expires_at=expires_at,
+                       client_ip=req.client_ip[:100], user_agent=req.user_agent[:255]))
+    _listed_session(db, user.owner, user.name, application.name, add=session_id)
+    audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
+          client_ip=req.client_ip, obj={"application": application.name, "organization": organization.name,
+                                        "username": user.name, "autoSignin": req.auto_signin})
+    db.flush()
+    return SignedIn(token, user, organization, application, expires_at, persistent=req.auto_signin)
+
+
+def _listed_session(db: Session, owner: str, name: str, application: str, *,
+                    add: str = "", remove: str = "") -> None:
+    """Keep Casdoor's Session row (one per user and application) listing live ids."""
+    row = db.exec(select(UserSession).where(UserSession.owner == owner, UserSession.name == name,
+                                            UserSession.application == application)).first()
+    if row is None:
+        if not add:
+            return
+        row = UserSession(owner=owner, name=name, application=application, session_id=[])
+    ids = [i for i in row.session_id if i != remove]
+    if add:
+        ids.append(add)
+    if ids:
+        row.session_id = ids
+        db.add(row)
+    elif row.pk is not None:
+        db.delete(row)
+
+
+def _close(db: Session, token: str) -> AuthSession | None:
+    row = db.exec(select(AuthSession).where(AuthSession.token_hash == hash_token(token))).first()
+    if row is None:
+        return None
+    _listed_session(db, row.owner, row.user_name, row.application, remove=row.session_id)
+    db.delete(row)
+    return row
+
+
+def sign_out(db: Session, token: str, client_ip: str = "") -> User | None:
+    """End the session behind a cookie; returns whose it was (None if no session)."""
+    row = _close(db, token) if token else None
+    if row is None:
+        return None
+    audit(db, organization=row.owner, user=row.user_name, action="logout", request_uri="/api/logout",
+          client_ip=client_ip)
+    return db.exec(select(User).where(User.owner == row.owner, User.name == row.user_name)).first()
+
+
+def account_for_token(db: Session, token: str) -> tuple[User, AuthSession] | None:
+    """The live user behind a session cookie, or None (expired, deleted, forbidden)."""
+    if not token or len(token) > 200:
+        return None
+    row = db.exec(select(AuthSession).where(AuthSession.token_hash == hash_token(token))).first()
+    if row is None or row.expires_at <= utcnow():
+        return None
+    user = db.exec(select(User).where(User.owner == row.owner, User.name == row.user_name)).first()
+    if user is None or user.is_deleted or user.is_forbidden:
+        return None
+    return user, row
+
+
+def organization_of(db: Session, user: User) -> Organization | None:
+    return db.exec(select(Organization).where(
+        Organization.owner == b.ADMIN_OWNER, Organization.name == user.owner)).first()

@@ -1,0 +1,80 @@
+"""Built-in names the product relies on, and the default account/MFA items."""
+
+from __future__ import annotations
+
+ADMIN_OWNER = "admin"  # owner of organizations, applications, shared providers and certs
+BUILT_IN_ORG = "built-in"
+ADMIN_USER = "admin"
+BUILT_IN_APP = "app-built-in"
+BUILT_IN_CERT = "cert-built-in"
+
+DEFAULT_FAILED_SIGNIN_LIMIT = 5
+DEFAULT_FAILED_SIGNIN_FROZEN_MINUTES = 15
+DEFAULT_COOKIE_EXPIRE_HOURS = 720
+SESSION_HOURS_WITHOUT_AUTO_SIGNIN = 24
+
+LANGUAGES = ["en", "es", "fr", "de", "zh", "id", "ja", "ko", "ru", "vi", "pt"]
+COUNTRY_CODES = ["US", "ES", "FR", "DE", "GB", "CN", "JP", "KR", "VN", "ID", "SG", "IN"]
+
+# (name, viewRule, modifyRule); every item visible except where noted below.
+_ACCOUNT_ITEMS = [
+    ("Organization", "Public", "Admin"),
+    ("ID", "Public", "Immutable"),
+    ("Name", "Public", "Admin"),
+    ("Display name", "Public", "Self"),
+    ("Avatar", "Public", "Self"),
+    ("User type", "Public", "Admin"),
+    ("Password", "Self", "Self"),
+    ("Email", "Public", "Self"),
+    ("Phone", "Public", "Self"),
+    ("Country code", "Public", "Self"),
+    ("Country/Region", "Public", "Self"),
+    ("Location", "Public", "Self"),
+    ("Address", "Public", "Self"),
+    ("Affiliation", "Public", "Self"),
+    ("Title", "Public", "Self"),
+    ("ID card type", "Public", "Self"),
+    ("ID card", "Public", "Self"),
+    ("ID card info", "Public", "Self"),
+    ("Homepage", "Public", "Self"),
+    ("Bio", "Public", "Self"),
+    ("Tag", "Public", "Admin"),
+    ("Language", "Public", "Admin"),
+    ("Gender", "Public", "Admin"),
+    ("Birthday", "Public", "Admin"),
+    ("Education", "Public", "Admin"),
+    ("Balance", "Public", "Admin"),
+    ("Score", "Public", "Admin"),
+    ("Karma", "Public", "Admin"),
+    ("Ranking", "Public", "Admin"),
+    ("Signup application", "Public", "Admin"),
+    ("API key", "", "Self"),
+    ("Groups", "Public", "Admin"),
+    ("Roles", "Public", "Immutable"),
+    ("Permissions", "Public", "Immutable"),
+    ("3rd-party logins", "Self", "Self"),
+    ("Properties", "Admin", "Admin"),
+    ("Is online", "Admin", "Admin"),
+    ("Is admin", "Admin", "Admin"),
+    ("Is forbidden", "Admin", "Admin"),
+    ("Is deleted", "Admin", "Admin"),
+    ("Need update password", "Admin", "Admin"),
+    ("IP whitelist", "Admin", "Admin"),
+    ("Multi-factor authentication", "Self", "Self"),
+    ("WebAuthn credentials", "Self", "Self"),
+    ("Managed accounts", "Self", "Self"),
+    ("Face ID", "Self", "Self"),
+    ("MFA accounts", "Self", "Self"),
+]
+_HIDDEN_ITEMS = {"API key", "Properties"}
+
+
+def default_account_items() -> list[dict]:
+    return [
+        {"name": name, "visible": name not in _HIDDEN_ITEMS, "viewRule": view, "modifyRule": modify, "regex": ""}
+        for name, view, modify in _ACCOUNT_ITEMS
+    ]
+
+
+def default_mfa_items() -> list[dict]:
+    return [{"name": name, "rule": "Optional"} for name in ("Phone", "Email", "App")]

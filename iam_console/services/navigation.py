@@ -1,0 +1,130 @@
+"""The console's menu and route guard rules (spec part 1 §2.1 and §2.2).
+
+Pure functions of the account, so every kind of account can be tested
+without a browser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from . import builtin as b
+
+
+@dataclass(frozen=True)
+class MenuItem:
+    key: str  # the route; also the key organizations list in navItems
+    label: str
+
+
+@dataclass(frozen=True)
+class MenuGroup:
+    key: str
+    label: str
+    items: tuple[MenuItem, ...]
+
+
+def _group(key: str, label: str, *items: tuple[str, str]) -> MenuGroup:
+    return MenuGroup(key, label, tuple(MenuItem(path, text) for path, text in items))
+
+
+MENU: tuple[MenuGroup, ...] = (
+    _group("/home", "Home", ("/", "Dashboard"), ("/shortcuts", "Shortcuts"), ("/apps", "Apps")),
+    _group("/orgs", "User Management", ("/organizations", "Organizations"), ("/groups", "Groups"),
+           ("/users", "Users"), ("/invitations", "Invitations")),
+    _group("/identity", "Identity", ("/applications", "Applications"), ("/providers", "Providers"),
+           ("/resources", "Resources"), ("/certs", "Certs")),
+    _group("/auth", "Authorization", ("/roles", "Roles"), ("/permissions", "Permissions"),
+           ("/models", "Models"), ("/adapters", "Adapters"), ("/enforcers", "Enforcers")),
+    _group("/logs", "Logging & Auditing", ("/sessions", "Sessions"), ("/records", "Records"),
+           ("/tokens", "Tokens"), ("/verifications", "Verifications")),
+    _group("/business", "Business & Payments", ("/products", "Products"), ("/payments", "Payments"),
+           ("/plans", "Plans"), ("/pricings", "Pricings"), ("/subscriptions", "Subscriptions"),
+           ("/transactions", "Transactions")),
+    _group("/admin", "Admin", ("/sysinfo", "System Info"), ("/syncers", "Syncers"),
+           ("/webhooks", "Webhooks"), ("/swagger", "Swagger")),
+)
+
+GLOBAL_ADMIN_ONLY = frozenset({"/models", "/adapters", "/enforcers", "/sysinfo", "/swagger"})
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """What the menu needs to know of the signed-in account."""
+
+    owner: str
+    is_admin: bool
+    nav_items: tuple[str, ...] = ()  # the organization's navItems
+
+    @property
+    def is_global_admin(self) -> bool:
+        return self.is_admin and self.owner == b.BUILT_IN_ORG
+
+
+def menu_for(viewer: Viewer | None, available: frozenset[str] | set[str]) -> list[MenuGroup]:
+    """The menu groups this viewer sees; `available` are the routes that have a screen."""
+    if viewer is None or not viewer.is_admin:
+        return []  # ordinary users get no management menu (their home is /apps)
+    allowed = set(viewer.nav_items)
+    show_all = not allowed or "all" in allowed
+    groups = []
+    for group in MENU:
+        items = tuple(
+            item for item in group.items
+            if item.key in available
+            and (viewer.is_global_admin or item.key not in GLOBAL_ADMIN_ONLY)
+            and (show_all or item.key in allowed)
+        )
+        if items:
+            groups.append(MenuGroup(group.key, group.label, items))
+    return groups
+
+
+# --- the route guard ---
+
+@dataclass(frozen=True)
+class GuardDecision:
+    show: bool  # render the page
+    redirect: str = ""  # where to go instead, when set
+
+
+WAIT = GuardDecision(show=False)
+ALLOW = GuardDecision(show=True)
+
+
+def safe_return_path(value: str | None) -> str:
+    """A same-site path to return to after sign-in; anything else becomes '/'."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/"
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or any(ord(c) < 32 for c in value):
+        return "/"
+    return value
+
+
+def guard(path: str, *, loaded: bool, signed_in: bool, needs_password_update: bool = False,
+          application: str = b.BUILT_IN_APP) -> GuardDecision:
+    """Spec §2.1: still loading shows nothing; nobody signed in goes to /login
+    remembering where they were; a forced password change goes to /forget."""
+    if not loaded:
+        return WAIT
+    if not signed_in:
+        return GuardDecision(show=False, redirect=f"/login?from={quote(safe_return_path(path), safe='/')}")
+    if needs_password_update:
+        return GuardDecision(show=False, redirect=f"/forget/{application}")
+    return ALLOW
+
+
+def login_target(organization: str) -> str:
+    """Where a signed-out user of an organization signs in again."""
+    return "/login" if organization in ("", b.BUILT_IN_ORG) else f"/login/{organization}"
+
+
+def after_logout(redirect_url: str, organization: str) -> str:
+    """Spec §2.2: the server's redirect URL, else the organization's login page
+    when it is not the built-in one, else home."""
+    if redirect_url:
+        return redirect_url
+    if organization and organization != b.BUILT_IN_ORG:
+        return login_target(organization)
+    return "/"

@@ -1,0 +1,37 @@
+"""Configuration, read once from the environment (see README, 'Configuration')."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    port: int
+    origin: str  # public URL: issuer and links come from here, never from Host
+    admin_password: str  # initial password of built-in/admin; "" = generate one
+    cookie_secure: bool
+
+
+def _default_database_url() -> str:
+    return f"sqlite:///{PROJECT_ROOT / 'data' / 'iam.db'}"
+
+
+def load() -> Settings:
+    port = int(os.environ.get("IAM_PORT", "3000"))
+    origin = os.environ.get("IAM_ORIGIN", f"http://localhost:{port}").rstrip("/")
+    return Settings(
+        database_url=os.environ.get("IAM_DATABASE_URL") or _default_database_url(),
+        port=port,
+        origin=origin,
+        admin_password=os.environ.get("IAM_ADMIN_PASSWORD", ""),
+        cookie_secure=origin.startswith("https://"),
+    )
+
+
+settings = load()
