@@ -1,9 +1,9 @@
 """Alembic environment: the project's own models and database URL."""
 
-from alembic import context
 from sqlmodel import SQLModel
 
 import iam_console.models  # noqa: F401  (registers every table)
+from alembic import context
 from iam_console.db import make_engine
 from iam_console.settings import settings
 

@@ -106,6 +106,8 @@ class Row(SQLModel):
     json_aliases: ClassVar[dict[str, str]] = {}
     # attributes never serialised
     json_hidden: ClassVar[frozenset[str]] = frozenset({"pk"})
+    # attributes sent as "***" (or an empty list) unless the caller may see them
+    json_secrets: ClassVar[frozenset[str]] = frozenset()
     # (dict column, keys): the keys travel as top-level wire fields
     json_flatten: ClassVar[tuple[str, tuple[str, ...]] | None] = None
 
@@ -165,3 +167,14 @@ def to_wire(row: Row) -> dict[str, Any]:
         stored = getattr(row, column) or {}
         out.update({key: stored.get(key, "") for key in keys})
     return out
+
+
+def masked(wire: dict[str, Any], model: type[Row]) -> dict[str, Any]:
+    """A wire object with the table's secrets replaced: "***" keeps its place, so
+    a client that sends it back leaves the stored value unchanged."""
+    names = wire_names(model)
+    for attr in model.json_secrets:
+        key = names[attr]
+        if wire.get(key):
+            wire[key] = [] if isinstance(wire[key], list) else "***"
+    return wire

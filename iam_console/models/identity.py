@@ -29,6 +29,7 @@ THIRD_PARTY_KEYS: tuple[str, ...] = (
 class Organization(Named, table=True):
     __tablename__ = "organization"
     __table_args__ = named_keys("organization")
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"master_password", "default_password"})
 
     display_name: str = text(100)
     website_url: str = text(255)
@@ -97,6 +98,7 @@ class User(Named, table=True):
     json_aliases: ClassVar[dict[str, str]] = {"uuid": "id"}
     json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "third_party_ids"})
     json_flatten: ClassVar[tuple[str, tuple[str, ...]]] = ("third_party_ids", THIRD_PARTY_KEYS)
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"password", "totp_secret", "recovery_codes"})
 
     updated_time: datetime | None = moment()
     deleted_time: datetime | None = moment()

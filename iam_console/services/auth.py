@@ -231,14 +231,22 @@ def _close(db: Session, token: str) -> AuthSession | None:
     return row
 
 
-def sign_out(db: Session, token: str, client_ip: str = "") -> User | None:
-    """End the session behind a cookie; returns whose it was (None if no session)."""
+@dataclass(frozen=True)
+class SignedOut:
+    user_id: str  # owner/name
+    homepage: str  # the application's homepage: where the console goes next, if set
+
+
+def sign_out(db: Session, token: str, client_ip: str = "") -> SignedOut | None:
+    """End the session behind a cookie; None when there was none."""
     row = _close(db, token) if token else None
     if row is None:
         return None
     audit(db, organization=row.owner, user=row.user_name, action="logout", request_uri="/api/logout",
           client_ip=client_ip)
-    return db.exec(select(User).where(User.owner == row.owner, User.name == row.user_name)).first()
+    homepage = db.exec(select(Application.homepage_url).where(
+        Application.owner == b.ADMIN_OWNER, Application.name == row.application)).first()
+    return SignedOut(f"{row.owner}/{row.user_name}", homepage or "")
 
 
 def account_for_token(db: Session, token: str) -> tuple[User, AuthSession] | None:

@@ -1,0 +1,1 @@
+"""HTTP only: Casdoor's REST API over the service layer."""

@@ -1,0 +1,51 @@
+"""The FastAPI application mounted in front of Reflex (api_transformer)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from ..services.errors import ServiceError
+from ..settings import settings
+from . import account
+from .callers import SESSION_COOKIE
+from .envelope import error, service_error
+
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def allowed_origins() -> set[str]:
+    return {_origin_of(settings.origin)}
+
+
+def create_api() -> FastAPI:
+    api = FastAPI(title="IAM Console API", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @api.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        return service_error(request, exc)
+
+    @api.middleware("http")
+    async def _csrf(request: Request, call_next):
+        # A browser always sends Origin on a cross-site POST; a write that would
+        # ride on the session cookie (or sign in) from another site is refused.
+        # Clients with credentials of their own send no cookie and pass.
+        if request.method in UNSAFE_METHODS and request.url.path.startswith("/api/"):
+            origin = request.headers.get("origin")
+            rides_cookie = SESSION_COOKIE in request.cookies or request.url.path == "/api/login"
+            if rides_cookie and origin and _origin_of(origin) not in allowed_origins():
+                return error(request, "The request's origin %s is not allowed", origin)
+        return await call_next(request)
+
+    api.include_router(account.router)
+    return api
+
+
+api = create_api()

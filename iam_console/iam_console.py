@@ -1,0 +1,27 @@
+"""The Reflex entry point: the HTTP API in front, the console's pages behind."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from .api.app import api
+from .startup import prepare_database
+from .ui import pages  # noqa: F401  (registers the pages)
+from .ui.routes import PAGES
+from .ui.shell import guarded
+from .ui.state.account import Account
+
+app = rx.App(
+    api_transformer=api,
+    head_components=[rx.script(src="/iam.js")],
+    toaster=rx.toast.provider(position="top-center"),
+)
+
+for spec in PAGES:
+    if spec.guarded:
+        app.add_page(lambda spec=spec: guarded(spec.component()), route=spec.route, title=spec.title,
+                     on_load=Account.guard)
+    else:
+        app.add_page(spec.component, route=spec.route, title=spec.title)
+
+app.register_lifespan_task(prepare_database)

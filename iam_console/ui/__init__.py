@@ -1,0 +1,1 @@
+"""The Reflex console: pages call the service layer, never the database directly."""

@@ -1,0 +1,91 @@
+"""/login and /login/{organization}: username and password sign-in."""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+
+from ...services import navigation
+from ..routes import page
+from ..shell import themed
+from ..state.account import Account
+from ..state.prefs import Prefs
+from ..text import t
+
+
+class Login(rx.State):
+    error: str = ""
+    busy: bool = False
+    return_to: str = "/"
+
+    @rx.var
+    def organization_name(self) -> str:
+        return self.router.url.path.removeprefix("/login").strip("/")
+
+    @rx.event
+    async def prepare(self):
+        self.error, self.busy = "", False
+        self.return_to = navigation.safe_return_path(self.router.url.query_parameters.get("from"))
+        account = await self.get_state(Account)
+        account._load()
+        if account.signed_in:
+            return rx.redirect(self.return_to)
+
+    @rx.event
+    def submit(self):
+        self.error, self.busy = "", True
+        script = f"window.iamLogin({json.dumps(self.organization_name)}, {json.dumps(self.return_to)})"
+        return rx.call_script(script, callback=Login.finished)
+
+    @rx.event
+    def on_key(self, key: str):
+        if key == "Enter":
+            return Login.submit
+
+    @rx.event
+    async def finished(self, result: dict):
+        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
+        if status == "redirecting":
+            return
+        self.busy = False
+        if status == "network":
+            prefs = await self.get_state(Prefs)
+            self.error = prefs.say("Failed to connect to server: %s", message)
+        else:
+            self.error = message
+
+
+def _form() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(rx.icon("shield-check", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+            rx.cond(Login.organization_name != "",
+                    rx.text(Prefs.tr["Organization: %s"].replace("%s", Login.organization_name),
+                            color_scheme="gray", id="login-organization")),
+            rx.text(t("Username"), size="2", weight="medium"),
+            rx.input(id="login-username", placeholder=t("username, Email or phone"), auto_complete="username",
+                     width="100%", auto_focus=True, on_key_down=Login.on_key),
+            rx.text(t("Password"), size="2", weight="medium"),
+            rx.input(id="login-password", type="password", placeholder=t("Password"),
+                     auto_complete="current-password", width="100%", on_key_down=Login.on_key),
+            rx.hstack(rx.checkbox(id="login-auto", default_checked=True), rx.text(t("Auto sign in"), size="2"),
+                      align="center"),
+            rx.cond(Login.error != "", rx.callout(Login.error, icon="triangle-alert", color_scheme="red",
+                                                  width="100%", id="login-error")),
+            rx.button(rx.cond(Login.busy, t("Signing in..."), t("Sign in")), on_click=Login.submit,
+                      loading=Login.busy, width="100%", id="login-submit"),
+            spacing="3",
+            width="100%",
+        ),
+        width="22em",
+        size="3",
+    )
+
+
+def login_page() -> rx.Component:
+    return themed(rx.center(_form(), min_height="100vh"))
+
+
+page("/login", "Sign in", guarded=False)(login_page)
+page("/login/[organization]", "Sign in", guarded=False)(login_page)

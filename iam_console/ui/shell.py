@@ -1,0 +1,167 @@
+"""The navigation shell (spec part 1 §2.2): menu groups, user dropdown, theme,
+language and organization selectors, and a drawer on narrow screens."""
+
+from __future__ import annotations
+
+import reflex as rx
+from reflex.style import set_color_mode
+
+from ..i18n import LANGUAGE_NAMES
+from ..services.navigation import MENU, MenuGroup
+from .routes import SCREENS
+from .state.account import Account
+from .state.prefs import ALL_ORGANIZATIONS, Prefs
+from .text import t
+
+
+def themed(*children: rx.Component) -> rx.Component:
+    """Compact scaling from the viewer's choice (Default/Dark is the color mode)."""
+    return rx.theme(
+        *children,
+        scaling=rx.cond(Prefs.is_compact, "90%", "100%"),
+        has_background=True,
+        accent_color="blue",
+        radius="medium",
+    )
+
+
+def _item_link(key: str, label: str) -> rx.Component:
+    return rx.link(t(label), href=key, underline="none", width="100%", id=f"menu-item{key.replace('/', '-')}")
+
+
+def _group_menu(group: MenuGroup) -> rx.Component:
+    items = [
+        rx.cond(Account.menu_keys.contains(item.key), rx.menu.item(_item_link(item.key, item.label)))
+        for item in group.items
+    ]
+    return rx.cond(
+        Account.menu_groups.contains(group.key),
+        rx.menu.root(
+            rx.menu.trigger(rx.button(t(group.label), rx.icon("chevron-down", size=14), variant="ghost",
+                                      id=f"menu-group{group.key.replace('/', '-')}")),
+            rx.menu.content(*items),
+        ),
+    )
+
+
+def _drawer_group(group: MenuGroup) -> rx.Component:
+    return rx.cond(
+        Account.menu_groups.contains(group.key),
+        rx.vstack(
+            rx.text(t(group.label), weight="bold", size="2", color_scheme="gray"),
+            *[rx.cond(Account.menu_keys.contains(item.key),
+                      rx.drawer.close(rx.box(_item_link(item.key, item.label), padding_left="0.75em")))
+              for item in group.items],
+            spacing="1", width="100%",
+        ),
+    )
+
+
+def _drawer() -> rx.Component:
+    return rx.drawer.root(
+        rx.drawer.trigger(rx.icon_button(rx.icon("menu"), variant="ghost", aria_label="Menu", id="menu-drawer")),
+        rx.drawer.overlay(z_index="5"),
+        rx.drawer.portal(
+            rx.drawer.content(
+                themed(rx.vstack(*[_drawer_group(group) for group in MENU], spacing="4", padding="1.5em",
+                                 width="100%", height="100%")),
+                width="16em", height="100%", top="0", left="0",
+            )
+        ),
+        direction="left",
+    )
+
+
+def _choice(label: str, checked: rx.Var, on_click, id_: str) -> rx.Component:
+    mark = rx.cond(checked, rx.icon("check", size=14), rx.box(width="14px"))
+    return rx.menu.item(rx.hstack(mark, t(label), align="center"), on_click=on_click, id=id_,
+                        data_checked=rx.cond(checked, "true", "false"))
+
+
+def _theme_menu() -> rx.Component:
+    return rx.menu.root(
+        rx.menu.trigger(rx.icon_button(rx.icon("palette"), variant="ghost", aria_label="Theme", id="theme-menu")),
+        rx.menu.content(
+            # Default and Dark set the color mode in the browser; Compact is a preference
+            _choice("Default", rx.color_mode_cond(True, False), set_color_mode("light"), "theme-default"),
+            _choice("Dark", rx.color_mode_cond(False, True), set_color_mode("dark"), "theme-dark"),
+            _choice("Compact", Prefs.is_compact, Prefs.toggle_compact, "theme-compact"),
+        ),
+    )
+
+
+def _language_menu() -> rx.Component:
+    return rx.menu.root(
+        rx.menu.trigger(rx.icon_button(rx.icon("languages"), variant="ghost", aria_label="Language",
+                                       id="language-menu")),
+        rx.menu.content(*[
+            rx.cond(Account.languages.contains(code),
+                    rx.menu.item(name, on_click=Prefs.set_language(code), id=f"language-{code}"))
+            for code, name in LANGUAGE_NAMES.items()
+        ]),
+    )
+
+
+def _organization_selector() -> rx.Component:
+    return rx.cond(
+        Account.is_global_admin,
+        rx.select.root(
+            rx.select.trigger(placeholder=t("Organization"), id="organization-selector"),
+            rx.select.content(
+                rx.select.item(t("All"), value=ALL_ORGANIZATIONS),
+                rx.foreach(Account.organization_names, lambda name: rx.select.item(name, value=name)),
+            ),
+            value=Prefs.organization,
+            on_change=Prefs.set_organization,
+            size="1",
+        ),
+    )
+
+
+def _user_menu() -> rx.Component:
+    account_item = (
+        [rx.menu.item(rx.link(t("My Account"), href="/account", underline="none"))] if "/account" in SCREENS else []
+    )
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.button(rx.avatar(src=Account.avatar, fallback=Account.display_name[:1], size="1", radius="full"),
+                      rx.text(Account.display_name, id="account-name"), variant="ghost", id="user-menu"),
+        ),
+        rx.menu.content(
+            *account_item,
+            rx.menu.item(rx.hstack(rx.icon("log-out", size=14), t("Logout")), on_click=Account.logout,
+                         id="logout"),
+        ),
+    )
+
+
+def header() -> rx.Component:
+    return rx.hstack(
+        rx.mobile_only(_drawer()),
+        rx.link(rx.hstack(rx.icon("shield-check"), rx.heading("IAM", size="4"), align="center"),
+                href="/", underline="none"),
+        rx.tablet_and_desktop(rx.hstack(*[_group_menu(group) for group in MENU], spacing="1", wrap="wrap")),
+        rx.spacer(),
+        _organization_selector(),
+        _language_menu(),
+        _theme_menu(),
+        _user_menu(),
+        align="center",
+        spacing="3",
+        padding_x="1.5em",
+        padding_y="0.6em",
+        border_bottom="1px solid var(--gray-a5)",
+        width="100%",
+        id="shell-header",
+    )
+
+
+def guarded(content: rx.Component) -> rx.Component:
+    """Nothing until the account is known, then the shell around the page."""
+    return themed(
+        rx.cond(
+            Account.show_page,
+            rx.box(header(), rx.box(content, padding="1.5em"), min_height="100vh"),
+            rx.fragment(),
+        )
+    )

@@ -1,0 +1,122 @@
+"""The signed-in account, the route guard and sign-out.
+
+The session cookie is HttpOnly: state reads it from the websocket's headers,
+which Reflex captures when the socket connects. That is why sign-in ends with
+a full page load (see assets/iam.js)."""
+
+from __future__ import annotations
+
+import json
+from http.cookies import CookieError, SimpleCookie
+
+import reflex as rx
+from sqlmodel import select
+
+from ...api.callers import SESSION_COOKIE
+from ...db import session_scope
+from ...i18n import LANGUAGE_NAMES
+from ...models import Organization
+from ...services import auth, navigation
+from ...services import builtin as b
+from ..routes import SCREENS
+from .prefs import Prefs
+
+ORGANIZATION_CHOICES_LIMIT = 500
+
+
+def _cookie(header: str, name: str) -> str:
+    try:
+        jar = SimpleCookie(header or "")
+    except CookieError:
+        return ""
+    morsel = jar.get(name)
+    return morsel.value if morsel else ""
+
+
+class Account(rx.State):
+    loaded: bool = False
+    signed_in: bool = False
+    show_page: bool = False
+    owner: str = ""
+    user_name: str = ""
+    display_name: str = ""
+    avatar: str = ""
+    is_admin: bool = False
+    is_global_admin: bool = False
+    menu_groups: list[str] = []  # keys of the groups shown
+    menu_keys: list[str] = []  # routes of the items shown
+    languages: list[str] = []  # the organization's languages the catalog has
+    organization_names: list[str] = []  # for the global admin's selector
+
+    def _reset(self) -> None:
+        self.signed_in = False
+        self.owner = self.user_name = self.display_name = self.avatar = ""
+        self.is_admin = self.is_global_admin = False
+        self.menu_groups, self.menu_keys, self.organization_names = [], [], []
+        self.languages = ["en"]
+
+    def _load(self) -> bool:
+        """Read the account behind the cookie; returns whether it needs a new password."""
+        token = _cookie(self.router.headers.cookie, SESSION_COOKIE)
+        self._reset()
+        needs_password_update = False
+        with session_scope() as db:
+            found = auth.account_for_token(db, token)
+            if found is not None:
+                user = found[0]
+                organization = auth.organization_of(db, user)
+                viewer = navigation.Viewer(user.owner, user.is_admin,
+                                           tuple(organization.nav_items) if organization else ())
+                groups = navigation.menu_for(viewer, SCREENS)
+                self.signed_in = True
+                self.owner, self.user_name = user.owner, user.name
+                self.display_name, self.avatar = user.display_name or user.name, user.avatar
+                self.is_admin, self.is_global_admin = user.is_admin, viewer.is_global_admin
+                self.menu_groups = [group.key for group in groups]
+                self.menu_keys = [item.key for group in groups for item in group.items]
+                offered = organization.languages if organization and organization.languages else []
+                self.languages = [code for code in LANGUAGE_NAMES if code in offered or code == "en"]
+                if viewer.is_global_admin:
+                    self.organization_names = list(db.exec(
+                        select(Organization.name).where(Organization.owner == b.ADMIN_OWNER)
+                        .order_by(Organization.name).limit(ORGANIZATION_CHOICES_LIMIT)))
+                needs_password_update = user.need_update_password
+        self.loaded = True
+        return needs_password_update
+
+    @rx.event
+    def guard(self):
+        """on_load of every guarded page (spec §2.1)."""
+        needs_password_update = self._load()
+        url = self.router.url
+        path = url.path + (f"?{url.query}" if url.query else "")
+        decision = navigation.guard(path, loaded=self.loaded, signed_in=self.signed_in,
+                                    needs_password_update=needs_password_update)
+        self.show_page = decision.show
+        if decision.redirect:
+            return rx.redirect(decision.redirect)
+
+    @rx.event
+    def refresh(self):
+        """on_load of unguarded pages that still show who is signed in."""
+        self._load()
+
+    @rx.event
+    def logout(self):
+        return rx.call_script("window.iamLogout()", callback=Account.logged_out)
+
+    @rx.event
+    async def logged_out(self, result: dict):
+        prefs = await self.get_state(Prefs)
+        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
+        if status == "network":
+            return rx.toast.error(prefs.say("Failed to connect to server: %s", message))
+        if status != "ok":
+            return rx.toast.error(prefs.say("Failed to log out: %s", message))
+        target = navigation.after_logout(str(result.get("data2") or ""), self.owner)
+        self._reset()
+        self.show_page = False
+        toast = rx.toast.success(prefs.say("Logged out successfully"))
+        if target.startswith(("http://", "https://")):
+            return [toast, rx.call_script(f"window.location.assign({json.dumps(target)})")]
+        return [toast, rx.redirect(target)]

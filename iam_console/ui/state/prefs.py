@@ -1,0 +1,42 @@
+"""Per-browser preferences: language, theme and the chosen organization."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ...i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, catalog, translate
+
+ALL_ORGANIZATIONS = "__all__"
+
+
+class Prefs(rx.State):
+    lang: str = rx.LocalStorage(DEFAULT_LANGUAGE, name="iam_lang", sync=True)
+    # Spec §2.2: Default and Dark exclude each other (Reflex's color mode, which
+    # it keeps in localStorage itself); Compact adds to either.
+    compact: str = rx.LocalStorage("0", name="iam_theme_compact", sync=True)
+    organization: str = rx.LocalStorage(ALL_ORGANIZATIONS, name="iam_organization", sync=True)
+
+    @rx.var
+    def tr(self) -> dict[str, str]:
+        return catalog(self.lang if self.lang in LANGUAGE_NAMES else DEFAULT_LANGUAGE)
+
+    @rx.var
+    def is_compact(self) -> bool:
+        return self.compact == "1"
+
+    def say(self, key: str, *args: object) -> str:
+        """A catalog string for messages built in Python (toasts)."""
+        return translate(key, self.lang, *args)
+
+    @rx.event
+    def set_language(self, lang: str):
+        if lang in LANGUAGE_NAMES:
+            self.lang = lang
+
+    @rx.event
+    def toggle_compact(self):
+        self.compact = "0" if self.compact == "1" else "1"
+
+    @rx.event
+    def set_organization(self, name: str):
+        self.organization = name or ALL_ORGANIZATIONS

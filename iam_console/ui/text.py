@@ -1,0 +1,17 @@
+"""`t("...")`: a catalog string in the viewer's language, as a Var.
+
+Keys are checked when the pages compile: a string missing from the catalog
+fails the build instead of showing up untranslated."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ..i18n import DEFAULT_LANGUAGE, catalog
+from .state.prefs import Prefs
+
+
+def t(key: str) -> rx.Var:
+    if key not in catalog(DEFAULT_LANGUAGE):
+        raise KeyError(f"missing from iam_console/i18n/en.json: {key!r}")
+    return Prefs.tr[key]

@@ -1,0 +1,18 @@
+"""Reflex configuration. Production mode serves pages, the websocket and /api/* on IAM_PORT."""
+
+import reflex as rx
+from reflex.plugins.sitemap import SitemapPlugin
+
+from iam_console.settings import settings
+
+config = rx.Config(
+    app_name="iam_console",
+    frontend_port=settings.port,
+    backend_port=settings.port,
+    api_url=settings.origin,
+    deploy_url=settings.origin,
+    telemetry_enabled=False,
+    show_built_with_reflex=False,
+    plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(appearance="light", accent_color="blue", radius="medium"))],
+    disable_plugins=[SitemapPlugin],
+)
