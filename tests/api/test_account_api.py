@@ -1,0 +1,137 @@
+"""POST /api/login, /api/logout and GET /api/get-account over HTTP, in Casdoor's envelope."""
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import func, select
+
+from iam_console.api.app import api
+from iam_console.db import session_scope
+from iam_console.models import AuthSession
+from tests.conftest import ADMIN_PASSWORD
+
+ENVELOPE = {"status", "msg", "sub", "name", "data", "data2", "data3"}
+
+
+@pytest.fixture
+def client(database):
+    return TestClient(api)
+
+
+def login(client, **body):
+    form = {"application": "app-built-in", "organization": "built-in", "username": "admin",
+            "password": ADMIN_PASSWORD, "autoSignin": True, "type": "login", "signinMethod": "Password"}
+    form.update(body)
+    return client.post("/api/login", json=form)
+
+
+def session_count():
+    with session_scope() as db:
+        return db.exec(select(func.count()).select_from(AuthSession)).one()
+
+
+def test_login_sets_an_httponly_samesite_cookie(client):
+    response = login(client)
+    body = response.json()
+    assert response.status_code == 200 and set(body) == ENVELOPE
+    assert body["status"] == "ok" and body["data"] == "built-in/admin"
+    cookie = response.headers["set-cookie"].lower()
+    assert "iam_session=" in cookie and "httponly" in cookie and "samesite=lax" in cookie and "max-age=" in cookie
+
+
+def test_without_auto_signin_the_cookie_ends_with_the_browser(client):
+    cookie = login(client, autoSignin=False).headers["set-cookie"].lower()
+    assert "max-age" not in cookie and "expires" not in cookie
+
+
+def test_get_account_returns_the_user_with_secrets_masked(client):
+    login(client)
+    body = client.get("/api/get-account").json()
+    assert set(body) == ENVELOPE and body["status"] == "ok"
+    assert body["name"] == "admin" and body["sub"] == body["data"]["id"]
+    assert body["data"]["password"] == "***" and body["data"]["owner"] == "built-in"
+    assert body["data2"]["name"] == "built-in"
+
+
+def test_anonymous_get_account_says_please_login_first(client):
+    body = client.get("/api/get-account").json()
+    assert (body["status"], body["msg"], body["data"]) == ("error", "Please login first", "Please login first")
+
+
+def test_logout_ends_the_session(client):
+    login(client)
+    body = client.post("/api/logout").json()
+    assert body["status"] == "ok" and body["data"] == "built-in/admin"
+    assert client.get("/api/get-account").json()["status"] == "error"
+
+
+def test_a_stolen_cookie_dies_at_logout(client):
+    login(client)
+    token = client.cookies.get("iam_session")
+    client.post("/api/logout")
+    thief = TestClient(api, cookies={"iam_session": token})
+    assert thief.get("/api/get-account").json()["msg"] == "Please login first"
+
+
+def test_login_rotates_the_session_id(client):
+    login(client)
+    first = client.cookies.get("iam_session")
+    login(client)
+    second = client.cookies.get("iam_session")
+    assert first != second
+    assert TestClient(api, cookies={"iam_session": first}).get("/api/get-account").json()["status"] == "error"
+
+
+def test_messages_follow_accept_language(client):
+    body = client.post("/api/login", json={"organization": "nowhere", "username": "a", "password": "b"},
+                       headers={"Accept-Language": "zh-CN,zh;q=0.9"}).json()
+    assert body["msg"] == "组织：nowhere 不存在"
+
+
+@pytest.mark.parametrize("content,content_type,message", [
+    (b"", "application/json", "Please input your username and password"),
+    (b"{}", "application/json", "Please input your username and password"),
+    (b"{not json", "application/json", "not valid JSON"),
+    (b"[1, 2]", "application/json", "must be a JSON object"),
+    (b'"text"', "text/plain", "must be a JSON object"),
+    (b'{"username": 5, "password": "x"}', "application/json", "username must be of type string"),
+    (b'{"username": "admin", "password": "x", "autoSignin": "yes"}', None, "autoSignin must be of type boolean"),
+    (b'{"organization": "no-such-org", "username": "a", "password": "b"}', None, "does not exist"),
+    (b'{"username": "' + b"a" * 500 + b'", "password": "b"}', None, "too long"),
+    (b'{"username": "admin", "password": "' + b"p" * 5000 + b'"}', None, "too long"),
+    (b"\xff\xfe", None, "not valid JSON"),
+])
+def test_bad_login_bodies_get_a_clear_error_and_no_session(client, content, content_type, message):
+    before = session_count()
+    headers = {"Content-Type": content_type} if content_type else {}
+    response = client.post("/api/login", content=content, headers=headers)
+    body = response.json()
+    assert response.status_code == 200 and set(body) == ENVELOPE
+    assert body["status"] == "error" and message in body["msg"]
+    assert "set-cookie" not in response.headers
+    assert session_count() == before
+
+
+def test_a_huge_body_is_refused(client):
+    response = client.post("/api/login", content=b'{"username": "' + b"a" * (2 << 20) + b'"}')
+    assert response.json()["msg"] == "The request body is too large"
+
+
+def test_json_keys_match_without_case(client):
+    body = client.post("/api/login", json={"USERNAME": "admin", "Password": ADMIN_PASSWORD,
+                                           "Organization": "built-in"}).json()
+    assert body["status"] == "ok"
+
+
+def test_cross_site_cookie_writes_are_refused(client):
+    login(client)
+    refused = client.post("/api/logout", headers={"Origin": "https://evil.example"}).json()
+    assert refused["status"] == "error" and "not allowed" in refused["msg"]
+    assert client.get("/api/get-account").json()["status"] == "ok"  # still signed in
+    assert client.post("/api/logout", headers={"Origin": "http://testserver"}).json()["status"] == "ok"
+
+
+def test_cross_site_login_is_refused(client):
+    before = session_count()
+    response = client.post("/api/login", headers={"Origin": "https://evil.example"},
+                           json={"username": "admin", "password": ADMIN_PASSWORD, "organization": "built-in"})
+    assert response.json()["status"] == "error" and session_count() == before

@@ -1,0 +1,77 @@
+"""One Alembic history upgrades an empty database on SQLite, PostgreSQL and MariaDB,
+matches the models exactly, and takes the first-start data."""
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from sqlmodel import Session, select
+
+from iam_console.db import alembic_config, make_engine, migrate, session_scope
+from iam_console.models import Cert, User
+from iam_console.services.seed import ensure_first_start_data
+from tests.conftest import require_service
+
+POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432"
+MARIADB = "mysql+pymysql://root@127.0.0.1:3306"
+
+
+def _reachable(url: str) -> bool:
+    try:
+        with sa.create_engine(url).connect():
+            return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def empty_database(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+        return
+    server, admin_db = (POSTGRES, "test") if request.param == "postgresql" else (MARIADB, "test")
+    require_service(_reachable(f"{server}/{admin_db}"), request.param)
+    name = f"iam_mig_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(f"{server}/{admin_db}", isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sa.text(f"CREATE DATABASE {name}"))
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with admin.connect() as connection:
+            if request.param == "postgresql":
+                connection.execute(sa.text(f"DROP DATABASE {name} WITH (FORCE)"))
+            else:
+                connection.execute(sa.text(f"DROP DATABASE {name}"))
+        admin.dispose()
+
+
+def test_history_upgrades_an_empty_database(empty_database):
+    migrate(empty_database)
+    command.check(alembic_config(empty_database))  # raises if the models and the schema differ
+    engine = make_engine(empty_database)
+    try:
+        with session_scope(engine) as db:
+            ensure_first_start_data(db, "pw-for-migration-test")
+        with session_scope(engine) as db:
+            assert ensure_first_start_data(db, "") is None  # idempotent here too
+        with Session(engine) as db:
+            admin = db.exec(select(User).where(User.owner == "built-in", User.name == "admin")).one()
+            assert admin.created_time.tzinfo is not None
+            assert db.exec(select(Cert.bit_size).where(Cert.name == "cert-built-in")).one() == 4096
+        inspector = sa.inspect(engine)
+        uniques = {tuple(u["column_names"]) for u in inspector.get_unique_constraints("user")}
+        assert ("owner", "name") in uniques
+    finally:
+        engine.dispose()
+
+
+def test_downgrade_to_base_and_up_again(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cycle.db'}"
+    config = alembic_config(url)
+    command.upgrade(config, "head")
+    command.downgrade(config, "base")
+    assert sa.inspect(make_engine(url)).get_table_names() == ["alembic_version"]
+    command.upgrade(config, "head")
+    assert "user" in sa.inspect(make_engine(url)).get_table_names()

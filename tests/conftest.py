@@ -1,0 +1,80 @@
+"""Shared fixtures for the unit and API suites.
+
+The environment is set before anything imports iam_console, whose settings are
+read once at import: every test session gets its own SQLite file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+_TMP = Path(tempfile.mkdtemp(prefix="iam-tests-"))
+os.environ["IAM_DATABASE_URL"] = f"sqlite:///{_TMP / 'iam.db'}"
+os.environ["IAM_ORIGIN"] = "http://testserver"
+os.environ["IAM_ADMIN_PASSWORD"] = ADMIN_PASSWORD = "admin-test-password"
+
+import pytest  # noqa: E402
+from sqlmodel import Session, select  # noqa: E402
+
+from iam_console.db import engine, migrate, session_scope  # noqa: E402
+from iam_console.models import Organization, User  # noqa: E402
+from iam_console.services.passwords import hash_password  # noqa: E402
+from iam_console.services.seed import ensure_first_start_data  # noqa: E402
+
+
+def require_service(available: bool, what: str) -> None:
+    """Skip when a local service is missing, except under CI, where it must be there."""
+    if available:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required under CI but is not reachable")
+    pytest.skip(f"{what} is not reachable on this machine")
+
+
+@pytest.fixture(scope="session")
+def database():
+    migrate()
+    with session_scope() as db:
+        ensure_first_start_data(db, ADMIN_PASSWORD)
+    yield engine
+
+
+@pytest.fixture
+def db(database):
+    with Session(database, expire_on_commit=False) as session:
+        yield session
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def make_org(database):
+    def make(name: str | None = None, **fields) -> Organization:
+        org = Organization(owner="admin", name=name or unique("org"), password_type="argon2id",
+                           languages=["en", "zh"], **fields)
+        with session_scope() as db:
+            db.add(org)
+        return org
+    return make
+
+
+@pytest.fixture
+def make_user(database):
+    def make(owner: str = "built-in", name: str | None = None, password: str = "s3cret-pass",
+             password_type: str = "argon2id", salt: str = "", **fields) -> User:
+        user = User(owner=owner, name=name or unique("user"), uuid=str(uuid.uuid4()),
+                    password=hash_password(password, password_type, salt), password_type=password_type,
+                    password_salt=salt, **fields)
+        with session_scope() as db:
+            db.add(user)
+        return user
+    return make
+
+
+def reload_user(owner: str, name: str) -> User:
+    with session_scope() as db:
+        return db.exec(select(User).where(User.owner == owner, User.name == name)).one()
