@@ -5,9 +5,9 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-from alembic import command
 from sqlmodel import Session, select
 
+from alembic import command
 from iam_console.db import alembic_config, make_engine, migrate, session_scope
 from iam_console.models import Cert, User
 from iam_console.services.seed import ensure_first_start_data
