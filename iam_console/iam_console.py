@@ -18,10 +18,11 @@ app = rx.App(
 )
 
 for spec in PAGES:
+    own = spec.on_load if isinstance(spec.on_load, list) else [spec.on_load] if spec.on_load else []
     if spec.guarded:
         app.add_page(lambda spec=spec: guarded(spec.component()), route=spec.route, title=spec.title,
-                     on_load=Account.guard)
+                     on_load=[Account.guard, *own])
     else:
-        app.add_page(spec.component, route=spec.route, title=spec.title)
+        app.add_page(spec.component, route=spec.route, title=spec.title, on_load=own or None)
 
 app.register_lifespan_task(prepare_database)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
@@ -21,8 +22,18 @@ def _origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def allowed_origins() -> set[str]:
-    return {_origin_of(settings.origin)}
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+@functools.cache
+def allowed_origins() -> frozenset[str]:
+    """IAM_ORIGIN; on a loopback origin, its other loopback spellings on the same port too."""
+    parts = urlsplit(settings.origin)
+    origins = {_origin_of(settings.origin)}
+    if parts.hostname in ("localhost", "127.0.0.1", "::1"):
+        port = f":{parts.port}" if parts.port else ""
+        origins |= {f"{parts.scheme}://{name}{port}" for name in LOOPBACK_NAMES}
+    return frozenset(origins)
 
 
 def create_api() -> FastAPI:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import reflex as rx
 
@@ -15,15 +16,16 @@ class Page:
     title: str
     component: Callable[[], rx.Component]
     guarded: bool
+    on_load: Any = None  # the page's own load event(s), after the guard's
 
 
 PAGES: list[Page] = []
 SCREENS: set[str] = set()  # static routes with a screen: what the menu may link to
 
 
-def page(route: str, title: str, *, guarded: bool = True):
+def page(route: str, title: str, *, guarded: bool = True, on_load: Any = None):
     def register(component: Callable[[], rx.Component]) -> Callable[[], rx.Component]:
-        PAGES.append(Page(route, title, component, guarded))
+        PAGES.append(Page(route, title, component, guarded, on_load))
         if "[" not in route:
             SCREENS.add(route)
         return component

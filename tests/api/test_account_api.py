@@ -135,3 +135,18 @@ def test_cross_site_login_is_refused(client):
     response = client.post("/api/login", headers={"Origin": "https://evil.example"},
                            json={"username": "admin", "password": ADMIN_PASSWORD, "organization": "built-in"})
     assert response.json()["status"] == "error" and session_count() == before
+
+
+def test_loopback_origins_are_interchangeable_but_not_other_ports(monkeypatch):
+    from dataclasses import replace
+
+    from iam_console.api import app as api_module
+
+    monkeypatch.setattr(api_module, "settings", replace(api_module.settings, origin="http://localhost:3000"))
+    api_module.allowed_origins.cache_clear()
+    try:
+        allowed = api_module.allowed_origins()
+        assert {"http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000"} <= allowed
+        assert "http://localhost:3001" not in allowed and "https://localhost:3000" not in allowed
+    finally:
+        api_module.allowed_origins.cache_clear()

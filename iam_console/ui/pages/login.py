@@ -87,5 +87,5 @@ def login_page() -> rx.Component:
     return themed(rx.center(_form(), min_height="100vh"))
 
 
-page("/login", "Sign in", guarded=False)(login_page)
-page("/login/[organization]", "Sign in", guarded=False)(login_page)
+page("/login", "Sign in", guarded=False, on_load=Login.prepare)(login_page)
+page("/login/[organization]", "Sign in", guarded=False, on_load=Login.prepare)(login_page)
