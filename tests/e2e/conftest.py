@@ -1,0 +1,337 @@
+"""Fixtures of the browser tests: the production server, seeded accounts, Chromium.
+
+The server is the real thing (`reflex run --env prod`, pages, websocket and
+/api/* on one port), started once per session on a free port with its own
+SQLite database in a temporary directory. Each test gets a fresh browser
+context, so no cookie or localStorage value leaks from one test to the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+VENV_BIN = PROJECT_DIR / ".venv" / "bin"
+BUN_BIN = PROJECT_DIR / "bunpkg" / "node_modules" / ".bin"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+
+ADMIN_PASSWORD = "E2e-admin-pass-1"
+ACME_PASSWORD = "E2e-acme-pass-1"
+STARTUP_TIMEOUT = 300  # a cold .web needs a full production build
+LOG_TAIL_LINES = 80
+
+
+@dataclass(frozen=True)
+class Account:
+    organization: str
+    username: str
+    password: str
+    display_name: str
+
+
+ADMIN = Account("built-in", "admin", ADMIN_PASSWORD, "Admin")
+ACME_BOSS = Account("acme", "boss", ACME_PASSWORD, "Acme Boss")
+ACME_ALICE = Account("acme", "alice", ACME_PASSWORD, "Alice Liddell")
+
+
+@dataclass(frozen=True)
+class Server:
+    base_url: str
+    port: int
+    log_path: Path
+    database_url: str
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        return _tail(self.log_path, lines)
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(no log: {exc})"
+
+
+def _free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str, timeout: float = 5) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+    except (urllib.error.URLError, OSError):
+        return 0, ""
+
+
+def _server_env(port: int, database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PATH=os.pathsep.join([str(BUN_BIN), str(VENV_BIN), env.get("PATH", "")]),
+        REFLEX_TELEMETRY_ENABLED="false",
+        IAM_PORT=str(port),
+        IAM_ORIGIN=f"http://localhost:{port}",
+        IAM_DATABASE_URL=database_url,
+        IAM_ADMIN_PASSWORD=ADMIN_PASSWORD,
+    )
+    return env
+
+
+def _seed(database_url: str) -> None:
+    """The organization acme with an organization admin and an ordinary user."""
+    # Importing iam_console builds a default engine from the environment: point
+    # it at the test database so that the import touches nothing of the project.
+    os.environ.setdefault("IAM_DATABASE_URL", database_url)
+    from sqlmodel import Session
+
+    from iam_console.db import make_engine
+    from iam_console.models import Organization, User
+    from iam_console.services.passwords import hash_password
+
+    engine = make_engine(database_url)
+    try:
+        with Session(engine) as db:
+            db.add(Organization(
+                owner="admin", name="acme", display_name="Acme", password_type="argon2id",
+                languages=["en", "zh"], nav_items=["all"], password_options=["AtLeast6"],
+            ))
+            for account, is_admin in ((ACME_BOSS, True), (ACME_ALICE, False)):
+                db.add(User(
+                    owner=account.organization, name=account.username, uuid=str(uuid.uuid4()),
+                    type="normal-user", display_name=account.display_name, is_admin=is_admin,
+                    password=hash_password(account.password, "argon2id"), password_type="argon2id",
+                    signup_application="app-built-in",
+                ))
+            db.commit()
+    finally:
+        engine.dispose()
+
+
+def _check_build_targets_port(server_base: str, port: int) -> str:
+    """The production bundle bakes in the websocket URL: make sure it is ours.
+
+    Another `reflex run` in the same project directory rebuilds .web for its own
+    port; a bundle pointing elsewhere would make every test talk to that server."""
+    status, html = _get(server_base + "/")
+    if status != 200 or "<html" not in html.lower():
+        return f"GET / answered {status} without HTML"
+    found = re.search(r"/assets/reflex-env-[\w-]+\.js", html)
+    if not found:
+        return ""  # bundle layout changed; nothing to check
+    status, script = _get(server_base + found.group(0))
+    if status == 200 and f"localhost:{port}/_event" not in script:
+        return (f"the served bundle {found.group(0)} does not point at port {port} (another `reflex run` in "
+                f"{PROJECT_DIR} rebuilt .web concurrently?):\n{script[:400]}")
+    return ""
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("iam-e2e")
+    port = _free_port()
+    database_url = f"sqlite:///{tmp / 'iam.db'}"
+    env = _server_env(port, database_url)
+    log_path = tmp / "server.log"
+
+    startup = subprocess.run([str(VENV_BIN / "python"), "-m", "iam_console.startup"], cwd=PROJECT_DIR, env=env,
+                             capture_output=True, text=True, timeout=180)
+    if startup.returncode != 0:
+        pytest.fail(f"iam_console.startup failed ({startup.returncode}):\n"
+                    + "\n".join((startup.stdout + startup.stderr).splitlines()[-LOG_TAIL_LINES:]))
+    _seed(database_url)
+
+    reflex = shutil.which("reflex", path=env["PATH"]) or str(VENV_BIN / "reflex")
+    with log_path.open("wb") as log:
+        process = subprocess.Popen([reflex, "run", "--env", "prod"], cwd=PROJECT_DIR, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    base_url = f"http://localhost:{port}"
+    running = Server(base_url, port, log_path, database_url)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        problem = "timed out"
+        while True:
+            if process.poll() is not None:
+                problem = f"the server exited with code {process.returncode}"
+                break
+            if _get(base_url + "/ping")[0] == 200:
+                status, html = _get(base_url + "/")
+                if status == 200 and "<html" in html.lower():
+                    problem = ""
+                    break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        if problem:
+            pytest.fail(f"the IAM console did not start on port {port} within {STARTUP_TIMEOUT} s: {problem}\n"
+                        f"--- last {LOG_TAIL_LINES} lines of {log_path} ---\n{running.log_tail()}")
+        mismatch = _check_build_targets_port(base_url, port)
+        if mismatch:
+            pytest.fail(mismatch)
+        yield running
+    finally:
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    else:
+        # the leader is gone; its children (bun, workers) may still be in the group
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        reason = f"{CHROMIUM} is missing: the browser tests need Debian's chromium package"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+# Reflex talks to the server over a websocket that opens once React has
+# hydrated the page: before that a click on a button does nothing. Tracking the
+# socket gives the tests a reliable "the page is live" signal.
+TRACK_SOCKET = """
+(() => {
+  const Native = window.WebSocket;
+  window.__e2eSocketOpen = false;
+  class Tracked extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("open", () => { window.__e2eSocketOpen = true; });
+      this.addEventListener("close", () => { window.__e2eSocketOpen = false; });
+    }
+  }
+  window.WebSocket = Tracked;
+})();
+"""
+
+
+@pytest.fixture
+def context(browser, server):
+    created = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800})
+    created.set_default_timeout(15_000)
+    created.add_init_script(TRACK_SOCKET)
+    try:
+        yield created
+    finally:
+        created.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()
+
+
+class Visitor:
+    """Opens paths and waits until the page is live (hydrated, websocket open)."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+
+    def __call__(self, path: str):
+        self.page.goto(path)
+        self.live()
+        return self.page
+
+    def reload(self):
+        self.page.reload()
+        self.live()
+        return self.page
+
+    def live(self) -> None:
+        self.page.wait_for_function("window.__e2eSocketOpen === true")
+
+
+@pytest.fixture
+def visit(page) -> Visitor:
+    return Visitor(page)
+
+
+@pytest.fixture(autouse=True)
+def _server_log_on_failure(request):
+    """Attach the server log's tail to a failing test's report."""
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed and "server" in request.fixturenames:
+        running = request.getfixturevalue("server")
+        sys.stderr.write(f"\n--- server log tail ({running.log_path}) ---\n{running.log_tail(40)}\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.rep_call = report
+
+
+class Accounts:
+    admin = ADMIN
+    boss = ACME_BOSS
+    alice = ACME_ALICE
+
+
+@pytest.fixture
+def accounts() -> type[Accounts]:
+    return Accounts
+
+
+@pytest.fixture
+def api_login(page):
+    """Sign in through the HTTP API within the page's context, so the cookie lands there."""
+
+    def sign_in(account: Account, auto_signin: bool = True) -> None:
+        response = page.request.post("/api/login", data={
+            "application": "", "organization": account.organization, "username": account.username,
+            "password": account.password, "autoSignin": auto_signin, "type": "login", "signinMethod": "Password",
+        })
+        assert response.ok, response.status
+        body = response.json()
+        assert body.get("status") == "ok", body
+
+    return sign_in

@@ -1,0 +1,135 @@
+"""The navigation shell: theme, language, the drawer, and the 404/403 pages (spec §2.1, §2.2)."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+DARK = re.compile(r"(^|\s)dark(\s|$)")
+LIGHT = re.compile(r"(^|\s)light(\s|$)")
+
+
+def _root_theme(page):
+    """The outermost Radix theme: Reflex's color mode puts 'light' or 'dark' on it."""
+    return page.locator(".radix-themes[data-is-root-theme='true']")
+
+
+def _shell_theme(page):
+    """The console's own theme around the shell: it carries the Compact scaling."""
+    return page.locator(".radix-themes[data-is-root-theme='false']").filter(has=page.locator("#shell-header"))
+
+
+def _choose(page, menu: str, item: str) -> None:
+    page.click(menu)
+    page.click(item)
+    expect(page.locator(item)).to_have_count(0)  # the menu closed
+
+
+def test_theme_switcher(visit, page, api_login, accounts):
+    api_login(accounts.admin)
+    visit("/")
+    expect(page.locator("#welcome")).to_be_visible()
+    expect(_root_theme(page)).to_have_class(LIGHT)
+    expect(_shell_theme(page)).to_have_attribute("data-scaling", "100%")
+
+    _choose(page, "#theme-menu", "#theme-dark")
+    expect(_root_theme(page)).to_have_class(DARK)
+    expect(_root_theme(page)).not_to_have_class(LIGHT)
+
+    _choose(page, "#theme-menu", "#theme-default")
+    expect(_root_theme(page)).to_have_class(LIGHT)
+    expect(_root_theme(page)).not_to_have_class(DARK)
+
+    # Compact adds to either mode: Dark stays on
+    _choose(page, "#theme-menu", "#theme-dark")
+    _choose(page, "#theme-menu", "#theme-compact")
+    expect(_shell_theme(page)).to_have_attribute("data-scaling", "90%")
+    expect(_root_theme(page)).to_have_class(DARK)
+    page.click("#theme-menu")
+    expect(page.locator("#theme-compact")).to_have_attribute("data-checked", "true")
+    expect(page.locator("#theme-dark")).to_have_attribute("data-checked", "true")
+    expect(page.locator("#theme-default")).to_have_attribute("data-checked", "false")
+    page.keyboard.press("Escape")
+
+    # the choice survives a reload
+    visit.reload()
+    expect(page.locator("#welcome")).to_be_visible()
+    expect(_root_theme(page)).to_have_class(DARK)
+    expect(_shell_theme(page)).to_have_attribute("data-scaling", "90%")
+
+    # Compact toggles back off, Default comes back
+    _choose(page, "#theme-menu", "#theme-compact")
+    expect(_shell_theme(page)).to_have_attribute("data-scaling", "100%")
+    _choose(page, "#theme-menu", "#theme-default")
+    expect(_root_theme(page)).to_have_class(LIGHT)
+
+    visit.reload()
+    expect(page.locator("#welcome")).to_be_visible()
+    expect(_root_theme(page)).to_have_class(LIGHT)
+    expect(_shell_theme(page)).to_have_attribute("data-scaling", "100%")
+
+
+def test_language_switcher(visit, page, api_login, accounts):
+    api_login(accounts.admin)
+    visit("/")
+    home = page.locator("#menu-group-home")
+    expect(home).to_have_text("Home")
+
+    _choose(page, "#language-menu", "#language-zh")
+    expect(home).to_have_text("首页")
+    page.click("#user-menu")
+    expect(page.locator("#logout")).to_have_text("登出")
+    page.keyboard.press("Escape")
+
+    visit.reload()
+    expect(page.locator("#welcome")).to_be_visible()
+    expect(home).to_have_text("首页")
+
+    _choose(page, "#language-menu", "#language-en")
+    expect(home).to_have_text("Home")
+    page.click("#user-menu")
+    expect(page.locator("#logout")).to_have_text("Logout")
+
+
+def test_unknown_path_shows_404_and_back_home(visit, page, server, api_login, accounts):
+    api_login(accounts.admin)
+    visit("/no/such/page")
+
+    expect(page.locator("#result-message")).to_have_text("Sorry, the page you visited does not exist.")
+    expect(page.get_by_text("404", exact=True)).to_be_visible()
+    page.click("#back-home")
+
+    expect(page).to_have_url(server.url("/"))
+    expect(page.locator("#welcome")).to_contain_text("Admin")
+
+
+def test_403_page(visit, page):
+    visit("/403")
+
+    expect(page.locator("#result-message")).to_have_text(
+        "Sorry, you do not have permission to access this page or logged in status invalid.")
+    expect(page.locator("#back-home")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/403/?$"))  # not behind the guard: no redirect to /login
+
+
+def test_drawer_menu_on_narrow_screens_only(visit, page, api_login, accounts):
+    api_login(accounts.admin)
+    page.set_viewport_size({"width": 390, "height": 844})
+    visit("/")
+    expect(page.locator("#welcome")).to_be_visible()
+
+    drawer = page.locator("#menu-drawer")
+    expect(drawer).to_be_visible()
+    expect(page.locator("#menu-group-home")).to_be_hidden()
+    expect(page.locator("#menu-item-")).to_have_count(0)
+    drawer.click()
+    dashboard = page.locator("#menu-item-")
+    expect(dashboard).to_be_visible()
+    expect(dashboard).to_have_text("Dashboard")
+    page.keyboard.press("Escape")
+    expect(dashboard).to_have_count(0)
+
+    page.set_viewport_size({"width": 1280, "height": 800})
+    expect(drawer).to_be_hidden()
+    expect(page.locator("#menu-group-home")).to_be_visible()
