@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from ..services.errors import ServiceError
 from ..settings import settings
-from . import account
+from . import account, resources
 from .callers import SESSION_COOKIE
 from .envelope import error, service_error
 
@@ -56,6 +56,7 @@ def create_api() -> FastAPI:
         return await call_next(request)
 
     api.include_router(account.router)
+    api.include_router(resources.router)
     return api
 
 

@@ -13,20 +13,30 @@ from ..services.errors import ServiceError
 MAX_BODY_BYTES = 1 << 20
 
 
-async def json_object(request: Request) -> dict[str, Any]:
-    """The body as a dict with lower-cased keys; a clear error for anything else."""
+async def json_body(request: Request, *, allow_empty: bool = False) -> dict[str, Any]:
+    """The body as a JSON object, whatever the Content-Type says; a clear error otherwise."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise ServiceError("The request body is too large")
-    if not raw.strip():
-        return {}
+    if not raw.strip() or (allow_empty and raw.strip() == b'""'):
+        if allow_empty:
+            return {}
+        raise ServiceError("The request body cannot be empty")
     try:
         value = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ServiceError("The request body is not valid JSON") from exc
     if not isinstance(value, dict):
         raise ServiceError("The request body must be a JSON object")
-    return {str(k).lower(): v for k, v in value.items()}
+    return value
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """The body as a dict with lower-cased keys (an empty body is an empty object)."""
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    return {str(k).lower(): v for k, v in (await json_body(request)).items()}
 
 
 def field(body: dict[str, Any], key: str, kind: type, default: Any) -> Any:

@@ -3,7 +3,7 @@
 from .applications import Application, Cert, Provider
 from .audit import AuthSession, Record, Session
 from .authz import Adapter, CasbinModel, CasbinRule, Enforcer, Permission, Role
-from .base import Named, Row, to_wire
+from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from .credentials import Resource, Token, Verification
 from .directory import Group, Invitation, Ldap
@@ -14,5 +14,5 @@ __all__ = [
     "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
     "Invitation", "Ldap", "Named", "Order", "Organization", "Payment", "Permission", "Plan", "Pricing",
     "Product", "Provider", "Record", "Resource", "Role", "Row", "Session", "Subscription", "Syncer",
-    "Token", "Transaction", "User", "Verification", "Webhook", "to_wire",
+    "Token", "Transaction", "User", "Verification", "Webhook", "detached_copy", "to_wire", "wire_name",
 ]

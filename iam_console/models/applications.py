@@ -12,6 +12,7 @@ from .base import Named, json_dict, json_list, long_text, moment, named_keys, te
 
 class Application(Named, table=True):
     __tablename__ = "application"
+    json_admin_secrets: ClassVar[frozenset[str]] = frozenset({"client_secret"})
     __table_args__ = named_keys(
         "application",
         sa.UniqueConstraint("client_id", name="uq_application_client_id"),
@@ -111,6 +112,7 @@ class Provider(Named, table=True):
     )
     # SQLModel reserves `metadata`, hence metadata_
     json_aliases: ClassVar[dict[str, str]] = {"id_p": "idP", "metadata_": "metadata"}
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"client_secret", "client_secret2"})
 
     display_name: str = text(100)
     category: str = text(100)
@@ -160,6 +162,7 @@ class Provider(Named, table=True):
 
 class Cert(Named, table=True):
     __tablename__ = "cert"
+    json_admin_secrets: ClassVar[frozenset[str]] = frozenset({"private_key"})
     __table_args__ = named_keys("cert")
 
     display_name: str = text(100)

@@ -70,6 +70,7 @@ class CasbinModel(Named, table=True):
 class Adapter(Named, table=True):
     __tablename__ = "adapter"
     __table_args__ = named_keys("adapter")
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"password"})
 
     table: str = text(100)
     use_same_db: bool = False

@@ -8,6 +8,7 @@ attributes are snake_case; the wire uses Casdoor's camelCase names, derived by
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from datetime import datetime, timezone
@@ -106,8 +107,10 @@ class Row(SQLModel):
     json_aliases: ClassVar[dict[str, str]] = {}
     # attributes never serialised
     json_hidden: ClassVar[frozenset[str]] = frozenset({"pk"})
-    # attributes sent as "***" (or an empty list) unless the caller may see them
+    # attributes always sent as "***" (or an empty list)
     json_secrets: ClassVar[frozenset[str]] = frozenset()
+    # attributes sent as "***" to all but the admins of the record's organization
+    json_admin_secrets: ClassVar[frozenset[str]] = frozenset()
     # (dict column, keys): the keys travel as top-level wire fields
     json_flatten: ClassVar[tuple[str, tuple[str, ...]] | None] = None
 
@@ -146,6 +149,15 @@ def attributes_by_wire_name(model: type[Row]) -> dict[str, str]:
 @functools.cache
 def _time_columns(model: type[Row]) -> frozenset[str]:
     return frozenset(c.key for c in model.__table__.columns if isinstance(c.type, UTCDateTime))
+
+
+def wire_name(model: type[Row], attribute: str) -> str:
+    return wire_names(model).get(attribute, attribute)
+
+
+def detached_copy(row: Row) -> Row:
+    """A copy of a row's values, outside any session (the state before an update)."""
+    return type(row)(**copy.deepcopy(row.model_dump()))
 
 
 def format_time(value: datetime | None) -> str:

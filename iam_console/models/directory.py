@@ -76,6 +76,7 @@ class Ldap(Named, table=True):
 
     __tablename__ = "ldap"
     __table_args__ = named_keys("ldap")
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"password"})
 
     json_aliases: ClassVar[dict[str, str]] = {"name": "id"}
 

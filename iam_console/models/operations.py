@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
@@ -12,6 +12,7 @@ from iam_console.models.base import Named, json_list, long_text, named_keys, tex
 class Syncer(Named, table=True):
     __tablename__ = "syncer"
     __table_args__ = named_keys("syncer")
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"password", "ssh_password"})
 
     organization: str = text(100)
     type: str = text(100)  # Database, Keycloak, LDAP

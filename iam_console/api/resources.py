@@ -1,0 +1,106 @@
+"""The CRUD family of every resource kind, generated from the registry:
+get-Xs, get-global-Xs, get-X, add-X, update-X, delete-X (casdoor-api.md §1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ..db import session_scope
+from ..services import crud
+from ..services.errors import ServiceError
+from ..services.resources import REGISTRY, Kind
+from .bodies import json_body
+from .callers import actor, client_ip
+from .envelope import language, ok
+
+router = APIRouter(prefix="/api", tags=["resources"])
+
+
+def audit_context(request: Request) -> crud.Request:
+    uri = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return crud.Request(uri=uri, client_ip=client_ip(request), language=language(request))
+
+
+def _id(request: Request) -> tuple[str, str]:
+    return crud.split_id(request.query_params.get("id", ""))
+
+
+def _body_id(request: Request, body: dict) -> tuple[str, str]:
+    """add/delete take the id from the body (owner, name); ?id= is accepted too."""
+    if request.query_params.get("id") and not (body.get("owner") and body.get("name")):
+        return _id(request)
+    owner, name = body.get("owner"), body.get("name") or body.get("id")
+    if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
+        raise ServiceError("The owner and name cannot be empty")
+    return owner, name
+
+
+def _list(kind: Kind, unscoped: bool) -> Callable:
+    async def handler(request: Request) -> JSONResponse:
+        params = dict(request.query_params)
+        owner = "" if unscoped else params.get("owner", "")
+        with session_scope() as db:
+            page = crud.list_records(db, actor(db, request), kind, params, owner=owner,
+                                     organization=params.get("organization", ""))
+        return ok(page.rows, page.total)
+    return handler
+
+
+def _get(kind: Kind) -> Callable:
+    async def handler(request: Request) -> JSONResponse:
+        owner, name = _id(request)
+        with session_scope() as db:
+            return ok(crud.get_record(db, actor(db, request), kind, owner, name))
+    return handler
+
+
+def _add(kind: Kind) -> Callable:
+    async def handler(request: Request) -> JSONResponse:
+        body = await json_body(request)
+        with session_scope() as db:
+            return ok(crud.add_record(db, actor(db, request), kind, body, audit_context(request)))
+    return handler
+
+
+def _update(kind: Kind) -> Callable:
+    async def handler(request: Request) -> JSONResponse:
+        owner, name = _id(request)
+        body = await json_body(request)
+        with session_scope() as db:
+            return ok(crud.update_record(db, actor(db, request), kind, owner, name, body, audit_context(request)))
+    return handler
+
+
+def _delete(kind: Kind) -> Callable:
+    async def handler(request: Request) -> JSONResponse:
+        body = await json_body(request, allow_empty=True)
+        owner, name = _body_id(request, {k.lower(): v for k, v in body.items()})
+        with session_scope() as db:
+            return ok(crud.delete_record(db, actor(db, request), kind, owner, name, audit_context(request)))
+    return handler
+
+
+def _register() -> None:
+    for kind in REGISTRY.values():
+        plural = kind.plural_name
+        router.add_api_route(f"/get-{plural}", _list(kind, False), methods=["GET"], name=f"get-{plural}",
+                             summary=f"List {plural} (paged with p and pageSize)")
+        if kind.global_list:
+            router.add_api_route(f"/get-global-{plural}", _list(kind, True), methods=["GET"],
+                                 name=f"get-global-{plural}", summary=f"List {plural} of every organization")
+        router.add_api_route(f"/get-{kind.name}", _get(kind), methods=["GET"], name=f"get-{kind.name}",
+                             summary=f"Read one {kind.name} by id=owner/name")
+        if not kind.writable:
+            continue
+        router.add_api_route(f"/add-{kind.name}", _add(kind), methods=["POST"], name=f"add-{kind.name}",
+                             summary=f"Add a {kind.name}")
+        router.add_api_route(f"/update-{kind.name}", _update(kind), methods=["POST"], name=f"update-{kind.name}",
+                             summary=f"Update the {kind.name} id=owner/name (renaming allowed)")
+        router.add_api_route(f"/delete-{kind.name}", _delete(kind), methods=["POST"], name=f"delete-{kind.name}",
+                             summary=f"Delete a {kind.name} (owner and name in the body)")
+
+
+_register()

@@ -1,0 +1,118 @@
+"""Who may read and write which records: every access rule, in one place.
+
+- global admin (an admin of the built-in organization) and application
+  clients: everything;
+- organization admin: the records of their own organization; shared records
+  (providers and certs owned by 'admin') read-only; never moves a record to
+  another owner;
+- ordinary user: their own account, their organization and its applications
+  (read), and the permissions they submitted;
+- anonymous: nothing here ('Please login first').
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from ..models import Named
+from . import builtin as b
+from .access import Actor
+from .errors import ServiceError, Unauthorized
+from .resources import Kind, Ownership, organization_of
+
+UNAUTHORIZED = "Unauthorized operation"
+
+
+def _deny() -> ServiceError:
+    return ServiceError(UNAUTHORIZED)
+
+
+def _user_scope(actor: Actor, kind: Kind) -> list[sa.ColumnElement]:
+    """What an ordinary user may read, by kind."""
+    model, org = kind.model, actor.organization
+    if kind.name == "user":
+        return [model.owner == org, model.name == actor.name]
+    if kind.name == "organization":
+        return [model.name == org]
+    if kind.name == "application":
+        return [model.organization == org]
+    if kind.name == "permission":
+        return [model.owner == org, model.submitter == actor.name]
+    raise _deny()
+
+
+def read_scope(actor: Actor, kind: Kind, owner: str = "", organization: str = "") -> list[sa.ColumnElement]:
+    """WHERE clauses limiting a read to what the actor may see; `owner` and
+    `organization` are the caller's own filters (Casdoor's query parameters)."""
+    if actor.is_anonymous:
+        raise Unauthorized()
+    model = kind.model
+    org_column = getattr(model, kind.organization_attr)
+    if actor.is_global_admin:
+        clauses = []
+        if kind.ownership is Ownership.SHARED and owner and owner != b.ADMIN_OWNER:
+            clauses.append(model.owner.in_((owner, b.ADMIN_OWNER)))
+        elif kind.ownership is not Ownership.ADMIN and owner:
+            clauses.append(model.owner == owner)
+        if kind.ownership is Ownership.ADMIN and organization:
+            clauses.append(org_column == organization)
+        return clauses
+    org = actor.organization
+    if kind.ownership is Ownership.ADMIN:
+        asked = organization or (owner if owner != b.ADMIN_OWNER else "")
+    else:
+        asked = owner or organization
+    if asked and asked != org and not (kind.ownership is Ownership.SHARED and asked == b.ADMIN_OWNER):
+        raise _deny()
+    if not actor.is_org_admin:
+        return _user_scope(actor, kind)
+    if kind.ownership is Ownership.SHARED:
+        return [model.owner.in_((org, b.ADMIN_OWNER))] if not asked else [model.owner == asked]
+    return [org_column == org]
+
+
+def check_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> None:
+    """Refuse an add (old None), update or delete (new None) the actor may not make."""
+    if actor.is_anonymous:
+        raise Unauthorized()
+    if not kind.writable:
+        raise _deny()
+    if actor.is_global_admin:
+        return
+    if old is not None and new is not None and old.owner != new.owner:
+        raise ServiceError("Only a global admin may change the owner")
+    if actor.is_org_admin:
+        _check_org_admin_write(actor, kind, old, new)
+        return
+    _check_user_write(actor, kind, old, new)
+
+
+def _check_org_admin_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> None:
+    org = actor.organization
+    if kind.name == "organization":
+        # their own organization: editable, not renamable; adding or deleting one is for global admins
+        if old is None or new is None or old.name != org or new.name != org:
+            raise _deny()
+        return
+    for row in (old, new):
+        if row is None:
+            continue
+        if kind.ownership is Ownership.ADMIN and row.owner != b.ADMIN_OWNER:
+            raise _deny()
+        if organization_of(kind, row) != org:
+            raise _deny()  # includes shared records (owner 'admin'): read-only to them
+
+
+def _check_user_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> None:
+    org, me = actor.organization, actor.name
+    if kind.name == "user":
+        # only their own account, only updated (which fields: see services/accounts.py)
+        if old is None or new is None or (old.owner, old.name) != (org, me) or (new.owner, new.name) != (org, me):
+            raise _deny()
+        return
+    if kind.name == "permission":
+        for row in (old, new):
+            if row is not None and (row.owner != org or row.submitter != me):
+                raise ServiceError("A normal user can only modify the permission submitted by itself")
+        return
+    raise _deny()

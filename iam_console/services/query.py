@@ -1,0 +1,120 @@
+"""Paging, sorting and searching lists in SQL (casdoor-api.md §2, 'Paging').
+
+`field` and `sortField` must name a scalar column of the kind, in the camelCase
+the SDKs send; they are never pasted into SQL. Sorting always ends with the
+primary key, so pages never repeat or drop a row."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, func, select
+
+from ..models.base import Row, attributes_by_wire_name
+from .errors import ServiceError
+
+# A list asked for without p/pageSize (the SDKs' get_Xs) still stops here:
+# nothing answers with a whole million-row table.
+UNPAGED_LIMIT = 10_000
+MAX_PAGE_SIZE = 1_000
+MAX_VALUE_LENGTH = 200
+_SCALAR_TYPES = (sa.String, sa.Integer, sa.Boolean, sa.Float, sa.DateTime, sa.types.TypeDecorator)
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    page: int | None = None
+    page_size: int | None = None
+    field: str = ""
+    value: str = ""
+    sort_field: str = ""
+    sort_order: str = ""
+
+    @property
+    def paged(self) -> bool:
+        return self.page is not None and self.page_size is not None
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[Any]
+    total: int | None  # None when the list was not paged (Casdoor's data2 is then null)
+    page: int | None = None
+
+
+def _int_or_none(raw: str | None, name: str) -> int | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ServiceError("The parameter %s must be an integer", name) from None
+    if value < 1:
+        raise ServiceError("The parameter %s must be at least 1", name)
+    return value
+
+
+def parse_list_query(params: dict[str, str]) -> ListQuery:
+    """From query parameters as Casdoor names them."""
+    size = _int_or_none(params.get("pageSize"), "pageSize")
+    if size is not None and size > MAX_PAGE_SIZE:
+        raise ServiceError("The parameter pageSize must be at most %d", MAX_PAGE_SIZE)
+    value = params.get("value", "") or ""
+    if len(value) > MAX_VALUE_LENGTH:
+        raise ServiceError("The search value is too long (at most %d characters)", MAX_VALUE_LENGTH)
+    return ListQuery(
+        page=_int_or_none(params.get("p"), "p"), page_size=size,
+        field=params.get("field", "") or "", value=value,
+        sort_field=params.get("sortField", "") or "", sort_order=params.get("sortOrder", "") or "",
+    )
+
+
+def scalar_column(model: type[Row], wire_name: str, purpose: str) -> sa.ColumnElement:
+    """The column a wire name stands for, if it is one a list can search or sort on."""
+    attribute = attributes_by_wire_name(model).get(wire_name.lower())
+    column = model.__table__.columns.get(attribute) if attribute else None
+    if column is None or not isinstance(column.type, _SCALAR_TYPES) or isinstance(column.type, sa.JSON):
+        raise ServiceError("The %s field %s is not a column of this list", purpose, wire_name[:100])
+    return getattr(model, attribute)
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def search_clause(model: type[Row], query: ListQuery) -> sa.ColumnElement | None:
+    if not query.field or query.value == "":
+        return None
+    column = scalar_column(model, query.field, "search")
+    if isinstance(column.type, sa.Boolean):
+        return column == (query.value.lower() in ("1", "true", "yes"))
+    if not isinstance(column.type, sa.String):
+        column = sa.cast(column, sa.String)
+    return column.ilike(f"%{_escape_like(query.value)}%", escape="\\")
+
+
+def order_by(model: type[Row], query: ListQuery) -> list[sa.ColumnElement]:
+    column = scalar_column(model, query.sort_field, "sort") if query.sort_field else model.created_time
+    descending = query.sort_order != "ascend"
+    direction = sa.desc if descending else sa.asc
+    return [direction(column), direction(model.pk)]
+
+
+def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: ListQuery) -> Page:
+    """One page of rows (and the total), or the unpaged list up to UNPAGED_LIMIT."""
+    clauses = list(where)
+    found = search_clause(model, query)
+    if found is not None:
+        clauses.append(found)
+    ordering = order_by(model, query)
+    statement = select(model).where(*clauses).order_by(*ordering)
+    if not query.paged:
+        return Page(list(db.exec(statement.limit(UNPAGED_LIMIT))), None)
+    total = db.exec(select(func.count()).select_from(model).where(*clauses)).one()
+    last_page = max(1, math.ceil(total / query.page_size))
+    page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one
+    rows = db.exec(statement.offset((page - 1) * query.page_size).limit(query.page_size))
+    return Page(list(rows), total, page)

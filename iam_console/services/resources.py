@@ -1,0 +1,90 @@
+"""The registry: each resource kind declared once (DESIGN principle 2).
+
+A declaration says which table holds the kind, who owns its records, and the
+kind's own rules (defaults for new records, validation, protections); the
+generic services, the HTTP routes and the tests are driven from here."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import models as m
+from . import builtin as b
+
+
+class Ownership(enum.Enum):
+    ORGANIZATION = "organization"  # owner is the organization (users, roles, ...)
+    ADMIN = "admin"  # owner is "admin"; a field names the organization (applications, ...)
+    SHARED = "shared"  # owner is an organization, or "admin" for records every organization may use
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # as in the routes: get-{name}s, get-{name}, add-{name}, ...
+    model: type[m.Named]
+    ownership: Ownership = Ownership.ORGANIZATION
+    organization_attr: str = "owner"  # the attribute naming the organization a record belongs to
+    plural: str = ""
+    global_list: bool = False  # has get-global-{plural}
+    writable: bool = True  # False: written only by the server itself (records, verifications)
+    name_prefix: str = ""  # generated names: {prefix}_{random}
+    # what the kind adds to the generic machinery (see services/rules.py)
+    defaults: Callable[..., dict[str, Any]] | None = None
+    validate: Callable[..., None] | None = None
+    protect: Callable[..., None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def plural_name(self) -> str:
+        return self.plural or f"{self.name}s"
+
+
+def _kinds() -> list[Kind]:
+    admin_owned = {"ownership": Ownership.ADMIN, "organization_attr": "organization"}
+    return [
+        Kind("organization", m.Organization, Ownership.ADMIN, "name", name_prefix="organization"),
+        Kind("user", m.User, global_list=True, name_prefix="user"),
+        Kind("group", m.Group, name_prefix="group"),
+        Kind("invitation", m.Invitation, name_prefix="invitation"),
+        Kind("ldap", m.Ldap, name_prefix="ldap"),
+        Kind("application", m.Application, **admin_owned, name_prefix="application"),
+        Kind("provider", m.Provider, Ownership.SHARED, global_list=True, name_prefix="provider"),
+        Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert"),
+        Kind("token", m.Token, **admin_owned, name_prefix="token"),
+        Kind("resource", m.Resource, name_prefix="resource"),
+        Kind("record", m.Record, writable=False),
+        Kind("verification", m.Verification, writable=False),
+        Kind("role", m.Role, name_prefix="role"),
+        Kind("permission", m.Permission, name_prefix="permission"),
+        Kind("model", m.CasbinModel, name_prefix="model"),
+        Kind("adapter", m.Adapter, name_prefix="adapter"),
+        Kind("enforcer", m.Enforcer, name_prefix="enforcer"),
+        Kind("product", m.Product, name_prefix="product"),
+        Kind("payment", m.Payment, name_prefix="payment"),
+        Kind("plan", m.Plan, name_prefix="plan"),
+        Kind("pricing", m.Pricing, name_prefix="pricing"),
+        Kind("subscription", m.Subscription, name_prefix="subscription"),
+        Kind("transaction", m.Transaction, name_prefix="transaction"),
+        Kind("order", m.Order, name_prefix="order"),
+        Kind("syncer", m.Syncer, **admin_owned, name_prefix="syncer"),
+        Kind("webhook", m.Webhook, **admin_owned, name_prefix="webhook"),
+    ]
+
+
+REGISTRY: dict[str, Kind] = {kind.name: kind for kind in _kinds()}
+
+
+def kind(name: str) -> Kind:
+    return REGISTRY[name]
+
+
+def organization_of(kind_: Kind, row: m.Named) -> str:
+    """The organization a record belongs to ('admin' for a shared record)."""
+    return getattr(row, kind_.organization_attr)
+
+
+def is_shared(kind_: Kind, row: m.Named) -> bool:
+    return kind_.ownership is Ownership.SHARED and row.owner == b.ADMIN_OWNER

@@ -1,0 +1,114 @@
+"""Reading Casdoor JSON objects into rows, as tolerantly as the SDKs need and as
+strictly as the database deserves (casdoor-sdk.md §5).
+
+Unknown keys are ignored, keys match without case, `[null]`/`[""]` list junk is
+dropped, `***` keeps a stored secret; a value of the wrong type or too long for
+its column is an error naming the field, and nothing is written."""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..models.base import Row, UTCDateTime, attributes_by_wire_name, wire_names
+from .errors import ServiceError
+
+MASK = "***"
+SERVER_MANAGED = frozenset({"pk"})
+
+
+@functools.cache
+def _columns(model: type[Row]) -> dict[str, sa.Column]:
+    return {column.key: column for column in model.__table__.columns}
+
+
+def parse_time(value: str, wire: str) -> datetime | None:
+    if value == "":
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ServiceError("The field %s must be a time in RFC 3339 format", wire) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _clean_list(value: list) -> list:
+    return [item for item in value if item is not None and item != ""]
+
+
+def _coerce(model: type[Row], column: sa.Column, value: Any, wire: str) -> Any:
+    kind = column.type
+    if isinstance(kind, UTCDateTime):
+        if isinstance(value, datetime):
+            return value
+        if not isinstance(value, str):
+            raise ServiceError("The field %s must be a time in RFC 3339 format", wire)
+        return parse_time(value, wire)
+    if isinstance(kind, sa.JSON):
+        expected = dict if model.model_fields[column.key].annotation in (dict, "dict") else list
+        if not isinstance(value, expected):
+            raise ServiceError("The field %s must be a %s", wire, "list" if expected is list else "object")
+        return _clean_list(value) if isinstance(value, list) else value
+    if isinstance(kind, sa.Boolean):
+        if not isinstance(value, bool):
+            raise ServiceError("The field %s must be true or false", wire)
+        return value
+    if isinstance(kind, sa.Integer):
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            raise ServiceError("The field %s must be an integer", wire)
+        return int(value)
+    if isinstance(kind, sa.Float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ServiceError("The field %s must be a number", wire)
+        return float(value)
+    if isinstance(kind, sa.String):
+        if not isinstance(value, str):
+            raise ServiceError("The field %s must be a string", wire)
+        if kind.length is not None and len(value) > kind.length:
+            raise ServiceError("The field %s is too long (at most %d characters)", wire, kind.length)
+        return value
+    return value
+
+
+def apply(row: Row, data: dict[str, Any], *, keep: frozenset[str] = frozenset()) -> set[str]:
+    """Copy the wire object's fields onto the row; returns the attributes that changed.
+
+    `keep` names attributes the caller may not set (they keep their values)."""
+    model = type(row)
+    if not isinstance(data, dict):
+        raise ServiceError("The request body must be a JSON object")
+    by_wire = attributes_by_wire_name(model)
+    names = wire_names(model)
+    columns = _columns(model)
+    flatten_column, flatten_keys = model.json_flatten or ("", ())
+    flat = {key.lower(): key for key in flatten_keys}
+    changed: set[str] = set()
+    for key, value in data.items():
+        lowered = str(key).lower()
+        if lowered in flat and flatten_column:
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise ServiceError("The field %s must be a string", key)
+            stored = dict(getattr(row, flatten_column) or {})
+            if stored.get(flat[lowered], "") != value:
+                if value:
+                    stored[flat[lowered]] = value
+                else:
+                    stored.pop(flat[lowered], None)
+                setattr(row, flatten_column, stored)
+                changed.add(flatten_column)
+            continue
+        attribute = by_wire.get(lowered)
+        if attribute is None or attribute in SERVER_MANAGED or attribute in keep or value is None:
+            continue
+        if attribute in model.json_secrets and value == MASK:
+            continue  # the masked value sent back: keep what is stored
+        new = _coerce(model, columns[attribute], value, names[attribute])
+        if getattr(row, attribute) != new:
+            setattr(row, attribute, new)
+            changed.add(attribute)
+    return changed
