@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 from ..services.errors import ServiceError
 from ..settings import settings
@@ -61,3 +62,15 @@ def create_api() -> FastAPI:
 
 
 api = create_api()
+
+
+def route_table(router=None, prefix: str = "") -> list[tuple[str, str]]:
+    """Every (method, path) the API serves, walking included routers."""
+    table = []
+    for route in (router or api).routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            table.extend(route_table(included, prefix + route.include_context.prefix))
+        elif isinstance(route, APIRoute):
+            table.extend((method, prefix + route.path) for method in sorted(route.methods))
+    return table

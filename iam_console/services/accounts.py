@@ -48,7 +48,8 @@ def organization(db: Session, name: str) -> Organization | None:
 
 def locked_attributes(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:
     """The user attributes this actor may not change on this user."""
-    items = {item.get("name"): item for item in (org.account_items if org else []) if isinstance(item, dict)}
+    configured = org.account_items if org and org.account_items else b.default_account_items()
+    items = {item.get("name"): item for item in configured if isinstance(item, dict)}
     immutable = {attr for name, item in items.items() if item.get("modifyRule") == "Immutable"
                  for attr in ITEM_ATTRIBUTES.get(name, ())}
     locked = set(SERVER_MANAGED) | immutable | {"uuid"}

@@ -67,7 +67,8 @@ def read_scope(actor: Actor, kind: Kind, owner: str = "", organization: str = ""
     if not actor.is_org_admin:
         return _user_scope(actor, kind)
     if kind.ownership is Ownership.SHARED:
-        return [model.owner.in_((org, b.ADMIN_OWNER))] if not asked else [model.owner == asked]
+        # their own records with the shared ones, or only the shared ones when asked for 'admin'
+        return [model.owner == b.ADMIN_OWNER] if asked == b.ADMIN_OWNER else [model.owner.in_((org, b.ADMIN_OWNER))]
     return [org_column == org]
 
 

@@ -1,0 +1,248 @@
+"""No organization reaches another's data, through any route.
+
+Every /api route is taken from the application's own route table (a new route
+that this test does not know how to call fails it), and called by each kind of
+caller: anonymous, an ordinary user and an admin of organization A, an
+application client, and the global admin, against records of organizations A and B."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import select
+
+from iam_console import models as m
+from iam_console.api.app import api, route_table
+from iam_console.db import session_scope
+from iam_console.services import crud
+from iam_console.services.access import Actor
+from iam_console.services.resources import REGISTRY, Kind, Ownership
+from tests.conftest import ADMIN_PASSWORD, unique
+
+PASSWORD = "Isolation-pass-1"
+# Routes outside the CRUD families, and what anonymous callers get from them.
+ACCOUNT_ROUTES = {"/api/login", "/api/logout", "/api/get-account"}
+# Fields a valid record of some kinds needs beyond owner and name.
+REQUIRED = {
+    "permission": {"users": ["{org}/*"], "resources": ["app-built-in"], "actions": ["Read"]},
+}
+
+
+@dataclass
+class World:
+    a: str
+    b: str
+    names: dict[str, dict[str, str]]  # kind -> org -> record name
+    client_id: str
+    client_secret: str
+
+
+def _record(kind: Kind, org: str) -> dict:
+    body = {"owner": org, m.wire_name(kind.model, "name"): unique(f"{kind.name}-{org}")}
+    if kind.ownership is Ownership.ADMIN:
+        body["owner"] = "admin"
+        if kind.name != "organization":
+            body[kind.organization_attr] = org
+    for key, value in REQUIRED.get(kind.name, {}).items():
+        body[key] = [v.replace("{org}", org) for v in value]
+    return body
+
+
+@pytest.fixture(scope="module")
+def world(database) -> World:
+    god = Actor(application=_app())
+    a, b = unique("orga"), unique("orgb")
+    names: dict[str, dict[str, str]] = {}
+    with session_scope() as db:
+        for org in (a, b):
+            crud.add_record(db, god, REGISTRY["organization"], {"owner": "admin", "name": org, "passwordType": "argon2id"})
+            for user, admin in (("boss", True), ("alice", False)):
+                crud.add_record(db, god, REGISTRY["user"], {"owner": org, "name": user, "password": PASSWORD,
+                                                             "isAdmin": admin})
+    for kind in REGISTRY.values():
+        names[kind.name] = {}
+        for org in (a, b):
+            if kind.name == "organization":
+                names[kind.name][org] = org
+                continue
+            body = _record(kind, org)
+            with session_scope() as db:
+                if kind.writable:
+                    crud.add_record(db, god, kind, body)
+                else:
+                    db.add(kind.model(owner=org, name=body["name"], organization=org))
+            names[kind.name][org] = body[m.wire_name(kind.model, "name")]
+    app = _app()
+    return World(a, b, names, app.client_id, app.client_secret)
+
+
+def _app() -> m.Application:
+    with session_scope() as db:
+        return db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()
+
+
+def _signed_in(org: str, name: str, password: str) -> TestClient:
+    client = TestClient(api)
+    body = client.post("/api/login", json={"organization": org, "username": name, "password": password}).json()
+    assert body["status"] == "ok", body
+    return client
+
+
+def _app_client(world: World) -> TestClient:
+    client = TestClient(api)
+    client.auth = (world.client_id, world.client_secret)  # HTTP Basic, as the Node SDK sends it
+    return client
+
+
+@pytest.fixture(scope="module")
+def callers(world):
+    return {
+        "anonymous": TestClient(api),
+        "user_a": _signed_in(world.a, "alice", PASSWORD),
+        "admin_a": _signed_in(world.a, "boss", PASSWORD),
+        "app": _app_client(world),
+        "global_admin": _signed_in("built-in", "admin", ADMIN_PASSWORD),
+    }
+
+
+def api_routes() -> list[tuple[str, str]]:
+    routes = [(method, path) for method, path in route_table() if path.startswith("/api/")]
+    assert len(routes) > 100, "the route table looks empty"
+    return routes
+
+
+FAMILY = re.compile(r"^/api/(get-global|get|add|update|delete)-(.+)$")
+
+
+def classify(path: str) -> tuple[str, Kind, bool]:
+    """(operation, kind, is_list) for a CRUD route."""
+    match = FAMILY.match(path)
+    assert match, f"{path} is not a CRUD route and not in ACCOUNT_ROUTES: teach this test to call it"
+    operation, noun = match.groups()
+    for kind in REGISTRY.values():
+        if noun == kind.plural_name:
+            return operation, kind, True
+        if noun == kind.name:
+            return operation, kind, False
+    raise AssertionError(f"{path}: no kind is called {noun}")
+
+
+def belongs_to(kind: Kind, obj: dict, org: str) -> bool:
+    if kind.name == "organization":
+        return obj.get("name") == org
+    if kind.ownership is Ownership.ADMIN:
+        return obj.get(kind.organization_attr) == org
+    return obj.get("owner") == org
+
+
+def _exists(kind: Kind, owner: str, name: str) -> bool:
+    with session_scope() as db:
+        model = kind.model
+        return db.exec(select(model.pk).where(model.owner == owner, model.name == name)).first() is not None
+
+
+def _owner_of(world: World, kind: Kind, org: str) -> str:
+    return "admin" if kind.ownership is Ownership.ADMIN else org
+
+
+def call(client: TestClient, world: World, method: str, path: str, target_org: str) -> dict:
+    """Call a route aimed at target_org's record (or list, or a new record in it)."""
+    operation, kind, is_list = classify(path)
+    name = world.names[kind.name][target_org]
+    owner = _owner_of(world, kind, target_org)
+    if is_list:
+        params = {"owner": owner, "organization": target_org, "p": "1", "pageSize": "100"}
+        return client.get(path, params=params).json()
+    if operation == "get":
+        return client.get(path, params={"id": f"{owner}/{name}"}).json()
+    if operation == "add":
+        return client.post(path, json=_record(kind, target_org)).json()
+    if operation == "update":
+        return client.post(path, params={"id": f"{owner}/{name}"},
+                           json={"owner": owner, "name": name, "displayName": "changed by another org"}).json()
+    return client.post(path, json={"owner": owner, "name": name}).json()
+
+
+def test_every_route_is_known():
+    for _, path in api_routes():
+        if path not in ACCOUNT_ROUTES:
+            classify(path)
+
+
+@pytest.mark.parametrize(("method", "path"), [r for r in api_routes() if r[1] not in ACCOUNT_ROUTES])
+def test_anonymous_callers_get_nothing(callers, world, method, path):
+    body = call(callers["anonymous"], world, method, path, world.a)
+    assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
+
+
+@pytest.mark.parametrize("caller", ["user_a", "admin_a"])
+@pytest.mark.parametrize(("method", "path"), [r for r in api_routes() if r[1] not in ACCOUNT_ROUTES])
+def test_organization_a_never_reaches_organization_b(callers, world, caller, method, path):
+    operation, kind, is_list = classify(path)
+    name = world.names[kind.name][world.b]
+    owner = _owner_of(world, kind, world.b)
+    existed = _exists(kind, owner, name)
+    body = call(callers[caller], world, method, path, world.b)
+    if is_list:
+        rows = body["data"] if body["status"] == "ok" else []
+        assert not [row for row in rows or [] if belongs_to(kind, row, world.b)], (path, body)
+    elif operation == "get":
+        assert body["status"] == "error" or body["data"] is None, (path, body)
+    elif operation == "add":
+        assert body["status"] == "error", (path, body)
+    else:
+        assert body["status"] == "error" or body["data"] == "Unaffected", (path, body)
+        assert _exists(kind, owner, name) == existed
+        if operation == "update" and existed:
+            with session_scope() as db:
+                row = db.exec(select(kind.model).where(kind.model.owner == owner, kind.model.name == name)).one()
+                assert getattr(row, "display_name", "") != "changed by another org"
+
+
+@pytest.mark.parametrize("caller", ["app", "global_admin"])
+@pytest.mark.parametrize("kind_name", sorted(REGISTRY))
+def test_global_callers_read_every_organization(callers, world, caller, kind_name):
+    kind = REGISTRY[kind_name]
+    owner = _owner_of(world, kind, world.b)
+    body = callers[caller].get(f"/api/get-{kind.name}", params={"id": f"{owner}/{world.names[kind_name][world.b]}"})
+    data = body.json()["data"]
+    assert body.json()["status"] == "ok" and data[m.wire_name(kind.model, "name")] == world.names[kind_name][world.b]
+
+
+def test_organization_admin_reads_and_writes_their_own(callers, world):
+    admin = callers["admin_a"]
+    rows = admin.get("/api/get-roles", params={"owner": world.a, "p": "1", "pageSize": "50"}).json()
+    assert rows["status"] == "ok" and [r["name"] for r in rows["data"]] == [world.names["role"][world.a]]
+    role = world.names["role"][world.a]
+    changed = admin.post("/api/update-role", params={"id": f"{world.a}/{role}"},
+                         json={"owner": world.a, "name": role, "displayName": "mine"}).json()
+    assert changed["data"] == "Affected"
+    moved = admin.post("/api/update-role", params={"id": f"{world.a}/{role}"},
+                       json={"owner": world.b, "name": role}).json()
+    assert moved["status"] == "error"
+
+
+def test_shared_records_are_read_only_to_organization_admins(callers, world):
+    admin = callers["admin_a"]
+    shared = admin.get("/api/get-provider", params={"id": "admin/provider_balance"}).json()
+    assert shared["status"] == "ok" and shared["data"]["name"] == "provider_balance"
+    refused = admin.post("/api/update-provider", params={"id": "admin/provider_balance"},
+                         json={"owner": "admin", "name": "provider_balance", "displayName": "x"}).json()
+    assert refused["status"] == "error"
+    listed = admin.get("/api/get-providers", params={"owner": world.a}).json()["data"]
+    assert {p["owner"] for p in listed} <= {world.a, "admin"} and any(p["owner"] == "admin" for p in listed)
+
+
+def test_an_ordinary_user_edits_only_what_their_organization_allows(callers, world):
+    alice = callers["user_a"]
+    me = alice.get("/api/get-user", params={"id": f"{world.a}/alice"}).json()["data"]
+    me["displayName"] = "Alice L."
+    assert alice.post("/api/update-user", params={"id": f"{world.a}/alice"}, json=me).json()["data"] == "Affected"
+    me["isAdmin"] = True
+    refused = alice.post("/api/update-user", params={"id": f"{world.a}/alice"}, json=me).json()
+    assert refused["status"] == "error" and "isAdmin" in refused["msg"]
+    other = alice.get("/api/get-user", params={"id": f"{world.a}/boss"}).json()
+    assert other["status"] == "error" or other["data"] is None
