@@ -58,7 +58,8 @@ def world(database) -> World:
     names: dict[str, dict[str, str]] = {}
     with session_scope() as db:
         for org in (a, b):
-            crud.add_record(db, god, REGISTRY["organization"], {"owner": "admin", "name": org, "passwordType": "argon2id"})
+            crud.add_record(db, god, REGISTRY["organization"],
+                            {"owner": "admin", "name": org, "passwordType": "argon2id"})
             for user, admin in (("boss", True), ("alice", False)):
                 crud.add_record(db, god, REGISTRY["user"], {"owner": org, "name": user, "password": PASSWORD,
                                                              "isAdmin": admin})
