@@ -11,7 +11,7 @@ from fastapi.routing import APIRoute
 
 from ..services.errors import ServiceError
 from ..settings import settings
-from . import account, resources
+from . import account, extras, resources
 from .callers import SESSION_COOKIE
 from .envelope import error, service_error
 
@@ -58,6 +58,7 @@ def create_api() -> FastAPI:
 
     api.include_router(account.router)
     api.include_router(resources.router)
+    api.include_router(extras.router)
     return api
 
 

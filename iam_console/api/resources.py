@@ -51,9 +51,14 @@ def _list(kind: Kind, unscoped: bool) -> Callable:
 
 def _get(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
-        owner, name = _id(request)
+        params = request.query_params
+        by = next((param for param in kind.find_by if params.get(param)), None)
         with session_scope() as db:
-            return ok(crud.get_record(db, actor(db, request), kind, owner, name))
+            caller = actor(db, request)
+            if by and not params.get("id"):
+                return ok(crud.find_record(db, caller, kind, params.get("owner", ""), kind.find_by[by], params[by]))
+            owner, name = _id(request)
+            return ok(crud.get_record(db, caller, kind, owner, name))
     return handler
 
 

@@ -162,6 +162,23 @@ def _rehash_if_needed(user: User, organization: Organization, password: str) -> 
         user.password_type = wanted
 
 
+def check_password(db: Session, user: User, organization: Organization, application: Application | None,
+                   password: str) -> None:
+    """Verify a password under the failed sign-in limit: a frozen account is refused
+    before its password is checked, a wrong one counts, a right one resets the count
+    (and re-hashes a legacy hash)."""
+    if application is None:
+        application = db.exec(select(Application).where(
+            Application.owner == b.ADMIN_OWNER, Application.name == b.BUILT_IN_APP)).one()
+    _check_frozen(db, user, application)
+    if not _password_matches(user, organization, password):
+        raise _record_failure(db, user, application)
+    user.signin_wrong_times = 0
+    user.last_signin_wrong_time = None
+    _rehash_if_needed(user, organization, password)
+    db.add(user)
+
+
 def sign_in(db: Session, req: SignInRequest) -> SignedIn:
     """Check the credentials and open a session, or raise ServiceError."""
     _check_request(req)
@@ -171,16 +188,11 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn:
         raise ServiceError("The user: %s/%s doesn't exist", organization.name, req.username.strip())
     if user.is_forbidden:
         raise ServiceError("The user is forbidden to sign in, please contact the administrator")
-    _check_frozen(db, user, application)
-    if not _password_matches(user, organization, req.password):
-        raise _record_failure(db, user, application)
+    check_password(db, user, organization, application, req.password)
 
     now = utcnow()
-    user.signin_wrong_times = 0
-    user.last_signin_wrong_time = None
     user.last_signin_time = now
     user.last_signin_ip = req.client_ip[:100]
-    _rehash_if_needed(user, organization, req.password)
     db.add(user)
 
     if req.previous_token:  # rotate: the id the browser had before sign-in dies here

@@ -30,6 +30,9 @@ class Request:
     language: str = ""
 
 
+NO_REQUEST = Request()
+
+
 def split_id(value: str) -> tuple[str, str]:
     """Casdoor's id: owner/name with exactly one '/'."""
     if not isinstance(value, str) or value.count("/") != 1:
@@ -55,8 +58,8 @@ def present(actor: Actor, kind: Kind, row: m.Named) -> dict[str, Any]:
 
 
 def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], *,
-                 owner: str = "", organization: str = "") -> query.Page:
-    scope = policy.read_scope(actor, kind, owner, organization)
+                 owner: str = "", organization: str = "", where: list | None = None) -> query.Page:
+    scope = policy.read_scope(actor, kind, owner, organization) + list(where or [])
     page = query.run(db, kind.model, scope, query.parse_list_query(params))
     return query.Page([present(actor, kind, row) for row in page.rows], page.total, page.page)
 
@@ -79,6 +82,15 @@ def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m
 def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> dict[str, Any] | None:
     row = _readable(db, actor, kind, owner, name)
     return present(actor, kind, row) if row is not None else None
+
+
+def find_record(db: Session, actor: Actor, kind: Kind, owner: str, attribute: str, value: str) -> dict | None:
+    """get-X by another unique field within an organization (get-user by email, phone, userId)."""
+    model = kind.model
+    scope = policy.read_scope(actor, kind, owner)
+    rows = db.exec(select(model).where(model.owner == owner, getattr(model, attribute) == value, *scope)
+                   .limit(2)).all()
+    return present(actor, kind, rows[0]) if len(rows) == 1 else None
 
 
 def _locked(db: Session, actor: Actor, kind: Kind, target: m.Named) -> frozenset[str]:
@@ -106,7 +118,7 @@ def _save(db: Session, row: m.Named, kind: Kind) -> None:
         raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name) from None
 
 
-def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = Request()) -> str:
+def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST) -> str:
     row = kind.model()
     changed = wire.apply(row, data)
     policy.check_write(actor, kind, None, row)
@@ -121,7 +133,7 @@ def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], requ
 
 
 def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, data: dict[str, Any],
-                  request: Request = Request()) -> str:
+                  request: Request = NO_REQUEST) -> str:
     old = _readable(db, actor, kind, owner, name)
     if old is None:
         return UNAFFECTED
@@ -141,7 +153,7 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
 
 
 def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
-                  request: Request = Request()) -> str:
+                  request: Request = NO_REQUEST) -> str:
     row = _readable(db, actor, kind, owner, name)
     if row is None:
         return UNAFFECTED

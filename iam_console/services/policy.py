@@ -27,6 +27,21 @@ def _deny() -> ServiceError:
     return ServiceError(UNAUTHORIZED)
 
 
+def require_user(actor: Actor) -> None:
+    """A signed-in user (not an application client)."""
+    if actor.is_anonymous:
+        raise Unauthorized()
+    if actor.user is None:
+        raise _deny()
+
+
+def require_admin(actor: Actor) -> None:
+    if actor.is_anonymous:
+        raise Unauthorized()
+    if not actor.is_admin:
+        raise _deny()
+
+
 def _user_scope(actor: Actor, kind: Kind) -> list[sa.ColumnElement]:
     """What an ordinary user may read, by kind."""
     model, org = kind.model, actor.organization

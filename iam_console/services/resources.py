@@ -31,6 +31,7 @@ class Kind:
     global_list: bool = False  # has get-global-{plural}
     writable: bool = True  # False: written only by the server itself (records, verifications)
     name_prefix: str = ""  # generated names: {prefix}_{random}
+    find_by: dict[str, str] = field(default_factory=dict)  # get-X?owner=&{param}= -> attribute
     # what the kind adds to the generic machinery (see services/rules.py)
     defaults: Callable[..., dict[str, Any]] | None = None
     validate: Callable[..., None] | None = None
@@ -46,7 +47,8 @@ def _kinds() -> list[Kind]:
     admin_owned = {"ownership": Ownership.ADMIN, "organization_attr": "organization"}
     return [
         Kind("organization", m.Organization, Ownership.ADMIN, "name", name_prefix="organization"),
-        Kind("user", m.User, global_list=True, name_prefix="user"),
+        Kind("user", m.User, global_list=True, name_prefix="user",
+             find_by={"email": "email", "phone": "phone", "userId": "uuid"}),
         Kind("group", m.Group, name_prefix="group"),
         Kind("invitation", m.Invitation, name_prefix="invitation"),
         Kind("ldap", m.Ldap, name_prefix="ldap"),

@@ -167,20 +167,72 @@ def call(client: TestClient, world: World, method: str, path: str, target_org: s
     return client.post(path, json={"owner": owner, "name": name}).json()
 
 
+# The routes beyond the CRUD family: how to aim each at organization B, and
+# whether an answer leaked B's data (rows: the list in data, if any).
+def _rows(body: dict) -> list:
+    data = body.get("data") if body.get("status") == "ok" else None
+    return data if isinstance(data, list) else ([data] if isinstance(data, dict) else [])
+
+
+EXTRAS = {
+    "/api/get-organization-names": lambda c, w, o: c.get("/api/get-organization-names"),
+    "/api/get-default-application": lambda c, w, o: c.get("/api/get-default-application", params={"id": f"admin/{o}"}),
+    "/api/get-organization-applications": lambda c, w, o: c.get("/api/get-organization-applications",
+                                                                 params={"owner": "admin", "organization": o}),
+    "/api/get-user-application": lambda c, w, o: c.get("/api/get-user-application", params={"id": f"{o}/boss"}),
+    "/api/get-permissions-by-submitter": lambda c, w, o: c.get("/api/get-permissions-by-submitter"),
+    "/api/get-user-count": lambda c, w, o: c.get("/api/get-user-count", params={"owner": o}),
+    "/api/get-sorted-users": lambda c, w, o: c.get("/api/get-sorted-users", params={"owner": o, "sorter": "name"}),
+    "/api/set-password": lambda c, w, o: c.post("/api/set-password", data={
+        "userOwner": o, "userName": "boss", "oldPassword": PASSWORD, "newPassword": "Hijacked-pass-1"}),
+    "/api/check-user-password": lambda c, w, o: c.post("/api/check-user-password", params={"id": f"{o}/boss"},
+                                                       json={"owner": o, "name": "boss", "password": PASSWORD}),
+    "/api/remove-user-from-group": lambda c, w, o: c.post("/api/remove-user-from-group",
+                                                          params={"owner": o, "name": "boss", "groupName": "g"}),
+    "/api/get-dashboard": lambda c, w, o: c.get("/api/get-dashboard", params={"owner": o}),
+}
+# where a successful answer is allowed as long as it holds nothing of B
+SAFE_IF_EMPTY_OF_B = {"/api/get-organization-names", "/api/get-organization-applications",
+                      "/api/get-permissions-by-submitter", "/api/get-sorted-users"}
+
+
 def test_every_route_is_known():
     for _, path in api_routes():
-        if path not in ACCOUNT_ROUTES:
+        if path not in ACCOUNT_ROUTES and path not in EXTRAS:
             classify(path)
 
 
-@pytest.mark.parametrize(("method", "path"), [r for r in api_routes() if r[1] not in ACCOUNT_ROUTES])
+@pytest.mark.parametrize("path", sorted(EXTRAS))
+def test_extras_give_anonymous_nothing(callers, world, path):
+    body = EXTRAS[path](callers["anonymous"], world, world.a).json()
+    assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
+
+
+@pytest.mark.parametrize("caller", ["user_a", "admin_a"])
+@pytest.mark.parametrize("path", sorted(EXTRAS))
+def test_extras_never_reach_organization_b(callers, world, caller, path):
+    body = EXTRAS[path](callers[caller], world, world.b).json()
+    if path in SAFE_IF_EMPTY_OF_B:
+        leaked = [row for row in _rows(body) if world.b in (row.get("owner"), row.get("name"), row.get("organization"))]
+        assert not leaked, (path, body)
+    else:
+        assert body["status"] == "error" or body["data"] is None, (path, body)
+    # and B's admin still signs in with their own password
+    assert TestClient(api).post("/api/login", json={"organization": world.b, "username": "boss",
+                                                     "password": PASSWORD}).json()["status"] == "ok"
+
+
+CRUD_ROUTES = [r for r in api_routes() if r[1] not in ACCOUNT_ROUTES and r[1] not in EXTRAS]
+
+
+@pytest.mark.parametrize(("method", "path"), CRUD_ROUTES)
 def test_anonymous_callers_get_nothing(callers, world, method, path):
     body = call(callers["anonymous"], world, method, path, world.a)
     assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
 
 
 @pytest.mark.parametrize("caller", ["user_a", "admin_a"])
-@pytest.mark.parametrize(("method", "path"), [r for r in api_routes() if r[1] not in ACCOUNT_ROUTES])
+@pytest.mark.parametrize(("method", "path"), CRUD_ROUTES)
 def test_organization_a_never_reaches_organization_b(callers, world, caller, method, path):
     operation, kind, is_list = classify(path)
     name = world.names[kind.name][world.b]

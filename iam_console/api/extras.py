@@ -1,0 +1,156 @@
+"""Routes beyond the CRUD family that the console and the SDKs call (casdoor-api.md §1)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlmodel import select
+
+from .. import models as m
+from ..db import session_scope
+from ..services import builtin as b
+from ..services import crud, dashboard, policy, users
+from ..services.errors import ServiceError
+from ..services.resources import REGISTRY
+from .bodies import json_body
+from .callers import actor
+from .envelope import ok
+from .resources import audit_context
+
+router = APIRouter(prefix="/api", tags=["extras"])
+
+
+def _flag(value: str | None) -> bool | None:
+    """isOnline as the SDKs send it: '' (all), 1/0, true/false."""
+    if value in (None, ""):
+        return None
+    return value.lower() in ("1", "true")
+
+
+async def _form_or_json(request: Request) -> dict:
+    """set-password comes as multipart or urlencoded form (Python SDK) or JSON."""
+    content_type = request.headers.get("content-type", "")
+    if "form" in content_type:
+        form = await request.form()
+        return {k: v for k, v in form.items() if isinstance(v, str)}
+    return await json_body(request, allow_empty=True)
+
+
+@router.get("/get-organization-names")
+async def get_organization_names(request: Request) -> JSONResponse:
+    """Names and display names of the organizations the caller may see."""
+    with session_scope() as db:
+        scope = policy.read_scope(actor(db, request), REGISTRY["organization"])
+        rows = db.exec(select(m.Organization.name, m.Organization.display_name).where(*scope)
+                       .order_by(m.Organization.name).limit(10_000)).all()
+    return ok([{"owner": b.ADMIN_OWNER, "name": n, "displayName": d} for n, d in rows])
+
+
+@router.get("/get-default-application")
+async def get_default_application(request: Request) -> JSONResponse:
+    """The organization's default application (app-built-in when it names none)."""
+    _, organization = crud.split_id(request.query_params.get("id", ""))
+    with session_scope() as db:
+        caller = actor(db, request)
+        org = db.exec(select(m.Organization).where(m.Organization.owner == b.ADMIN_OWNER,
+                                                   m.Organization.name == organization)).first()
+        if org is None:
+            raise ServiceError("The organization: %s does not exist", organization)
+        name = org.default_application or b.BUILT_IN_APP
+        return ok(crud.get_record(db, caller, REGISTRY["application"], b.ADMIN_OWNER, name))
+
+
+@router.get("/get-organization-applications")
+async def get_organization_applications(request: Request) -> JSONResponse:
+    params = dict(request.query_params)
+    organization = params.get("organization", "")
+    if not organization:
+        raise ServiceError("The organization cannot be empty")
+    with session_scope() as db:
+        page = crud.list_records(db, actor(db, request), REGISTRY["application"], params, organization=organization)
+    return ok(page.rows, page.total)
+
+
+@router.get("/get-user-application")
+async def get_user_application(request: Request) -> JSONResponse:
+    """The application a user signed up through (their organization's default otherwise)."""
+    owner, name = crud.split_id(request.query_params.get("id", ""))
+    with session_scope() as db:
+        caller = actor(db, request)
+        user = crud.get_record(db, caller, REGISTRY["user"], owner, name)
+        if user is None:
+            return ok(None)
+        org = db.exec(select(m.Organization).where(m.Organization.owner == b.ADMIN_OWNER,
+                                                   m.Organization.name == owner)).first()
+        application = user["signupApplication"] or (org.default_application if org else "") or b.BUILT_IN_APP
+        return ok(crud.get_record(db, caller, REGISTRY["application"], b.ADMIN_OWNER, application))
+
+
+@router.get("/get-permissions-by-submitter")
+async def get_permissions_by_submitter(request: Request) -> JSONResponse:
+    params = dict(request.query_params)
+    with session_scope() as db:
+        caller = actor(db, request)
+        policy.require_user(caller)
+        page = crud.list_records(db, caller, REGISTRY["permission"], params, owner=caller.organization,
+                                 where=[m.Permission.submitter == caller.name])
+    return ok(page.rows, page.total)
+
+
+@router.get("/get-user-count")
+async def get_user_count(request: Request) -> JSONResponse:
+    params = request.query_params
+    with session_scope() as db:
+        return ok(users.count(db, actor(db, request), params.get("owner", ""), _flag(params.get("isOnline"))))
+
+
+@router.get("/get-sorted-users")
+async def get_sorted_users(request: Request) -> JSONResponse:
+    params = request.query_params
+    try:
+        limit = int(params.get("limit") or 10)
+    except ValueError:
+        raise ServiceError("The parameter limit must be an integer") from None
+    with session_scope() as db:
+        return ok(users.sorted_users(db, actor(db, request), params.get("owner", ""),
+                                            params.get("sorter", ""), limit))
+
+
+@router.post("/set-password")
+async def set_password(request: Request) -> JSONResponse:
+    form = await _form_or_json(request)
+    with session_scope() as db:
+        users.set_password(db, actor(db, request), str(form.get("userOwner", "")), str(form.get("userName", "")),
+                           str(form.get("oldPassword", "")), str(form.get("newPassword", "")),
+                           audit_context(request))
+    return ok()
+
+
+@router.post("/check-user-password")
+async def check_user_password(request: Request) -> JSONResponse:
+    owner, name = crud.split_id(request.query_params.get("id", ""))
+    body = {k.lower(): v for k, v in (await json_body(request)).items()}
+    password = body.get("password")
+    if not isinstance(password, str) or not password:
+        raise ServiceError("The password cannot be empty")
+    with session_scope() as db:
+        users.check_user_password(db, actor(db, request), owner, name, password)
+    return ok()
+
+
+@router.post("/remove-user-from-group")
+async def remove_user_from_group(request: Request) -> JSONResponse:
+    params = dict(request.query_params)
+    if request.headers.get("content-type", "").startswith(("multipart", "application/x-www-form")):
+        params.update({k: v for k, v in (await request.form()).items() if isinstance(v, str)})
+    owner, name, group = params.get("owner", ""), params.get("name", ""), params.get("groupName", "")
+    if not owner or not name or not group:
+        raise ServiceError("The owner, name and groupName cannot be empty")
+    with session_scope() as db:
+        return ok(users.remove_from_group(db, actor(db, request), owner, name, group, audit_context(request)))
+
+
+@router.get("/get-dashboard")
+async def get_dashboard(request: Request) -> JSONResponse:
+    with session_scope() as db:
+        return ok(dashboard.counts(db, actor(db, request), request.query_params.get("owner", "")))

@@ -1,0 +1,110 @@
+"""What users have beyond CRUD: passwords, counts, sorted lists, groups."""
+
+from __future__ import annotations
+
+import re
+
+from sqlmodel import Session, func, select
+
+from .. import models as m
+from ..models.base import utcnow
+from . import accounts, auth, policy, query
+from .access import Actor
+from .crud import NO_REQUEST, Request, present
+from .errors import ServiceError
+from .passwords import hash_password, new_salt
+from .records import audit
+from .resources import REGISTRY
+
+USERS = REGISTRY["user"]
+
+# organization password options -> (check, message)
+PASSWORD_OPTIONS = {
+    "AtLeast6": (lambda p: len(p) >= 6, "The password must have at least 6 characters"),
+    "AtLeast8": (lambda p: len(p) >= 8, "The password must have at least 8 characters"),
+    "Aa123": (lambda p: bool(re.search(r"[a-z]", p) and re.search(r"[A-Z]", p) and re.search(r"\d", p)),
+              "The password must contain at least one uppercase letter, one lowercase letter and one digit"),
+    "SpecialChar": (lambda p: bool(re.search(r"[^A-Za-z0-9]", p)),
+                    "The password must contain at least one special character"),
+    "NoRepeat": (lambda p: not re.search(r"(.)\1", p), "The password must not contain any repeated characters"),
+}
+
+
+def check_password_options(organization: m.Organization | None, password: str) -> None:
+    """The first option the password breaks, as an error (spec part 1 §5)."""
+    for option in (organization.password_options if organization else None) or ["AtLeast6"]:
+        check = PASSWORD_OPTIONS.get(option)
+        if check and not check[0](password):
+            raise ServiceError(check[1])
+
+
+def _user(db: Session, actor: Actor, owner: str, name: str) -> m.User:
+    scope = policy.read_scope(actor, USERS)
+    user = db.exec(select(m.User).where(m.User.owner == owner, m.User.name == name, *scope)).first()
+    if user is None:
+        raise ServiceError("The user: %s/%s doesn't exist", owner, name)
+    return user
+
+
+def set_password(db: Session, actor: Actor, owner: str, name: str, old: str, new: str,
+                 request: Request = NO_REQUEST) -> None:
+    """An admin of the user's organization sets it; the user changes it with the old one."""
+    if not name or not new:
+        raise ServiceError("Empty input!")
+    user = _user(db, actor, owner, name)
+    organization = accounts.organization(db, owner)
+    if organization is None:
+        raise ServiceError("organization is null")
+    is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (owner, name)
+    if not is_self and not actor.is_admin:
+        raise ServiceError(policy.UNAUTHORIZED)
+    # the old password is asked of everyone changing their own, except a global admin
+    if user.password and is_self and not actor.is_global_admin:
+        auth.check_password(db, user, organization, None, old)
+    check_password_options(organization, new)
+    user.password_type = organization.password_type or "argon2id"
+    user.password_salt = organization.password_salt or new_salt()
+    user.password = hash_password(new, user.password_type, user.password_salt)
+    user.last_change_password_time = utcnow()
+    user.need_update_password = False
+    db.add(user)
+    audit(db, organization=owner, user=actor.id, action="set-password", request_uri=request.uri,
+          client_ip=request.client_ip, obj={"userOwner": owner, "userName": name})
+
+
+def check_user_password(db: Session, actor: Actor, owner: str, name: str, password: str) -> None:
+    """Raise unless the password is right (under the failed sign-in limit)."""
+    user = _user(db, actor, owner, name)
+    if user.is_forbidden or user.is_deleted:
+        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
+    auth.check_password(db, user, accounts.organization(db, owner), None, password)
+
+
+def count(db: Session, actor: Actor, owner: str, online: bool | None) -> int:
+    scope = policy.read_scope(actor, USERS, owner)
+    statement = select(func.count()).select_from(m.User).where(*scope)
+    if online is not None:
+        statement = statement.where(m.User.is_online == online)
+    return db.exec(statement).one()
+
+
+def sorted_users(db: Session, actor: Actor, owner: str, sorter: str, limit: int) -> list[dict]:
+    scope = policy.read_scope(actor, USERS, owner)
+    column = query.scalar_column(m.User, sorter or "createdTime", "sort")
+    rows = db.exec(select(m.User).where(*scope).order_by(column.desc(), m.User.pk.desc())
+                   .limit(max(1, min(limit, query.MAX_PAGE_SIZE))))
+    return [present(actor, USERS, row) for row in rows]
+
+
+def remove_from_group(db: Session, actor: Actor, owner: str, name: str, group: str,
+                      request: Request = NO_REQUEST) -> str:
+    user = _user(db, actor, owner, name)
+    policy.require_admin(actor)
+    kept = [g for g in user.groups if g not in (group, f"{owner}/{group}")]
+    if kept == user.groups:
+        return "Unaffected"
+    user.groups = kept
+    db.add(user)
+    audit(db, organization=owner, user=actor.id, action="remove-user-from-group", request_uri=request.uri,
+          client_ip=request.client_ip, obj={"owner": owner, "name": name, "groupName": group})
+    return "Affected"
