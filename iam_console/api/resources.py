@@ -49,13 +49,31 @@ def _list(kind: Kind, unscoped: bool) -> Callable:
     return handler
 
 
+def _alternative_key(kind: Kind, request: Request) -> str | None:
+    """The find_by parameter addressing the record instead of ?id= (get-user?owner=&email=)."""
+    params = request.query_params
+    if params.get("id"):
+        return None
+    return next((param for param in kind.find_by if params.get(param)), None)
+
+
+def _target(db, caller, kind: Kind, request: Request) -> tuple[str, str]:
+    """owner/name from ?id=, or from ?owner=&userId= and the like."""
+    by = _alternative_key(kind, request)
+    if by is None:
+        return _id(request)
+    owner = request.query_params.get("owner", "")
+    found = crud.find_record(db, caller, kind, owner, kind.find_by[by], request.query_params[by])
+    return (owner, found["name"]) if found else (owner, "")
+
+
 def _get(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
         params = request.query_params
-        by = next((param for param in kind.find_by if params.get(param)), None)
         with session_scope() as db:
             caller = actor(db, request)
-            if by and not params.get("id"):
+            by = _alternative_key(kind, request)
+            if by:
                 return ok(crud.find_record(db, caller, kind, params.get("owner", ""), kind.find_by[by], params[by]))
             owner, name = _id(request)
             return ok(crud.get_record(db, caller, kind, owner, name))
@@ -70,12 +88,23 @@ def _add(kind: Kind) -> Callable:
     return handler
 
 
+def _only_columns(body: dict, columns: str) -> dict:
+    """update-X?columns=a,b changes only those fields (the SDKs' update_X_for_columns)."""
+    wanted = {c.strip().lower() for c in columns.split(",") if c.strip()}
+    return {key: value for key, value in body.items() if key.lower() in wanted}
+
+
 def _update(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
-        owner, name = _id(request)
         body = await json_body(request)
+        if request.query_params.get("columns"):
+            body = _only_columns(body, request.query_params["columns"])
         with session_scope() as db:
-            return ok(crud.update_record(db, actor(db, request), kind, owner, name, body, audit_context(request)))
+            caller = actor(db, request)
+            owner, name = _target(db, caller, kind, request)
+            if not name:
+                return ok(crud.UNAFFECTED)
+            return ok(crud.update_record(db, caller, kind, owner, name, body, audit_context(request)))
     return handler
 
 

@@ -8,6 +8,7 @@ its column is an error naming the field, and nothing is written."""
 from __future__ import annotations
 
 import functools
+import typing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,9 +49,10 @@ def _coerce(model: type[Row], column: sa.Column, value: Any, wire: str) -> Any:
             raise ServiceError("The field %s must be a time in RFC 3339 format", wire)
         return parse_time(value, wire)
     if isinstance(kind, sa.JSON):
-        expected = dict if model.model_fields[column.key].annotation in (dict, "dict") else list
+        annotation = model.model_fields[column.key].annotation
+        expected = dict if (typing.get_origin(annotation) or annotation) is dict else list
         if not isinstance(value, expected):
-            raise ServiceError("The field %s must be a %s", wire, "list" if expected is list else "object")
+            raise ServiceError("The field %s must be %s", wire, "a list" if expected is list else "an object")
         return _clean_list(value) if isinstance(value, list) else value
     if isinstance(kind, sa.Boolean):
         if not isinstance(value, bool):

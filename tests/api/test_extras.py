@@ -1,0 +1,160 @@
+"""What the extra routes do for callers who may use them."""
+
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import select
+
+from iam_console import models as m
+from iam_console.api.app import api
+from iam_console.db import session_scope
+from iam_console.models.base import utcnow
+from iam_console.services import dashboard
+from iam_console.services.access import Actor
+from iam_console.services.passwords import verify_password
+from tests.conftest import ADMIN_PASSWORD, reload_user, unique
+
+
+@pytest.fixture
+def admin(database) -> TestClient:
+    client = TestClient(api)
+    assert client.post("/api/login", json={"organization": "built-in", "username": "admin",
+                                           "password": ADMIN_PASSWORD}).json()["status"] == "ok"
+    return client
+
+
+def sign_in(org: str, name: str, password: str) -> TestClient:
+    client = TestClient(api)
+    body = client.post("/api/login", json={"organization": org, "username": name, "password": password}).json()
+    assert body["status"] == "ok", body
+    return client
+
+
+def test_set_password_by_an_admin_follows_the_password_options(admin, make_org, make_user):
+    org = make_org(password_options=["AtLeast8", "Aa123"])
+    user = make_user(owner=org.name)
+    too_short = admin.post("/api/set-password", data={"userOwner": org.name, "userName": user.name,
+                                                      "newPassword": "Ab1"}).json()
+    assert too_short["msg"] == "The password must have at least 8 characters"
+    weak = admin.post("/api/set-password", data={"userOwner": org.name, "userName": user.name,
+                                                 "newPassword": "alllowercase"}).json()
+    assert "uppercase" in weak["msg"]
+    done = admin.post("/api/set-password", data={"userOwner": org.name, "userName": user.name,
+                                                 "newPassword": "Better-Pass-1"}).json()
+    assert done["status"] == "ok"
+    stored = reload_user(org.name, user.name)
+    assert verify_password("Better-Pass-1", stored.password, stored.password_type, stored.password_salt)
+
+
+def test_a_user_changes_their_own_password_with_the_old_one(make_org, make_user):
+    org = make_org(password_options=["AtLeast6"])
+    user = make_user(owner=org.name, password="first-pass")
+    me = sign_in(org.name, user.name, "first-pass")
+    wrong = me.post("/api/set-password", data={"userOwner": org.name, "userName": user.name,
+                                               "oldPassword": "nope", "newPassword": "second-pass"}).json()
+    assert wrong["status"] == "error" and "incorrect" in wrong["msg"]
+    right = me.post("/api/set-password", data={"userOwner": org.name, "userName": user.name,
+                                               "oldPassword": "first-pass", "newPassword": "second-pass"}).json()
+    assert right["status"] == "ok"
+    sign_in(org.name, user.name, "second-pass")
+
+
+def test_set_password_refuses_empty_input(admin):
+    assert admin.post("/api/set-password", data={"userOwner": "built-in"}).json()["msg"] == "Empty input!"
+
+
+def test_check_user_password(admin, make_user):
+    user = make_user(password="checked-pass")
+    right = admin.post("/api/check-user-password", params={"id": f"built-in/{user.name}"},
+                       json={"password": "checked-pass"}).json()
+    wrong = admin.post("/api/check-user-password", params={"id": f"built-in/{user.name}"},
+                       json={"password": "bad"}).json()
+    assert right["status"] == "ok" and wrong["status"] == "error"
+    assert reload_user("built-in", user.name).signin_wrong_times == 1  # it counts like a sign-in
+
+
+def test_user_count_and_sorted_users(admin, make_org, make_user):
+    org = make_org()
+    for score in (5, 50, 500):
+        make_user(owner=org.name, score=score, is_online=score == 50)
+    assert admin.get("/api/get-user-count", params={"owner": org.name, "isOnline": ""}).json()["data"] == 3
+    assert admin.get("/api/get-user-count", params={"owner": org.name, "isOnline": "1"}).json()["data"] == 1
+    assert admin.get("/api/get-user-count", params={"owner": org.name, "isOnline": "false"}).json()["data"] == 2
+    top = admin.get("/api/get-sorted-users", params={"owner": org.name, "sorter": "score", "limit": "2"}).json()
+    assert [u["score"] for u in top["data"]] == [500, 50]
+    bad = admin.get("/api/get-sorted-users", params={"owner": org.name, "sorter": "score;drop table user"}).json()
+    assert bad["status"] == "error" and "not a column" in bad["msg"]
+
+
+def test_get_user_by_email_phone_and_user_id(admin, make_org, make_user):
+    org = make_org()
+    user = make_user(owner=org.name, email="found@example.org", phone="5550100")
+    for param, value in (("email", "found@example.org"), ("phone", "5550100"), ("userId", user.uuid)):
+        body = admin.get("/api/get-user", params={"owner": org.name, param: value}).json()
+        assert body["data"]["name"] == user.name, param
+    assert admin.get("/api/get-user", params={"owner": org.name, "email": "none@x"}).json()["data"] is None
+
+
+def test_remove_user_from_group(admin, make_user):
+    user = make_user(groups=["built-in/staff", "built-in/ops"])
+    body = admin.post("/api/remove-user-from-group",
+                      params={"owner": "built-in", "name": user.name, "groupName": "staff"}).json()
+    assert body["data"] == "Affected"
+    assert reload_user("built-in", user.name).groups == ["built-in/ops"]
+
+
+def test_organization_names_and_applications(admin, make_org):
+    org = make_org(display_name="Named Org")
+    names = admin.get("/api/get-organization-names", params={"owner": "admin"}).json()["data"]
+    assert {"owner": "admin", "name": org.name, "displayName": "Named Org"} in names
+    default = admin.get("/api/get-default-application", params={"id": f"admin/{org.name}"}).json()["data"]
+    assert default["name"] == "app-built-in"
+    apps = admin.get("/api/get-organization-applications",
+                     params={"owner": "admin", "organization": "built-in"}).json()["data"]
+    assert "app-built-in" in [a["name"] for a in apps]
+
+
+def test_user_application(admin):
+    body = admin.get("/api/get-user-application", params={"id": "built-in/admin"}).json()
+    assert body["data"]["name"] == "app-built-in"
+
+
+def test_permissions_by_submitter(make_org, make_user):
+    org = make_org()
+    make_user(owner=org.name, name="sub", password="submit-pass")
+    me = sign_in(org.name, "sub", "submit-pass")
+    name = unique("perm")
+    added = me.post("/api/add-permission", json={"owner": org.name, "name": name, "users": [f"{org.name}/sub"],
+                                                  "resources": ["app-built-in"], "actions": ["Read"],
+                                                  "submitter": "sub", "state": "Approved"}).json()
+    assert added["data"] == "Affected"
+    mine = me.get("/api/get-permissions-by-submitter").json()["data"]
+    assert [p["name"] for p in mine] == [name]
+    assert mine[0]["state"] == "Pending"  # a normal user's request cannot approve itself
+
+
+def test_dashboard_counts_per_day(database, make_org, make_user):
+    org = make_org()
+    now = utcnow()
+    with session_scope() as db:
+        for days_ago in (40, 10, 10, 0):
+            db.add(m.Role(owner=org.name, name=unique("role"), created_time=now - timedelta(days=days_ago)))
+    god = Actor(application=_app())
+    with session_scope() as db:
+        series = dashboard.counts(db, god, org.name, now=now)
+    assert set(series) == {f"{kind}Counts" for kind in dashboard.SERIES} and len(series) == 14
+    roles = series["roleCounts"]
+    assert len(roles) == 31 and roles[0] == 1 and roles[20] == 3 and roles[-1] == 4
+
+
+def test_dashboard_is_for_admins(make_org, make_user):
+    org = make_org()
+    make_user(owner=org.name, name="plain", password="plain-pass")
+    body = sign_in(org.name, "plain", "plain-pass").get("/api/get-dashboard").json()
+    assert body["status"] == "error" and body["msg"] == "Unauthorized operation"
+
+
+def _app() -> m.Application:
+    with session_scope() as db:
+        return db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()
