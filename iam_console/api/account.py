@@ -53,7 +53,8 @@ async def login(request: Request) -> JSONResponse:
     return response
 
 
-@router.api_route("/logout", methods=["GET", "POST"])
+@router.get("/logout", operation_id="logout_get")
+@router.post("/logout", operation_id="logout_post")
 async def logout(request: Request) -> JSONResponse:
     """Without an id_token_hint: ends the cookie's session; data is the user,
     data2 the application's homepage (where the console goes next, if set)."""

@@ -6,16 +6,21 @@ import functools
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
 from ..settings import settings
-from . import account, extras, resources
+from . import account, extras, resources, sessions
 from .callers import SESSION_COOKIE
 from .envelope import error, service_error
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+OPENAPI_URL = "/api/openapi.json"
+SWAGGER_ASSETS = "/api/swagger-ui"
 
 
 def _origin_of(url: str) -> str:
@@ -38,7 +43,17 @@ def allowed_origins() -> frozenset[str]:
 
 
 def create_api() -> FastAPI:
-    api = FastAPI(title="IAM Console API", docs_url=None, redoc_url=None, openapi_url=None)
+    api = FastAPI(title="IAM Console API", version="1", docs_url=None, redoc_url=None, openapi_url=OPENAPI_URL,
+                  description="Casdoor-compatible REST API. Business errors answer HTTP 200 in the envelope.")
+    # Swagger UI from the swagger-ui-bundle package: nothing is fetched from a CDN
+    api.mount(SWAGGER_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="swagger-ui")
+
+    @api.get("/swagger", include_in_schema=False)
+    async def _swagger() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=OPENAPI_URL, title="IAM Console API",
+                                   swagger_js_url=f"{SWAGGER_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{SWAGGER_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url="/favicon.ico")
 
     @api.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
@@ -59,6 +74,7 @@ def create_api() -> FastAPI:
     api.include_router(account.router)
     api.include_router(resources.router)
     api.include_router(extras.router)
+    api.include_router(sessions.router)
     return api
 
 

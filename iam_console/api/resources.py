@@ -125,6 +125,8 @@ def _register() -> None:
         if kind.global_list:
             router.add_api_route(f"/get-global-{plural}", _list(kind, True), methods=["GET"],
                                  name=f"get-global-{plural}", summary=f"List {plural} of every organization")
+        if not kind.named:
+            continue
         router.add_api_route(f"/get-{kind.name}", _get(kind), methods=["GET"], name=f"get-{kind.name}",
                              summary=f"Read one {kind.name} by id=owner/name")
         if not kind.writable:

@@ -53,6 +53,8 @@ def _user_scope(actor: Actor, kind: Kind) -> list[sa.ColumnElement]:
         return [model.organization == org]
     if kind.name == "permission":
         return [model.owner == org, model.submitter == actor.name]
+    if kind.name == "session":
+        return [model.owner == org, model.name == actor.name]
     raise _deny()
 
 

@@ -1,15 +1,14 @@
 """The registry: each resource kind declared once (DESIGN principle 2).
 
-A declaration says which table holds the kind, who owns its records, and the
-kind's own rules (defaults for new records, validation, protections); the
-generic services, the HTTP routes and the tests are driven from here."""
+A declaration says which table holds the kind, who owns its records and how
+they are addressed; the generic services, the HTTP routes and the tests are
+driven from here. The rules particular to a kind (defaults for new records,
+validation, protections) are in services/rules.py under the kind's name."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from .. import models as m
 from . import builtin as b
@@ -32,11 +31,9 @@ class Kind:
     writable: bool = True  # False: written only by the server itself (records, verifications)
     name_prefix: str = ""  # generated names: {prefix}_{random}
     find_by: dict[str, str] = field(default_factory=dict)  # get-X?owner=&{param}= -> attribute
-    # what the kind adds to the generic machinery (see services/rules.py)
-    defaults: Callable[..., dict[str, Any]] | None = None
-    validate: Callable[..., None] | None = None
-    protect: Callable[..., None] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # False: records are not addressed by owner/name alone; the generic routes
+    # serve only the list and a module of the kind's own serves the rest (sessions)
+    named: bool = True
 
     @property
     def plural_name(self) -> str:
@@ -57,6 +54,7 @@ def _kinds() -> list[Kind]:
         Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert"),
         Kind("token", m.Token, **admin_owned, name_prefix="token"),
         Kind("resource", m.Resource, name_prefix="resource"),
+        Kind("session", m.Session, named=False),
         Kind("record", m.Record, writable=False),
         Kind("verification", m.Verification, writable=False),
         Kind("role", m.Role, name_prefix="role"),

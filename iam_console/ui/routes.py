@@ -20,7 +20,9 @@ class Page:
 
 
 PAGES: list[Page] = []
-SCREENS: set[str] = set()  # static routes with a screen: what the menu may link to
+# Screens served by the HTTP API rather than Reflex: linked with a full page load.
+EXTERNAL_SCREENS = frozenset({"/swagger"})
+SCREENS: set[str] = set(EXTERNAL_SCREENS)  # routes with a screen: what the menu may link to
 
 
 def page(route: str, title: str, *, guarded: bool = True, on_load: Any = None):

@@ -8,7 +8,7 @@ from reflex.style import set_color_mode
 
 from ..i18n import LANGUAGE_NAMES
 from ..services.navigation import MENU, MenuGroup
-from .routes import SCREENS
+from .routes import EXTERNAL_SCREENS, SCREENS
 from .state.account import Account
 from .state.prefs import ALL_ORGANIZATIONS, Prefs
 from .text import t
@@ -26,7 +26,8 @@ def themed(*children: rx.Component) -> rx.Component:
 
 
 def _item_link(key: str, label: str) -> rx.Component:
-    return rx.link(t(label), href=key, underline="none", width="100%", id=f"menu-item{key.replace('/', '-')}")
+    return rx.link(t(label), href=key, underline="none", width="100%", id=f"menu-item{key.replace('/', '-')}",
+                   is_external=key in EXTERNAL_SCREENS)
 
 
 def _group_menu(group: MenuGroup) -> rx.Component:

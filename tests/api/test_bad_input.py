@@ -11,7 +11,8 @@ from iam_console.db import session_scope
 from iam_console.services.resources import REGISTRY, Ownership
 from tests.conftest import ADMIN_PASSWORD
 
-WRITABLE = sorted(name for name, kind in REGISTRY.items() if kind.writable)
+# sessions are addressed by owner/name/application: tests/api/test_sessions.py covers them
+WRITABLE = sorted(name for name, kind in REGISTRY.items() if kind.writable and kind.named)
 # not columns of any list; "pk" is the hidden key, "password" a secret (never searchable or sortable)
 INJECTIONS = ["name;drop table user", "name' OR '1'='1", "createdTime) --", "../../etc/passwd", "pk", "password"]
 SQL_WORDS = ("sqlite", "syntax", "sqlalchemy", "psycopg", "pymysql", "traceback", "select ")

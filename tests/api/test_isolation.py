@@ -29,6 +29,8 @@ ACCOUNT_ROUTES = {"/api/login", "/api/logout", "/api/get-account"}
 REQUIRED = {
     "permission": {"users": ["{org}/*"], "resources": ["app-built-in"], "actions": ["Read"]},
 }
+# Kinds addressed by more than owner/name.
+IDENTITY = {"session": {"application": "app-built-in"}}
 
 
 @dataclass
@@ -48,7 +50,7 @@ def _record(kind: Kind, org: str) -> dict:
             body[kind.organization_attr] = org
     for key, value in REQUIRED.get(kind.name, {}).items():
         body[key] = [v.replace("{org}", org) for v in value]
-    return body
+    return {**body, **IDENTITY.get(kind.name, {})}
 
 
 @pytest.fixture(scope="module")
@@ -161,10 +163,11 @@ def call(client: TestClient, world: World, method: str, path: str, target_org: s
         return client.get(path, params={"id": f"{owner}/{name}"}).json()
     if operation == "add":
         return client.post(path, json=_record(kind, target_org)).json()
+    identity = IDENTITY.get(kind.name, {})
     if operation == "update":
-        return client.post(path, params={"id": f"{owner}/{name}"},
-                           json={"owner": owner, "name": name, "displayName": "changed by another org"}).json()
-    return client.post(path, json={"owner": owner, "name": name}).json()
+        return client.post(path, params={"id": f"{owner}/{name}"}, json={
+            "owner": owner, "name": name, "displayName": "changed by another org", **identity}).json()
+    return client.post(path, json={"owner": owner, "name": name, **identity}).json()
 
 
 # The routes beyond the CRUD family: how to aim each at organization B, and

@@ -1,0 +1,75 @@
+"""Casdoor's session objects: one per user and application, listing the ids of
+that user's live sign-ins. Deleting one (or an id from it) signs those out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, delete, select
+
+from .. import models as m
+from . import policy, wire
+from .access import Actor
+from .crud import AFFECTED, NO_REQUEST, UNAFFECTED, Request, present
+from .errors import ServiceError
+from .records import audit
+from .resources import REGISTRY
+
+SESSIONS = REGISTRY["session"]
+
+
+def split_pk(value: str) -> tuple[str, str, str]:
+    """sessionPkId: owner/name/application."""
+    parts = value.split("/") if isinstance(value, str) else []
+    if len(parts) != 3 or not all(parts):
+        raise ServiceError("The session id must be of the form owner/name/application")
+    return parts[0], parts[1], parts[2]
+
+
+def _row(db: Session, actor: Actor, owner: str, name: str, application: str) -> m.Session | None:
+    scope = policy.read_scope(actor, SESSIONS)
+    model = m.Session
+    row = db.exec(select(model).where(model.owner == owner, model.name == name, model.application == application,
+                                      *scope)).first()
+    if row is None and db.exec(select(model.pk).where(model.owner == owner, model.name == name,
+                                                      model.application == application)).first() is not None:
+        raise ServiceError(policy.UNAUTHORIZED)
+    return row
+
+
+def get(db: Session, actor: Actor, owner: str, name: str, application: str) -> dict[str, Any] | None:
+    row = _row(db, actor, owner, name, application)
+    return present(actor, SESSIONS, row) if row else None
+
+
+def save(db: Session, actor: Actor, data: dict[str, Any], request: Request = NO_REQUEST) -> str:
+    """add-session and update-session: an admin records or replaces the listed ids."""
+    policy.require_admin(actor)
+    probe = m.Session()
+    wire.apply(probe, data)
+    if not probe.owner or not probe.name or not probe.application:
+        raise ServiceError("The owner, name and application cannot be empty")
+    row = _row(db, actor, probe.owner, probe.name, probe.application)
+    policy.check_write(actor, SESSIONS, row, probe)
+    if row is None:
+        row = probe
+    elif not wire.apply(row, {"sessionId": probe.session_id}):
+        return UNAFFECTED
+    db.add(row)
+    audit(db, organization=row.owner, user=actor.id, action="update-session", request_uri=request.uri,
+          client_ip=request.client_ip, obj={"owner": row.owner, "name": row.name, "application": row.application})
+    return AFFECTED
+
+
+def remove(db: Session, actor: Actor, owner: str, name: str, application: str, request: Request = NO_REQUEST) -> str:
+    """delete-session: the row goes, and with it every sign-in it listed."""
+    row = _row(db, actor, owner, name, application)
+    if row is None:
+        return UNAFFECTED
+    policy.check_write(actor, SESSIONS, row, None)
+    if row.session_id:
+        db.exec(delete(m.AuthSession).where(m.AuthSession.session_id.in_(row.session_id)))
+    db.delete(row)
+    audit(db, organization=owner, user=actor.id, action="delete-session", request_uri=request.uri,
+          client_ip=request.client_ip, obj={"owner": owner, "name": name, "application": application})
+    return AFFECTED
