@@ -11,6 +11,14 @@ config = context.config
 target_metadata = SQLModel.metadata
 
 
+def include_name(name, type_, parent_names) -> bool:
+    """Leave out what migrations make by hand for search: the FTS5 table with its
+    shadow tables (SQLite) and the trigram indexes (PostgreSQL)."""
+    if type_ == "table" and name and name.startswith("user_search"):
+        return False
+    return not (type_ == "index" and name and name.endswith("_trgm"))
+
+
 def run_migrations_offline() -> None:
     context.configure(url=config.attributes.get("database_url", settings.database_url),
                       target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
@@ -22,7 +30,7 @@ def run_migrations_online() -> None:
     engine = make_engine(config.attributes.get("database_url", settings.database_url))
     with engine.connect() as connection:
         context.configure(connection=connection, target_metadata=target_metadata,
-                          render_as_batch=True, compare_type=True)
+                          render_as_batch=True, compare_type=True, include_name=include_name)
         with context.begin_transaction():
             context.run_migrations()
     engine.dispose()

@@ -9,10 +9,11 @@ from .credentials import Resource, Token, Verification
 from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
 from .operations import Syncer, Webhook
+from .stats import RowCount
 
 __all__ = [
     "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
     "Invitation", "Ldap", "Named", "Order", "Organization", "Payment", "Permission", "Plan", "Pricing",
-    "Product", "Provider", "Record", "Resource", "Role", "Row", "Session", "Subscription", "Syncer",
+    "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session", "Subscription", "Syncer",
     "Token", "Transaction", "User", "Verification", "Webhook", "detached_copy", "to_wire", "wire_name",
 ]

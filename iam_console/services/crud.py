@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import masked, to_wire
-from . import accounts, policy, query, rules, wire
+from . import accounts, counts, policy, query, rules, wire
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -60,7 +60,9 @@ def present(actor: Actor, kind: Kind, row: m.Named) -> dict[str, Any]:
 def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], *,
                  owner: str = "", organization: str = "", where: list | None = None) -> query.Page:
     scope = policy.read_scope(actor, kind, owner, organization) + list(where or [])
-    page = query.run(db, kind.model, scope, query.parse_list_query(params))
+    plain, counted_owner = policy.owner_only_scope(actor, kind, owner)
+    counted = (lambda: counts.total(db, kind.model.__tablename__, counted_owner)) if plain and not where else None
+    page = query.run(db, kind.model, scope, query.parse_list_query(params), counted)
     return query.Page([present(actor, kind, row) for row in page.rows], page.total, page.page)
 
 
@@ -118,14 +120,28 @@ def _save(db: Session, row: m.Named, kind: Kind) -> None:
         raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name) from None
 
 
-def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST) -> str:
-    row = kind.model()
+def parse_new(actor: Actor, kind: Kind, data: dict[str, Any], row: m.Named | None = None) -> tuple[m.Named, set[str]]:
+    """A new record read from its wire object, refused if the actor may not add it.
+    `row` is the blank record to fill (a fresh `kind.model()` by default)."""
+    row = kind.model() if row is None else row
     changed = wire.apply(row, data)
     policy.check_write(actor, kind, None, row)
-    if _find(db, kind, row.owner, row.name) is not None:
-        raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name)
+    return row, changed
+
+
+def complete_new(db: Session, actor: Actor, kind: Kind, row: m.Named, changed: set[str]) -> None:
+    """What every new record passes before it is saved: the kind's defaults and
+    side fields (a password is hashed here), then validation. Reads, never writes."""
     rules.before_save(db, actor, kind, None, row, changed)
     rules.validate(db, actor, kind, row)
+
+
+def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST) -> str:
+    """add-X; bulk uploads go through the same parse_new and complete_new (services/uploads.py)."""
+    row, changed = parse_new(actor, kind, data)
+    if _find(db, kind, row.owner, row.name) is not None:
+        raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name)
+    complete_new(db, actor, kind, row, changed)
     _save(db, row, kind)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)

@@ -89,6 +89,16 @@ def read_scope(actor: Actor, kind: Kind, owner: str = "", organization: str = ""
     return [org_column == org]
 
 
+def owner_only_scope(actor: Actor, kind: Kind, owner: str = "") -> tuple[bool, str | None]:
+    """Whether read_scope comes down to `owner == X` (X None: no filter at all),
+    so that a list's total can come from the maintained counts."""
+    if kind.ownership is not Ownership.ORGANIZATION or not actor.is_admin:
+        return False, None
+    if actor.is_global_admin:
+        return True, owner or None
+    return True, actor.organization
+
+
 def check_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> None:
     """Refuse an add (old None), update or delete (new None) the actor may not make."""
     if actor.is_anonymous:

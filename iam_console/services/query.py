@@ -7,6 +7,7 @@ primary key, so pages never repeat or drop a row."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,12 +88,29 @@ def _escape_like(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def search_clause(model: type[Row], query: ListQuery) -> sa.ColumnElement | None:
+# Columns with a trigram index (migration 0002): an FTS5 table on SQLite; on
+# PostgreSQL pg_trgm indexes serve ILIKE directly.
+FTS_TABLES = {"user": ("user_search", frozenset({"name", "display_name", "email", "phone"}))}
+TRIGRAM = 3
+
+
+def _fts_match(model: type[Row], column: sa.ColumnElement, value: str) -> sa.ColumnElement:
+    table, _ = FTS_TABLES[model.__tablename__]
+    phrase = '"' + value.replace('"', '""') + '"'
+    matches = sa.select(sa.literal_column("rowid")).select_from(sa.table(table)).where(
+        sa.literal_column(table).op("MATCH")(f"{column.key} : {phrase}"))
+    return model.pk.in_(matches)
+
+
+def search_clause(model: type[Row], query: ListQuery, dialect: str = "") -> sa.ColumnElement | None:
     if not query.field or query.value == "":
         return None
     column = scalar_column(model, query.field, "search")
     if isinstance(column.type, sa.Boolean):
         return column == (query.value.lower() in ("1", "true", "yes"))
+    indexed = FTS_TABLES.get(model.__tablename__, ("", frozenset()))[1]
+    if dialect == "sqlite" and column.key in indexed and len(query.value) >= TRIGRAM:
+        return _fts_match(model, column, query.value)  # case-insensitive substring, like ILIKE
     if not isinstance(column.type, sa.String):
         column = sa.cast(column, sa.String)
     return column.ilike(f"%{_escape_like(query.value)}%", escape="\\")
@@ -105,17 +123,23 @@ def order_by(model: type[Row], query: ListQuery) -> list[sa.ColumnElement]:
     return [direction(column), direction(model.pk)]
 
 
-def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: ListQuery) -> Page:
-    """One page of rows (and the total), or the unpaged list up to UNPAGED_LIMIT."""
+def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: ListQuery,
+        counted: Callable[[], int | None] | None = None) -> Page:
+    """One page of rows (and the total), or the unpaged list up to UNPAGED_LIMIT.
+
+    `counted` gives the total from the maintained counts when `where` is a plain
+    owner filter; it is used only when there is no search."""
     clauses = list(where)
-    found = search_clause(model, query)
+    found = search_clause(model, query, db.get_bind().dialect.name)
     if found is not None:
         clauses.append(found)
     ordering = order_by(model, query)
     statement = select(model).where(*clauses).order_by(*ordering)
     if not query.paged:
         return Page(list(db.exec(statement.limit(UNPAGED_LIMIT))), None)
-    total = db.exec(select(func.count()).select_from(model).where(*clauses)).one()
+    total = counted() if counted is not None and found is None else None
+    if total is None:
+        total = db.exec(select(func.count()).select_from(model).where(*clauses)).one()
     last_page = max(1, math.ceil(total / query.page_size))
     page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one
     rows = db.exec(statement.offset((page - 1) * query.page_size).limit(query.page_size))

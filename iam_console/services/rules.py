@@ -67,9 +67,20 @@ def protect(kind: Kind, old: m.Named, new: m.Named | None) -> None:
 
 # --- validation ---
 
+# A session whose info holds a set under this key remembers the organizations
+# found to exist (bulk uploads: one query per organization, not per row).
+KNOWN_ORGANIZATIONS = "known_organizations"
+
+
 def _organization_exists(db: Session, name: str) -> bool:
-    return db.exec(select(m.Organization.pk).where(m.Organization.owner == b.ADMIN_OWNER,
-                                                   m.Organization.name == name)).first() is not None
+    known = db.info.get(KNOWN_ORGANIZATIONS)
+    if known is not None and name in known:
+        return True
+    found = db.exec(select(m.Organization.pk).where(m.Organization.owner == b.ADMIN_OWNER,
+                                                    m.Organization.name == name)).first() is not None
+    if found and known is not None:
+        known.add(name)
+    return found
 
 
 def _validate_identity(db: Session, kind: Kind, row: m.Named) -> None:

@@ -75,3 +75,44 @@ def test_downgrade_to_base_and_up_again(tmp_path):
     assert sa.inspect(make_engine(url)).get_table_names() == ["alembic_version"]
     command.upgrade(config, "head")
     assert "user" in sa.inspect(make_engine(url)).get_table_names()
+
+
+def test_row_counts_and_search_stay_right(empty_database):
+    """The triggers of migration 0002 keep row_count equal to count(*) through
+    inserts, deletes and owner changes; search finds substrings case-insensitively."""
+    from sqlmodel import func
+
+    from iam_console.models import RowCount
+    from iam_console.services import counts, query
+
+    migrate(empty_database)
+    engine = make_engine(empty_database)
+    try:
+        with Session(engine) as db:
+            db.add_all([User(owner=owner, name=f"{owner}-user{i}", uuid=str(uuid.uuid4()), display_name=f"Person {i}")
+                        for owner in ("one", "two") for i in range(5)])
+            db.commit()
+            doomed = db.exec(select(User).where(User.owner == "one", User.name == "one-user0")).one()
+            db.delete(doomed)
+            moved = db.exec(select(User).where(User.owner == "one", User.name == "one-user1")).one()
+            moved.owner = "two"
+            db.add(moved)
+            db.commit()
+            for owner in ("one", "two"):
+                real = db.exec(select(func.count()).select_from(User).where(User.owner == owner)).one()
+                assert counts.total(db, "user", owner) == real == {"one": 3, "two": 6}[owner]
+            assert counts.total(db, "user", None) == 9
+            assert db.exec(select(RowCount.count).where(RowCount.table_name == "user",
+                                                        RowCount.owner == "two")).one() == 6
+            found = query.run(db, User, [User.owner == "two"],
+                              query.ListQuery(page=1, page_size=10, field="displayName", value="PERSON 3"))
+            assert [u.name for u in found.rows] == ["two-user3"] and found.total == 1
+            renamed = db.exec(select(User).where(User.name == "two-user3")).one()
+            renamed.display_name = "Someone Else"
+            db.add(renamed)
+            db.commit()
+            again = query.run(db, User, [User.owner == "two"],
+                              query.ListQuery(page=1, page_size=10, field="displayName", value="person 3"))
+            assert again.total == 0
+    finally:
+        engine.dispose()

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 from sqlmodel import Session, SQLModel, select
 
 from iam_console.db import make_engine, migrate, session_scope
-from iam_console.models import Application, Cert, Organization, Provider, User, to_wire
+from iam_console.models import Application, Cert, Organization, Provider, Row, User, to_wire
 from iam_console.services.passwords import verify_password
 from iam_console.services.seed import ensure_first_start_data
 from tests.conftest import ADMIN_PASSWORD
@@ -48,7 +48,7 @@ def snapshot(engine):
 
 
 def _tables():
-    return [mapper.class_ for mapper in SQLModel._sa_registry.mappers if hasattr(mapper.class_, "__table__")]
+    return [mapper.class_ for mapper in SQLModel._sa_registry.mappers if issubclass(mapper.class_, Row)]
 
 
 def test_seeds_the_same_kinds_and_names_as_casdoor(fresh):

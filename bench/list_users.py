@@ -1,0 +1,142 @@
+"""Lists at scale: GET /api/get-users over HTTP with N users in one organization,
+beside the same query run bare through SQLAlchemy in this process.
+
+    .venv/bin/python bench/list_users.py                    # SQLite, 1,000,000 users
+    .venv/bin/python bench/list_users.py --users 100000
+    .venv/bin/python bench/list_users.py --url postgresql+psycopg://postgres@127.0.0.1:5432/bench
+
+Seeding is cached: a SQLite file under bench/.data/, or the database at --url,
+is reused when it already holds the users. Prints median and p95 per call, the
+ratio of HTTP to bare time, and the ratio to the target of DESIGN.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ORG = "bench-org"
+TARGETS_MS = {"first page + total": 50, "search + total": 100, "page 5000 + total": 100, "user count": 50}
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--url", default="")
+    parser.add_argument("--runs", type=int, default=30)
+    return parser.parse_args()
+
+
+def seed(url: str, users: int) -> None:
+    """Migrate, first-start data, then the organization and its users in big batches."""
+    import sqlalchemy as sa
+
+    from iam_console.db import make_engine, migrate, session_scope
+    from iam_console.models import Organization, User
+    from iam_console.services.passwords import hash_password
+    from iam_console.services.seed import ensure_first_start_data
+
+    migrate(url)
+    engine = make_engine(url)
+    with session_scope(engine) as db:
+        ensure_first_start_data(db, "bench-admin-password")
+        if not db.exec(sa.select(Organization.pk).where(Organization.name == ORG)).first():
+            db.add(Organization(owner="admin", name=ORG, display_name="Bench", password_type="argon2id"))
+    password = hash_password("bench-user-password")
+    batch, started = 20_000, time.perf_counter()
+    with engine.begin() as connection:
+        have = connection.execute(sa.select(sa.func.count()).select_from(User).where(User.owner == ORG)).scalar()
+        for start in range(have, users, batch):
+            rows = [{
+                "owner": ORG, "name": f"user{i:07d}", "uuid": str(uuid.uuid4()), "display_name": f"User {i}",
+                "email": f"user{i}@example.com", "phone": f"1{i:010d}", "password": password,
+                "password_type": "argon2id", "type": "normal-user", "affiliation": "Example Inc.", "tag": "staff",
+            } for i in range(start, min(start + batch, users))]
+            connection.execute(sa.insert(User), rows)
+            print(f"  seeded {start + len(rows):,} users ({time.perf_counter() - started:.0f} s)", flush=True)
+    engine.dispose()
+
+
+def timed(call, runs: int) -> tuple[float, float]:
+    call()  # warm up
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
+
+
+def main() -> None:
+    args = parse()
+    url = args.url or f"sqlite:///{ROOT / 'bench' / '.data' / f'users-{args.users}.db'}"
+    os.environ["IAM_DATABASE_URL"] = url
+    os.environ.setdefault("IAM_ORIGIN", "http://127.0.0.1:8799")
+    print(f"database: {url.split('@')[-1]}  users: {args.users:,}")
+    seed(url, args.users)
+
+    import httpx
+    import uvicorn
+    from sqlmodel import Session, select
+
+    from iam_console import models as m
+    from iam_console.api.app import api
+    from iam_console.db import engine
+    from iam_console.services import query
+
+    server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=8799, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    with Session(engine) as db:
+        app = db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()
+    client = httpx.Client(base_url="http://127.0.0.1:8799", auth=(app.client_id, app.client_secret), timeout=60)
+
+    def http(params: dict) -> callable:
+        def call():
+            body = client.get("/api/get-users", params={"owner": ORG, **params}).json()
+            assert body["status"] == "ok", body
+        return call
+
+    def bare(params: dict) -> callable:
+        """The same statements the service runs, without HTTP, access rules or serialisation."""
+        def call():
+            with Session(engine) as db:
+                query.run(db, m.User, [m.User.owner == ORG], query.parse_list_query(params))
+        return call
+
+    def count_http():
+        assert client.get("/api/get-user-count", params={"owner": ORG}).json()["status"] == "ok"
+
+    def count_bare():
+        with Session(engine) as db:
+            db.exec(select(query.func.count()).select_from(m.User).where(m.User.owner == ORG)).one()
+
+    cases = {
+        "first page + total": ({"p": "1", "pageSize": "20"},),
+        "search + total": ({"p": "1", "pageSize": "20", "field": "name", "value": "r12345"},),
+        "page 5000 + total": ({"p": "5000", "pageSize": "20"},),
+    }
+    print(f"{'call':<22}{'HTTP median':>12}{'p95':>9}{'bare median':>13}{'HTTP/bare':>11}{'target':>8}{'/target':>9}")
+    rows = [(name, http(params), bare(params)) for name, (params,) in cases.items()]
+    rows.append(("user count", count_http, count_bare))
+    for name, over_http, direct in rows:
+        median, p95 = timed(over_http, args.runs)
+        bare_median, _ = timed(direct, args.runs)
+        target = TARGETS_MS[name]
+        print(f"{name:<22}{median:>10.1f}ms{p95:>7.1f}ms{bare_median:>11.1f}ms{median / bare_median:>10.2f}x"
+              f"{target:>6}ms{median / target:>8.2f}x", flush=True)
+    server.should_exit = True
+
+
+if __name__ == "__main__":
+    main()

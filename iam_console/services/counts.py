@@ -1,0 +1,22 @@
+"""List totals from the maintained row counts (migration 0002), when a list is
+filtered by owner alone: one indexed read instead of counting rows."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, func, select
+
+from ..models import RowCount
+
+# the tables migration 0002 keeps counts for
+COUNTED = frozenset({"user", "group", "invitation", "record", "verification", "session", "resource", "role",
+                     "permission", "product", "payment", "subscription", "transaction", "order"})
+
+
+def total(db: Session, table: str, owner: str | None) -> int | None:
+    """Rows of the table owned by `owner` (every owner when None); None if not counted."""
+    if table not in COUNTED:
+        return None
+    statement = select(func.coalesce(func.sum(RowCount.count), 0)).where(RowCount.table_name == table)
+    if owner is not None:
+        statement = statement.where(RowCount.owner == owner)
+    return int(db.exec(statement).one())
