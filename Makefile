@@ -3,10 +3,11 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 BUN_VERSION := 1.4.5
+NODE_SDK := tests/node/node_modules
 export PATH := $(CURDIR)/bunpkg/node_modules/.bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 
-.PHONY: run test setup bun migrate lint clean
+.PHONY: run test setup bun node-sdk migrate lint clean
 
 $(VENV)/.installed: requirements.txt
 	test -d $(VENV) || python3 -m venv $(VENV)
@@ -23,6 +24,15 @@ bun:
 
 setup: $(VENV)/.installed bun
 
+# tests/api/test_sdk_node.py drives the API with casdoor-nodejs-sdk, installed from the lock file
+# into tests/node/node_modules; without npm that suite skips (and fails under CI).
+$(NODE_SDK): tests/node/package.json tests/node/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/node --no-audit --no-fund --silent && touch $@; \
+	else echo "npm not found: tests/api/test_sdk_node.py will be skipped"; fi
+
+node-sdk: $(NODE_SDK)
+
 migrate: setup
 	$(PY) -m iam_console.startup
 
@@ -32,7 +42,7 @@ run: migrate
 lint: setup
 	$(VENV)/bin/ruff check .
 
-test: migrate lint
+test: migrate lint $(NODE_SDK)
 	$(PY) -m pytest -q tests/unit tests/api
 	$(PY) -m pytest -q tests/e2e
 

@@ -75,6 +75,11 @@ def create_api() -> FastAPI:
     api.include_router(resources.router)
     api.include_router(extras.router)
     api.include_router(sessions.router)
+
+    @api.api_route("/api/{path:path}", methods=["GET", "POST"], include_in_schema=False)
+    async def _unknown(request: Request, path: str) -> JSONResponse:
+        # Casdoor's SDKs read the envelope (the Node SDK throws on anything but 2xx)
+        return error(request, "The API /api/%s does not exist", path[:100])
     return api
 
 

@@ -17,15 +17,18 @@ router = APIRouter(prefix="/api", tags=["sessions"])
 
 
 def _key(request: Request, body: dict | None = None) -> tuple[str, str, str]:
-    """sessionPkId=owner/name/application, else id=owner/name (app-built-in), else the body."""
+    """The body's owner/name/application when it has them (delete-session, as Casdoor
+    reads it), else sessionPkId=owner/name/application, else id=owner/name (app-built-in)."""
+    fields = {k.lower(): v for k, v in (body or {}).items()}
+    if all(fields.get(key) for key in ("owner", "name", "application")):
+        return sessions.split_pk(f"{fields['owner']}/{fields['name']}/{fields['application']}")
     params = request.query_params
     if params.get("sessionPkId"):
         return sessions.split_pk(params["sessionPkId"])
     if params.get("id"):
         owner, name = crud.split_id(params["id"])
         return owner, name, b.BUILT_IN_APP
-    body = {k.lower(): v for k, v in (body or {}).items()}
-    return sessions.split_pk(f"{body.get('owner', '')}/{body.get('name', '')}/{body.get('application', '')}")
+    return sessions.split_pk(f"{fields.get('owner', '')}/{fields.get('name', '')}/{fields.get('application', '')}")
 
 
 @router.get("/get-session")
@@ -35,8 +38,14 @@ async def get_session(request: Request) -> JSONResponse:
 
 
 @router.post("/add-session")
+async def add_session(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        return ok(sessions.save(db, actor(db, request), body, audit_context(request), merge=True))
+
+
 @router.post("/update-session")
-async def save_session(request: Request) -> JSONResponse:
+async def update_session(request: Request) -> JSONResponse:
     body = await json_body(request)
     with session_scope() as db:
         return ok(sessions.save(db, actor(db, request), body, audit_context(request)))

@@ -42,8 +42,12 @@ def get(db: Session, actor: Actor, owner: str, name: str, application: str) -> d
     return present(actor, SESSIONS, row) if row else None
 
 
-def save(db: Session, actor: Actor, data: dict[str, Any], request: Request = NO_REQUEST) -> str:
-    """add-session and update-session: an admin records or replaces the listed ids."""
+MAX_IDS = 100  # a session lists at most this many sign-ins, the newest kept
+
+
+def save(db: Session, actor: Actor, data: dict[str, Any], request: Request = NO_REQUEST, *,
+         merge: bool = False) -> str:
+    """update-session replaces the listed ids; add-session (merge) adds to them."""
     policy.require_admin(actor)
     probe = m.Session()
     wire.apply(probe, data)
@@ -51,9 +55,14 @@ def save(db: Session, actor: Actor, data: dict[str, Any], request: Request = NO_
         raise ServiceError("The owner, name and application cannot be empty")
     row = _row(db, actor, probe.owner, probe.name, probe.application)
     policy.check_write(actor, SESSIONS, row, probe)
+    ids = probe.session_id
+    if row is not None and merge:
+        ids = [i for i in row.session_id if i not in ids] + ids
+    ids = ids[-MAX_IDS:]
     if row is None:
         row = probe
-    elif not wire.apply(row, {"sessionId": probe.session_id}):
+        row.session_id = ids
+    elif not wire.apply(row, {"sessionId": ids}):
         return UNAFFECTED
     db.add(row)
     audit(db, organization=row.owner, user=actor.id, action="update-session", request_uri=request.uri,

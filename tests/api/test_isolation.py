@@ -24,7 +24,8 @@ from tests.conftest import ADMIN_PASSWORD, unique
 
 PASSWORD = "Isolation-pass-1"
 # Routes outside the CRUD families, and what anonymous callers get from them.
-ACCOUNT_ROUTES = {"/api/login", "/api/logout", "/api/get-account"}
+# (and the catch-all answering unknown /api paths with an error envelope)
+ACCOUNT_ROUTES = {"/api/login", "/api/logout", "/api/get-account", "/api/{path:path}"}
 # Fields a valid record of some kinds needs beyond owner and name.
 REQUIRED = {
     "permission": {"users": ["{org}/*"], "resources": ["app-built-in"], "actions": ["Read"]},

@@ -54,3 +54,35 @@ def test_admin_adds_and_updates_a_session(database, make_org):
     assert got["sessionId"] == ["c"]
     bad = admin.get("/api/get-session", params={"sessionPkId": "only/two"}).json()
     assert bad["status"] == "error" and "owner/name/application" in bad["msg"]
+
+
+def test_delete_session_takes_the_application_from_the_body(database, make_org):
+    org = make_org()
+    admin = sign_in("built-in", "admin", ADMIN_PASSWORD)
+    for app in ("app-built-in", "other-app"):
+        admin.post("/api/add-session", json={"owner": org.name, "name": "u", "application": app, "sessionId": ["x"]})
+    gone = admin.post("/api/delete-session", params={"id": f"{org.name}/u"},
+                      json={"owner": org.name, "name": "u", "application": "other-app"}).json()
+    assert gone["data"] == "Affected"
+    kept = admin.get("/api/get-session", params={"sessionPkId": f"{org.name}/u/app-built-in"}).json()["data"]
+    assert kept["sessionId"] == ["x"]
+    assert admin.get("/api/get-session", params={"sessionPkId": f"{org.name}/u/other-app"}).json()["data"] is None
+
+
+def test_add_session_adds_ids_and_update_replaces_them(database, make_org):
+    org = make_org()
+    admin = sign_in("built-in", "admin", ADMIN_PASSWORD)
+    body = {"owner": org.name, "name": "u", "application": "app-built-in"}
+    admin.post("/api/add-session", json={**body, "sessionId": ["m1"]})
+    admin.post("/api/add-session", json={**body, "sessionId": ["m2", "m1"]})
+    pk = {"sessionPkId": f"{org.name}/u/app-built-in"}
+    assert admin.get("/api/get-session", params=pk).json()["data"]["sessionId"] == ["m2", "m1"]
+    admin.post("/api/update-session", json={**body, "sessionId": ["m3"]})
+    assert admin.get("/api/get-session", params=pk).json()["data"]["sessionId"] == ["m3"]
+
+
+def test_unknown_api_paths_answer_in_the_envelope(database):
+    response = TestClient(api).post("/api/no-such-thing", json={})
+    body = response.json()
+    assert response.status_code == 200 and body["status"] == "error"
+    assert set(body) == {"status", "msg", "sub", "name", "data", "data2", "data3"}
