@@ -41,7 +41,8 @@ def _body_id(request: Request, body: dict) -> tuple[str, str]:
 def _list(kind: Kind, unscoped: bool) -> Callable:
     async def handler(request: Request) -> JSONResponse:
         params = dict(request.query_params)
-        owner = "" if unscoped else params.get("owner", "")
+        # get-records names the organization organizationName
+        owner = "" if unscoped else params.get("owner") or params.get("organizationName", "")
         with session_scope() as db:
             page = crud.list_records(db, actor(db, request), kind, params, owner=owner,
                                      organization=params.get("organization", ""))

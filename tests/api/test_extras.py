@@ -158,3 +158,12 @@ def test_dashboard_is_for_admins(make_org, make_user):
 def _app() -> m.Application:
     with session_scope() as db:
         return db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()
+
+
+def test_records_of_an_organization(admin, make_org, make_user):
+    org = make_org()
+    make_user(owner=org.name, name="rec", password="record-pass")
+    sign_in(org.name, "rec", "record-pass")
+    body = admin.get("/api/get-records", params={"organizationName": org.name, "p": "1", "pageSize": "10"}).json()
+    assert body["data2"] == 1 and body["data"][0]["action"] == "login" and body["data"][0]["user"] == "rec"
+    assert isinstance(body["data"][0]["id"], int)

@@ -133,3 +133,25 @@ def test_drawer_menu_on_narrow_screens_only(visit, page, api_login, accounts):
     page.set_viewport_size({"width": 1280, "height": 800})
     expect(drawer).to_be_hidden()
     expect(page.locator("#menu-group-home")).to_be_visible()
+
+
+def test_global_admin_opens_swagger_from_the_admin_menu(visit, page, api_login, accounts):
+    api_login(accounts.admin)
+    visit("/")
+    page.click("#menu-group-admin")
+    link = page.locator("#menu-item-swagger")
+    expect(link).to_be_visible()
+    with page.context.expect_page() as opened:
+        link.click()
+    swagger = opened.value
+    swagger.wait_for_load_state()
+    expect(swagger).to_have_url(re.compile(r"/swagger$"))
+    expect(swagger.locator(".swagger-ui .title")).to_contain_text("IAM Console API", timeout=15_000)
+    expect(swagger.locator(".opblock-summary-path").first).to_be_visible()
+
+
+def test_organization_admin_has_no_swagger(visit, page, api_login, accounts):
+    api_login(accounts.boss)
+    visit("/")
+    expect(page.locator("#menu-group-home")).to_be_visible()
+    expect(page.locator("#menu-group-admin")).to_have_count(0)
