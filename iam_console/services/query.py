@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import visitors
 from sqlmodel import Session, func, select
 
 from ..models.base import Row, attributes_by_wire_name
@@ -94,6 +95,17 @@ FTS_TABLES = {"user": ("user_search", frozenset({"name", "display_name", "email"
 TRIGRAM = 3
 
 
+# Above this many matches, a page is found fastest by walking the list's order and
+# stopping at the first matches; below it, by starting from the matches.
+DENSE_MATCHES = 5_000
+
+
+@dataclass(frozen=True)
+class Search:
+    clause: sa.ColumnElement
+    indexed: bool  # an FTS5 match, whose plan the other conditions must not take over
+
+
 def _fts_match(model: type[Row], column: sa.ColumnElement, value: str) -> sa.ColumnElement:
     table, _ = FTS_TABLES[model.__tablename__]
     phrase = '"' + value.replace('"', '""') + '"'
@@ -102,18 +114,34 @@ def _fts_match(model: type[Row], column: sa.ColumnElement, value: str) -> sa.Col
     return model.pk.in_(matches)
 
 
-def search_clause(model: type[Row], query: ListQuery, dialect: str = "") -> sa.ColumnElement | None:
+def search_clause(model: type[Row], query: ListQuery, dialect: str = "") -> Search | None:
     if not query.field or query.value == "":
         return None
     column = scalar_column(model, query.field, "search")
     if isinstance(column.type, sa.Boolean):
-        return column == (query.value.lower() in ("1", "true", "yes"))
+        return Search(column == (query.value.lower() in ("1", "true", "yes")), False)
     indexed = FTS_TABLES.get(model.__tablename__, ("", frozenset()))[1]
     if dialect == "sqlite" and column.key in indexed and len(query.value) >= TRIGRAM:
-        return _fts_match(model, column, query.value)  # case-insensitive substring, like ILIKE
+        return Search(_fts_match(model, column, query.value), True)  # case-insensitive, like ILIKE
     if not isinstance(column.type, sa.String):
         column = sa.cast(column, sa.String)
-    return column.ilike(f"%{_escape_like(query.value)}%", escape="\\")
+    pattern = f"%{_escape_like(query.value)}%"
+    # SQLite's LIKE ignores ASCII case already; ILIKE would lower() every row first
+    like = column.like if dialect == "sqlite" else column.ilike
+    return Search(like(pattern, escape="\\"), False)
+
+
+def _off_index(model: type[Row], clause: sa.ColumnElement) -> sa.ColumnElement:
+    """The clause with the table's columns written +"t"."c": SQLite's way of keeping
+    a term from choosing the plan, so the FTS match drives the query instead."""
+    table = model.__table__
+
+    def swap(element):
+        if isinstance(element, sa.Column) and element.table is table:
+            return sa.literal_column(f'+"{table.name}"."{element.name}"', type_=element.type)
+        return None
+
+    return visitors.replacement_traverse(clause, {}, swap)
 
 
 def order_by(model: type[Row], query: ListQuery) -> list[sa.ColumnElement]:
@@ -129,17 +157,17 @@ def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: Lis
 
     `counted` gives the total from the maintained counts when `where` is a plain
     owner filter; it is used only when there is no search."""
-    clauses = list(where)
     found = search_clause(model, query, db.get_bind().dialect.name)
-    if found is not None:
-        clauses.append(found)
+    clauses = [*where, found.clause] if found else list(where)
+    # with an FTS match: the match drives the count, and the page when matches are few
+    driven = [*(_off_index(model, c) for c in where), found.clause] if found and found.indexed else clauses
     ordering = order_by(model, query)
-    statement = select(model).where(*clauses).order_by(*ordering)
     if not query.paged:
-        return Page(list(db.exec(statement.limit(UNPAGED_LIMIT))), None)
+        return Page(list(db.exec(select(model).where(*driven).order_by(*ordering).limit(UNPAGED_LIMIT))), None)
     total = counted() if counted is not None and found is None else None
     if total is None:
-        total = db.exec(select(func.count()).select_from(model).where(*clauses)).one()
+        total = db.exec(select(func.count()).select_from(model).where(*driven)).one()
+    statement = select(model).where(*(driven if total <= DENSE_MATCHES else clauses)).order_by(*ordering)
     last_page = max(1, math.ceil(total / query.page_size))
     page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one
     rows = db.exec(statement.offset((page - 1) * query.page_size).limit(query.page_size))

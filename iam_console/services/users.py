@@ -8,7 +8,7 @@ from sqlmodel import Session, func, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts, auth, policy, query
+from . import accounts, auth, counts, policy, query
 from .access import Actor
 from .crud import NO_REQUEST, Request, present
 from .errors import ServiceError
@@ -82,6 +82,9 @@ def check_user_password(db: Session, actor: Actor, owner: str, name: str, passwo
 
 def count(db: Session, actor: Actor, owner: str, online: bool | None) -> int:
     scope = policy.read_scope(actor, USERS, owner)
+    plain, counted_owner = policy.owner_only_scope(actor, USERS, owner)
+    if plain and online is None:
+        return counts.total(db, "user", counted_owner)
     statement = select(func.count()).select_from(m.User).where(*scope)
     if online is not None:
         statement = statement.where(m.User.is_online == online)
