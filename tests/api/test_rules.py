@@ -1,0 +1,135 @@
+"""Built-in protections, the spec's validation messages, and the audit trail of writes."""
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import select
+
+from iam_console import models as m
+from iam_console.api.app import api
+from iam_console.db import session_scope
+from tests.conftest import ADMIN_PASSWORD, unique
+
+
+@pytest.fixture(scope="module")
+def admin(database) -> TestClient:
+    client = TestClient(api)
+    assert client.post("/api/login", json={"organization": "built-in", "username": "admin",
+                                           "password": ADMIN_PASSWORD}).json()["status"] == "ok"
+    return client
+
+
+@pytest.mark.parametrize(("kind", "owner", "name"), [
+    ("organization", "admin", "built-in"), ("user", "built-in", "admin"), ("application", "admin", "app-built-in"),
+    ("cert", "admin", "cert-built-in"), ("model", "built-in", "api-model-built-in"),
+    ("adapter", "built-in", "user-adapter-built-in"), ("enforcer", "built-in", "api-enforcer-built-in"),
+])
+def test_built_in_records_cannot_be_deleted_or_renamed(admin, kind, owner, name):
+    deleted = admin.post(f"/api/delete-{kind}", json={"owner": owner, "name": name}).json()
+    assert deleted["status"] == "error" and "cannot be deleted" in deleted["msg"]
+    renamed = admin.post(f"/api/update-{kind}", params={"id": f"{owner}/{name}"},
+                         json={"owner": owner, "name": f"{name}-renamed"}).json()
+    assert renamed["status"] == "error"
+    assert admin.get(f"/api/get-{kind}", params={"id": f"{owner}/{name}"}).json()["data"]["name"] == name
+
+
+def test_built_in_casbin_objects_are_read_only(admin):
+    body = admin.post("/api/update-model", params={"id": "built-in/api-model-built-in"},
+                      json={"displayName": "changed"}).json()
+    assert body["status"] == "error" and "read-only" in body["msg"]
+
+
+def test_products_created_for_a_plan_are_locked(admin):
+    name = unique("product")
+    admin.post("/api/add-product", json={"owner": "built-in", "name": name, "tag": "auto_created_product_for_plan",
+                                         "price": 10.0})
+    changed = admin.post("/api/update-product", params={"id": f"built-in/{name}"}, json={"price": 1.0}).json()
+    assert changed["status"] == "error" and "price" in changed["msg"]
+    assert admin.post("/api/update-product", params={"id": f"built-in/{name}"},
+                      json={"displayName": "fine"}).json()["data"] == "Affected"
+    assert admin.post("/api/delete-product", json={"owner": "built-in", "name": name}).json()["status"] == "error"
+
+
+VALIDATION = [
+    ("permission", {"users": [], "roles": [], "resources": ["x"], "actions": ["Read"]},
+     "The users and roles cannot be empty at the same time"),
+    ("permission", {"users": ["built-in/*"], "resources": [], "actions": ["Read"]}, "The resources cannot be empty"),
+    ("permission", {"users": ["built-in/*"], "resources": ["x"], "actions": []}, "The actions cannot be empty"),
+    ("ldap", {"port": 70000}, "port must be between 0 and 65535"),
+    ("ldap", {"autoSync": -1}, "auto sync interval must be at least 0"),
+    ("adapter", {"port": -5}, "port must be between 0 and 65535"),
+    ("invitation", {"quota": 2, "usedCount": 3}, "used count must be between 0 and 2"),
+    ("invitation", {"quota": -1}, "quota must be at least 0"),
+    ("pricing", {"trialDuration": -1}, "trial duration must be at least 0"),
+    ("user", {"type": "super-user"}, "normal-user or paid-user"),
+    ("cert", {"cryptoAlgorithm": "RS256", "bitSize": 1000}, "1024, 2048 or 4096"),
+    ("role", {"roles": ["built-in/{name}"]}, "cannot contain itself"),
+    ("syncer", {"organization": "built-in", "tableColumns": [{"name": "a", "isKey": True},
+                                                              {"name": "b", "isKey": True}]},
+     "Exactly one table column must be the key"),
+]
+
+
+@pytest.mark.parametrize(("kind", "fields", "message"), VALIDATION)
+def test_validation_messages_and_nothing_written(admin, kind, fields, message):
+    name = unique(kind)
+    owner = "admin" if kind == "syncer" else "built-in"
+    body = {"owner": owner, "name" if kind != "ldap" else "id": name,
+            **{k: ([v.format(name=name) for v in value] if k == "roles" else value) for k, value in fields.items()}}
+    answer = admin.post(f"/api/add-{kind}", json=body).json()
+    assert answer["status"] == "error" and message in answer["msg"], answer
+    assert admin.get(f"/api/get-{kind}", params={"id": f"{owner}/{name}"}).json()["data"] is None
+
+
+def test_application_rules(admin):
+    name = unique("application")
+    answer = admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": "built-in",
+                                                       "enableAutoSignin": True, "enableSigninSession": False}).json()
+    assert answer["msg"] == 'Please enable "Signin session" first before enabling "Auto signin"'
+    assert admin.post("/api/add-application", json={"owner": "admin", "name": name,
+                                                     "organization": "built-in"}).json()["data"] == "Affected"
+    saved = admin.get("/api/get-application", params={"id": f"admin/{name}"}).json()["data"]
+    assert saved["grantTypes"] == ["authorization_code"] and len(saved["clientSecret"]) == 40
+
+
+def test_organization_mfa_rules(admin):
+    name = unique("org")
+    answer = admin.post("/api/add-organization", json={"owner": "admin", "name": name, "mfaItems": [
+        {"name": "App", "rule": "Required"}, {"name": "Email", "rule": "Required"}]}).json()
+    assert answer["msg"] == "Only 1 MFA methods can be required"
+    repeated = admin.post("/api/add-organization", json={"owner": "admin", "name": name, "mfaItems": [
+        {"name": "App", "rule": "Optional"}, {"name": "App", "rule": "Prompt"}]}).json()
+    assert repeated["status"] == "error"
+
+
+def test_a_user_may_be_in_one_physical_group_only(admin):
+    groups = [unique("group"), unique("group")]
+    for group in groups:
+        admin.post("/api/add-group", json={"owner": "built-in", "name": group, "type": "Physical"})
+    answer = admin.post("/api/add-user", json={"owner": "built-in", "name": unique("user"),
+                                               "groups": [f"built-in/{g}" for g in groups]}).json()
+    assert answer["msg"] == "You can only select one physical group"
+
+
+def test_ticking_is_deleted_sets_deleted_time(admin):
+    name = unique("user")
+    admin.post("/api/add-user", json={"owner": "built-in", "name": name})
+    admin.post("/api/update-user", params={"id": f"built-in/{name}"}, json={"isDeleted": True})
+    assert admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]["deletedTime"]
+    admin.post("/api/update-user", params={"id": f"built-in/{name}"}, json={"isDeleted": False})
+    assert admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]["deletedTime"] == ""
+
+
+def test_every_write_leaves_a_record_without_secrets(admin):
+    name = unique("user")
+    admin.post("/api/add-user", json={"owner": "built-in", "name": name, "password": "Visible-Secret-1"})
+    admin.post("/api/update-user", params={"id": f"built-in/{name}"}, json={"displayName": "Recorded"})
+    admin.post("/api/delete-user", json={"owner": "built-in", "name": name})
+    with session_scope() as db:
+        records = db.exec(select(m.Record).where(m.Record.object.contains(name) | m.Record.request_uri.contains(name))
+                          .order_by(m.Record.pk)).all()
+    assert [r.action for r in records] == ["add-user", "update-user", "delete-user"]
+    assert all(r.user == "built-in/admin" and r.organization == "built-in" for r in records)
+    assert "Visible-Secret-1" not in " ".join(r.object for r in records)
+    assert json.loads(records[0].object)["password"] == "***"
