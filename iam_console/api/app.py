@@ -14,7 +14,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
 from ..settings import settings
-from . import account, extras, resources, sessions
+from . import account, extras, resources, sessions, uploads
 from .callers import SESSION_COOKIE
 from .envelope import error, service_error
 
@@ -45,6 +45,8 @@ def allowed_origins() -> frozenset[str]:
 def create_api() -> FastAPI:
     api = FastAPI(title="IAM Console API", version="1", docs_url=None, redoc_url=None, openapi_url=OPENAPI_URL,
                   description="Casdoor-compatible REST API. Business errors answer HTTP 200 in the envelope.")
+    # Swagger UI 4 (swagger-ui-bundle) reads OpenAPI 3.0; these routes' schema is 3.0-compatible
+    api.openapi_version = "3.0.3"
     # Swagger UI from the swagger-ui-bundle package: nothing is fetched from a CDN
     api.mount(SWAGGER_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="swagger-ui")
 
@@ -75,6 +77,7 @@ def create_api() -> FastAPI:
     api.include_router(resources.router)
     api.include_router(extras.router)
     api.include_router(sessions.router)
+    api.include_router(uploads.router)
 
     @api.api_route("/api/{path:path}", methods=["GET", "POST"], include_in_schema=False)
     async def _unknown(request: Request, path: str) -> JSONResponse:
