@@ -49,27 +49,49 @@ def _mysql_triggers(table: str) -> list[str]:
     ]
 
 
-POSTGRES_FUNCTION = """
-CREATE OR REPLACE FUNCTION row_count_keep() RETURNS trigger AS $$
+# PostgreSQL: INSERT and DELETE count per statement, from the transition tables.
+# Row by row, a bulk insert in one transaction would rewrite the same counter row
+# once per row, and each rewrite walks all earlier versions of it: quadratic.
+POSTGRES_FUNCTIONS = [
+    """
+CREATE OR REPLACE FUNCTION row_count_inserted() RETURNS trigger AS $$
 BEGIN
-  IF TG_OP IN ('DELETE', 'UPDATE') THEN
-    UPDATE row_count SET count = count - 1 WHERE table_name = TG_TABLE_NAME AND owner = OLD.owner;
-  END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO row_count(table_name, owner, count) VALUES (TG_TABLE_NAME, NEW.owner, 1)
-    ON CONFLICT (table_name, owner) DO UPDATE SET count = row_count.count + 1;
-  END IF;
+  INSERT INTO row_count(table_name, owner, count)
+  SELECT TG_TABLE_NAME, owner, count(*) FROM inserted_rows GROUP BY owner
+  ON CONFLICT (table_name, owner) DO UPDATE SET count = row_count.count + EXCLUDED.count;
   RETURN NULL;
 END $$ LANGUAGE plpgsql
-"""
+""",
+    """
+CREATE OR REPLACE FUNCTION row_count_deleted() RETURNS trigger AS $$
+BEGIN
+  UPDATE row_count SET count = row_count.count - gone.n
+  FROM (SELECT owner, count(*) AS n FROM deleted_rows GROUP BY owner) AS gone
+  WHERE row_count.table_name = TG_TABLE_NAME AND row_count.owner = gone.owner;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql
+""",
+    """
+CREATE OR REPLACE FUNCTION row_count_moved() RETURNS trigger AS $$
+BEGIN
+  UPDATE row_count SET count = count - 1 WHERE table_name = TG_TABLE_NAME AND owner = OLD.owner;
+  INSERT INTO row_count(table_name, owner, count) VALUES (TG_TABLE_NAME, NEW.owner, 1)
+  ON CONFLICT (table_name, owner) DO UPDATE SET count = row_count.count + 1;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql
+""",
+]
 
 
 def _postgres_triggers(table: str) -> list[str]:
     return [
-        f'CREATE TRIGGER rc_{table}_change AFTER INSERT OR DELETE ON "{table}" '
-        "FOR EACH ROW EXECUTE FUNCTION row_count_keep()",
+        f'CREATE TRIGGER rc_{table}_insert AFTER INSERT ON "{table}" REFERENCING NEW TABLE AS inserted_rows '
+        "FOR EACH STATEMENT EXECUTE FUNCTION row_count_inserted()",
+        f'CREATE TRIGGER rc_{table}_delete AFTER DELETE ON "{table}" REFERENCING OLD TABLE AS deleted_rows '
+        "FOR EACH STATEMENT EXECUTE FUNCTION row_count_deleted()",
+        # owners rarely change; a statement trigger cannot be limited to one column's updates
         f'CREATE TRIGGER rc_{table}_owner AFTER UPDATE OF owner ON "{table}" '
-        "FOR EACH ROW WHEN (OLD.owner IS DISTINCT FROM NEW.owner) EXECUTE FUNCTION row_count_keep()",
+        "FOR EACH ROW WHEN (OLD.owner IS DISTINCT FROM NEW.owner) EXECUTE FUNCTION row_count_moved()",
     ]
 
 
@@ -112,7 +134,7 @@ def upgrade() -> None:
     dialect = bind.dialect.name
     statements: list[str] = []
     if dialect == "postgresql":
-        statements.append(POSTGRES_FUNCTION)
+        statements.extend(POSTGRES_FUNCTIONS)
     for table in COUNTED:
         quoted = f"`{table}`" if dialect in ("mysql", "mariadb") else f'"{table}"'
         statements.append(f"INSERT INTO row_count(table_name, owner, count) "
@@ -139,11 +161,12 @@ def downgrade() -> None:
             op.execute(f"DROP INDEX IF EXISTS ix_user_{column}_trgm")
     for table in COUNTED:
         quoted = f"`{table}`" if dialect in ("mysql", "mariadb") else f'"{table}"'
-        for name in ("insert", "delete", "owner", "change"):
+        for name in ("insert", "delete", "owner"):
             if dialect == "postgresql":
                 op.execute(f"DROP TRIGGER IF EXISTS rc_{table}_{name} ON {quoted}")
             else:
                 op.execute(f"DROP TRIGGER IF EXISTS rc_{table}_{name}")
     if dialect == "postgresql":
-        op.execute("DROP FUNCTION IF EXISTS row_count_keep()")
+        for function in ("row_count_inserted", "row_count_deleted", "row_count_moved"):
+            op.execute(f"DROP FUNCTION IF EXISTS {function}()")
     op.drop_table("row_count")
