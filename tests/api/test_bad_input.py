@@ -2,14 +2,11 @@
 no SQL text leaked."""
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlmodel import func, select
 
 from iam_console import models as m
-from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.services.resources import REGISTRY, Ownership
-from tests.conftest import ADMIN_PASSWORD
 
 # sessions are addressed by owner/name/application: tests/api/test_sessions.py covers them
 WRITABLE = sorted(name for name, kind in REGISTRY.items() if kind.writable and kind.named)
@@ -18,12 +15,6 @@ INJECTIONS = ["name;drop table user", "name' OR '1'='1", "createdTime) --", "../
 SQL_WORDS = ("sqlite", "syntax", "sqlalchemy", "psycopg", "pymysql", "traceback", "select ")
 
 
-@pytest.fixture(scope="module")
-def admin(database) -> TestClient:
-    client = TestClient(api)
-    assert client.post("/api/login", json={"organization": "built-in", "username": "admin",
-                                           "password": ADMIN_PASSWORD}).json()["status"] == "ok"
-    return client
 
 
 def total_rows() -> dict[str, int]:

@@ -2,33 +2,16 @@
 
 from datetime import timedelta
 
-import pytest
-from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from iam_console import models as m
-from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
 from iam_console.services import dashboard
 from iam_console.services.access import Actor
 from iam_console.services.passwords import verify_password
-from tests.conftest import ADMIN_PASSWORD, reload_user, unique
-
-
-@pytest.fixture
-def admin(database) -> TestClient:
-    client = TestClient(api)
-    assert client.post("/api/login", json={"organization": "built-in", "username": "admin",
-                                           "password": ADMIN_PASSWORD}).json()["status"] == "ok"
-    return client
-
-
-def sign_in(org: str, name: str, password: str) -> TestClient:
-    client = TestClient(api)
-    body = client.post("/api/login", json={"organization": org, "username": name, "password": password}).json()
-    assert body["status"] == "ok", body
-    return client
+from tests.api.conftest import sign_in
+from tests.conftest import reload_user, unique
 
 
 def test_set_password_by_an_admin_follows_the_password_options(admin, make_org, make_user):

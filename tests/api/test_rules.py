@@ -3,21 +3,11 @@
 import json
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from iam_console import models as m
-from iam_console.api.app import api
 from iam_console.db import session_scope
-from tests.conftest import ADMIN_PASSWORD, unique
-
-
-@pytest.fixture(scope="module")
-def admin(database) -> TestClient:
-    client = TestClient(api)
-    assert client.post("/api/login", json={"organization": "built-in", "username": "admin",
-                                           "password": ADMIN_PASSWORD}).json()["status"] == "ok"
-    return client
+from tests.conftest import unique
 
 
 @pytest.mark.parametrize(("kind", "owner", "name"), [

@@ -32,6 +32,8 @@ from sqlmodel import delete, select
 from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.services.passwords import verify_password
+from iam_console.services.seed import USER_MODEL_TEXT
+from tests.api.conftest import ENVELOPE
 from tests.api.sdk_server import api_server, seeded_credentials  # noqa: F401
 
 ORG = "built-in"
@@ -41,18 +43,7 @@ SDK_VERSION = "1.24.0"
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 CLIENT = NODE_DIR / "sdk_client.mjs"
 NODE_TIMEOUT_SECONDS = 60
-ENVELOPE_KEYS = sorted(["status", "msg", "sub", "name", "data", "data2", "data3"])
-MODEL_TEXT = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj && r.act == p.act"""
+ENVELOPE_KEYS = sorted(ENVELOPE)
 
 
 # --- the node program ---
@@ -206,7 +197,7 @@ FAMILIES = [
            fields=lambda n: {"displayName": f"Group {n}", "type": "Virtual", "parentId": ORG, "isEnabled": True},
            change=("displayName", "Group renamed")),
     Family("model", m.CasbinModel,
-           fields=lambda n: {"displayName": f"Model {n}", "modelText": MODEL_TEXT},
+           fields=lambda n: {"displayName": f"Model {n}", "modelText": USER_MODEL_TEXT},
            change=("displayName", "Model renamed")),
     Family("adapter", m.Adapter,
            fields=lambda n: {"type": "Database", "databaseType": "mysql", "host": "db.example.com", "port": 3306,

@@ -48,23 +48,14 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.services.passwords import verify_password
+from iam_console.services.seed import USER_MODEL_TEXT
+from tests.api.conftest import ENVELOPE
 from tests.api.sdk_server import api_server, sdk  # noqa: F401
 from tests.conftest import ADMIN_PASSWORD
 
 ORG = "built-in"
 ADMIN = "admin"
-ENVELOPE_KEYS = {"status", "msg", "sub", "name", "data", "data2", "data3"}
-MODEL_TEXT = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj && r.act == p.act"""
+ENVELOPE_KEYS = ENVELOPE
 
 
 @dataclass(frozen=True)
@@ -120,7 +111,7 @@ FAMILIES = [
            fields=lambda n: {"displayName": f"Group {n}", "type": "Virtual", "parentId": ORG, "isEnabled": True},
            change=("displayName", "Group renamed")),
     Family("model", Model, m.CasbinModel,
-           fields=lambda n: {"displayName": f"Model {n}", "modelText": MODEL_TEXT},
+           fields=lambda n: {"displayName": f"Model {n}", "modelText": USER_MODEL_TEXT},
            change=("displayName", "Model renamed")),
     Family("adapter", Adapter, m.Adapter,
            fields=lambda n: {"type": "Database", "databaseType": "mysql", "host": "db.example.com", "port": 3306,

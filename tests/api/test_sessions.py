@@ -3,14 +3,8 @@
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
+from tests.api.conftest import sign_in
 from tests.conftest import ADMIN_PASSWORD
-
-
-def sign_in(org: str, name: str, password: str) -> TestClient:
-    client = TestClient(api)
-    assert client.post("/api/login", json={"organization": org, "username": name,
-                                           "password": password}).json()["status"] == "ok"
-    return client
 
 
 def test_a_sign_in_is_listed_and_deleting_its_session_signs_it_out(database, make_org, make_user):

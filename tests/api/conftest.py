@@ -1,0 +1,25 @@
+"""Helpers of the API tests: signed-in clients."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from iam_console.api.app import api
+from tests.conftest import ADMIN_PASSWORD
+
+ENVELOPE = {"status", "msg", "sub", "name", "data", "data2", "data3"}
+
+
+def sign_in(org: str, name: str, password: str) -> TestClient:
+    """A client holding the session cookie of that user."""
+    client = TestClient(api)
+    body = client.post("/api/login", json={"organization": org, "username": name, "password": password}).json()
+    assert body["status"] == "ok", body
+    return client
+
+
+@pytest.fixture(scope="module")
+def admin(database) -> TestClient:
+    """The built-in admin, signed in."""
+    return sign_in("built-in", "admin", ADMIN_PASSWORD)
