@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
@@ -18,6 +19,7 @@ from . import account, extras, resources, sessions, uploads
 from .callers import SESSION_COOKIE
 from .envelope import error, service_error
 
+log = logging.getLogger("iam_console")
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 OPENAPI_URL = "/api/openapi.json"
 SWAGGER_ASSETS = "/api/swagger-ui"
@@ -60,6 +62,14 @@ def create_api() -> FastAPI:
     @api.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
         return service_error(request, exc)
+
+    @api.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # logged with its traceback; the caller learns nothing of the internals
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        response = error(request, "Internal server error")
+        response.status_code = 500
+        return response
 
     @api.middleware("http")
     async def _csrf(request: Request, call_next):

@@ -158,10 +158,15 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
     changed = wire.apply(old, data)
     if not changed:
         return UNAFFECTED
-    policy.check_write(actor, kind, before, old)
-    rules.protect(kind, before, old)
-    rules.before_save(db, actor, kind, before, old, changed)
-    rules.validate(db, actor, kind, old)
+    # the row is changed in place: nothing may reach the database before every check passed
+    with db.no_autoflush:
+        policy.check_write(actor, kind, before, old)
+        rules.protect(kind, before, old)
+        renamed = (old.owner, old.name) != (before.owner, before.name)
+        if renamed and _find(db, kind, old.owner, old.name) is not None:
+            raise ServiceError("The %s %s/%s already exists", kind.name, old.owner, old.name)
+        rules.before_save(db, actor, kind, before, old, changed)
+        rules.validate(db, actor, kind, old)
     _save(db, old, kind)
     audit(db, organization=organization_of(kind, old), user=actor.id, action=f"update-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)

@@ -3,9 +3,11 @@
 import json
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.api.app import api
 from iam_console.db import session_scope
 from tests.conftest import unique
 
@@ -123,3 +125,26 @@ def test_every_write_leaves_a_record_without_secrets(admin):
     assert all(r.user == "built-in/admin" and r.organization == "built-in" for r in records)
     assert "Visible-Secret-1" not in " ".join(r.object for r in records)
     assert json.loads(records[0].object)["password"] == "***"
+
+
+def test_renaming_onto_an_existing_name_is_a_clear_error(admin):
+    first, second = unique("user"), unique("user")
+    for name in (first, second):
+        admin.post("/api/add-user", json={"owner": "built-in", "name": name})
+    answer = admin.post("/api/update-user", params={"id": f"built-in/{first}"},
+                        json={"owner": "built-in", "name": second})
+    assert answer.status_code == 200 and answer.json()["msg"] == f"The user built-in/{second} already exists"
+    assert admin.get("/api/get-user", params={"id": f"built-in/{first}"}).json()["data"]["name"] == first
+
+
+def test_an_unexpected_error_leaks_nothing(monkeypatch, admin):
+    from iam_console.services import crud
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("sqlite3.OperationalError: near SELECT: secret detail")
+
+    monkeypatch.setattr(crud, "get_record", broken)
+    client = TestClient(api, raise_server_exceptions=False, cookies=admin.cookies)
+    answer = client.get("/api/get-role", params={"id": "built-in/x"})
+    assert answer.status_code == 500
+    assert answer.json()["msg"] == "Internal server error" and "secret" not in answer.text
