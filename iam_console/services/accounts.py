@@ -3,12 +3,15 @@ items (spec part 1 §5 'Field locks')."""
 
 from __future__ import annotations
 
+import re
+
 from sqlmodel import Session, select
 
 from ..models import Organization, User
 from ..models.base import wire_names
 from . import builtin as b
 from .access import Actor
+from .errors import ServiceError
 
 # account item -> the user attributes it governs
 ITEM_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -67,3 +70,31 @@ def locked_attributes(actor: Actor, org: Organization | None, target: User) -> f
                for attr in ITEM_ATTRIBUTES.get(name, ())}
     every = set(wire_names(User)) | {"third_party_ids"}
     return frozenset(every - (allowed - ADMIN_ONLY)) | frozenset(locked)
+
+
+# The items whose regex column applies (spec part 1 §3, 'Account item'), and what they govern.
+PATTERN_ITEMS = ("Display name", "Password", "Email", "Phone", "Location", "Title", "Homepage", "Bio",
+                 "Gender", "Birthday", "Education", "ID card", "ID card type")
+
+
+def item_patterns(org: Organization | None) -> dict[str, str]:
+    """{account item: regex} for the items whose regex the organization set."""
+    return {item["name"]: item["regex"] for item in (org.account_items if org else [])
+            if isinstance(item, dict) and item.get("regex") and item.get("name") in PATTERN_ITEMS}
+
+
+def check_pattern(pattern: str, value: str, item: str) -> None:
+    try:
+        matched = re.fullmatch(pattern, value) is not None
+    except re.error:
+        raise ServiceError("The pattern of the account item %s is not a valid regex", item) from None
+    if value and not matched:
+        raise ServiceError("This field value doesn't match the pattern rule")
+
+
+def check_patterns(db: Session, user: User) -> None:
+    """Each value must match its account item's regex, where the organization set one.
+    (A password is hashed by now: set-password checks it before hashing.)"""
+    for item, pattern in item_patterns(organization(db, user.owner)).items():
+        for attribute in ITEM_ATTRIBUTES.get(item, ()) if item != "Password" else ():
+            check_pattern(pattern, str(getattr(user, attribute) or ""), item)

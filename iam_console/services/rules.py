@@ -15,6 +15,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import utcnow
+from . import accounts
 from . import builtin as b
 from .access import Actor
 from .certs import ALGORITHMS, RSA_BIT_SIZES
@@ -108,6 +109,7 @@ def _range(value: int, low: int, high: int | None, label: str) -> None:
 def _user(db: Session, actor: Actor, row: m.User) -> None:
     if row.type and row.type not in ("normal-user", "paid-user"):
         raise ServiceError("The user type must be normal-user or paid-user")
+    accounts.check_patterns(db, row)
     if len(row.face_ids or []) > 5:
         raise ServiceError("At most 5 face IDs")
     names = [g.split("/", 1) for g in row.groups if isinstance(g, str) and "/" in g]
@@ -206,6 +208,47 @@ def _syncer(db: Session, actor: Actor, row: m.Syncer) -> None:
         raise ServiceError("Exactly one table column must be the key")
 
 
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+PHONE = re.compile(r"^\+?[0-9][0-9 -]{4,19}$")
+ID_CARD = re.compile(r"^[0-9A-Za-z]{6,20}$")
+TAX_ID = re.compile(r"^[0-9A-Za-z]{8,20}$")
+
+
+def check_invoice(row: m.Payment) -> None:
+    """Part 3 §5, in order: on issuing an invoice, and on saving a payment that asks for one."""
+    if row.state != "Paid":
+        raise ServiceError("Please pay the order first!")
+    if not row.person_name.strip():
+        raise ServiceError("Please input your real name!")
+    if not ID_CARD.match(row.person_id_card):
+        raise ServiceError("Please input the correct ID card number!")
+    if not EMAIL.match(row.person_email):
+        raise ServiceError("The input is not valid Email!")
+    if not PHONE.match(row.person_phone):
+        raise ServiceError("The input is not valid Phone!")
+    individual = row.invoice_type == "Individual"
+    if (row.invoice_title != row.person_name) if individual else not row.invoice_title.strip():
+        raise ServiceError("The input is not invoice title!")
+    if bool(row.invoice_tax_id) if individual else not TAX_ID.match(row.invoice_tax_id):
+        raise ServiceError("The input is not invoice Tax ID!")
+
+
+def _payment(db: Session, actor: Actor, row: m.Payment) -> None:
+    if row.invoice_type:
+        check_invoice(row)
+
+
+def _product(db: Session, actor: Actor, row: m.Product) -> None:
+    names = [p for p in row.providers if isinstance(p, str)]
+    if names:
+        payment = set(db.exec(select(m.Provider.name).where(
+            m.Provider.category == "Payment", m.Provider.name.in_(names),
+            m.Provider.owner.in_((row.owner, b.ADMIN_OWNER)))).all())
+        unknown = [p for p in names if p not in payment]
+        if unknown:
+            raise ServiceError("The provider %s is not a payment provider", unknown[0])
+
+
 def _webhook(db: Session, actor: Actor, row: m.Webhook) -> None:
     if row.method and row.method not in ("POST", "GET", "PUT", "DELETE"):
         raise ServiceError("The method must be POST, GET, PUT or DELETE")
@@ -215,6 +258,7 @@ VALIDATORS: dict[str, Callable] = {
     "user": _user, "organization": _organization, "invitation": _invitation, "ldap": _ldap,
     "application": _application, "cert": _cert, "permission": _permission, "role": _role,
     "adapter": _port_range, "pricing": _pricing, "syncer": _syncer, "webhook": _webhook,
+    "payment": _payment, "product": _product,
 }
 
 

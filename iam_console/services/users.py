@@ -62,6 +62,9 @@ def set_password(db: Session, actor: Actor, owner: str, name: str, old: str, new
     if user.password and is_self and not actor.is_global_admin:
         auth.check_password(db, user, organization, None, old)
     check_password_options(organization, new)
+    pattern = accounts.item_patterns(organization).get("Password")
+    if pattern:
+        accounts.check_pattern(pattern, new, "Password")
     user.password_type = organization.password_type or "argon2id"
     user.password_salt = organization.password_salt or new_salt()
     user.password = hash_password(new, user.password_type, user.password_salt)

@@ -148,3 +148,57 @@ def test_an_unexpected_error_leaks_nothing(monkeypatch, admin):
     answer = client.get("/api/get-role", params={"id": "built-in/x"})
     assert answer.status_code == 500
     assert answer.json()["msg"] == "Internal server error" and "secret" not in answer.text
+
+
+def test_account_item_patterns(admin, make_org):
+    items = [{"name": "Display name", "visible": True, "viewRule": "Public", "modifyRule": "Self",
+              "regex": "[A-Z][a-z]+"},
+             {"name": "Password", "visible": True, "viewRule": "Self", "modifyRule": "Self", "regex": "[a-z]{8,}"}]
+    org = make_org(account_items=items)
+    name = unique("user")
+    bad = admin.post("/api/add-user", json={"owner": org.name, "name": name, "displayName": "lower"}).json()
+    assert bad["msg"] == "This field value doesn't match the pattern rule"
+    assert admin.post("/api/add-user", json={"owner": org.name, "name": name,
+                                             "displayName": "Upper"}).json()["data"] == "Affected"
+    weak = admin.post("/api/set-password", data={"userOwner": org.name, "userName": name,
+                                                 "newPassword": "Has-Digits-1"}).json()
+    assert weak["msg"] == "This field value doesn't match the pattern rule"
+    assert admin.post("/api/set-password", data={"userOwner": org.name, "userName": name,
+                                                 "newPassword": "onlyletters"}).json()["status"] == "ok"
+
+
+def test_products_take_payment_providers_only(admin):
+    name = unique("product")
+    refused = admin.post("/api/add-product", json={"owner": "built-in", "name": name,
+                                                    "providers": ["provider_captcha_default"]}).json()
+    assert refused["msg"] == "The provider provider_captcha_default is not a payment provider"
+    assert admin.post("/api/add-product", json={"owner": "built-in", "name": name,
+                                                "providers": ["provider_balance"]}).json()["data"] == "Affected"
+
+
+INVOICE = {"state": "Paid", "personName": "Ada Lovelace", "personIdCard": "AB123456", "personEmail": "ada@example.com",
+           "personPhone": "+44 20 7946 0000", "invoiceType": "Individual", "invoiceTitle": "Ada Lovelace",
+           "invoiceTaxId": ""}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"state": "Created"}, "Please pay the order first!"),
+    ({"personName": " "}, "Please input your real name!"),
+    ({"personIdCard": "x"}, "Please input the correct ID card number!"),
+    ({"personEmail": "nope"}, "The input is not valid Email!"),
+    ({"personPhone": "12"}, "The input is not valid Phone!"),
+    ({"invoiceTitle": "Someone Else"}, "The input is not invoice title!"),
+    ({"invoiceTaxId": "123456789"}, "The input is not invoice Tax ID!"),
+    ({"invoiceType": "Organization", "invoiceTitle": "Acme", "invoiceTaxId": "x"}, "The input is not invoice Tax ID!"),
+])
+def test_invoice_checks_in_order(admin, change, message):
+    answer = admin.post("/api/add-payment", json={"owner": "built-in", "name": unique("payment"),
+                                                  **INVOICE, **change}).json()
+    assert answer["msg"] == message
+
+
+def test_a_valid_invoice_and_a_payment_without_one(admin):
+    assert admin.post("/api/add-payment", json={"owner": "built-in", "name": unique("payment"),
+                                                **INVOICE}).json()["data"] == "Affected"
+    assert admin.post("/api/add-payment", json={"owner": "built-in", "name": unique("payment"),
+                                                "state": "Created"}).json()["data"] == "Affected"
