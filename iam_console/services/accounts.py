@@ -44,9 +44,20 @@ SERVER_MANAGED = frozenset({
 })
 
 
+# A session whose info holds a dict under this key remembers the organizations it
+# read: bulk uploads ask once per organization, not once per row (services/uploads.py).
+ORGANIZATION_CACHE = "organizations"
+
+
 def organization(db: Session, name: str) -> Organization | None:
-    return db.exec(select(Organization).where(Organization.owner == b.ADMIN_OWNER,
-                                              Organization.name == name)).first()
+    cache = db.info.get(ORGANIZATION_CACHE)
+    if cache is not None and name in cache:
+        return cache[name]
+    found = db.exec(select(Organization).where(Organization.owner == b.ADMIN_OWNER,
+                                               Organization.name == name)).first()
+    if cache is not None and found is not None:
+        cache[name] = found
+    return found
 
 
 def locked_attributes(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:

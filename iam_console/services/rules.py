@@ -68,20 +68,11 @@ def protect(kind: Kind, old: m.Named, new: m.Named | None) -> None:
 
 # --- validation ---
 
-# A session whose info holds a set under this key remembers the organizations
-# found to exist (bulk uploads: one query per organization, not per row).
-KNOWN_ORGANIZATIONS = "known_organizations"
-
-
 def _organization_exists(db: Session, name: str) -> bool:
-    known = db.info.get(KNOWN_ORGANIZATIONS)
-    if known is not None and name in known:
-        return True
-    found = db.exec(select(m.Organization.pk).where(m.Organization.owner == b.ADMIN_OWNER,
-                                                    m.Organization.name == name)).first() is not None
-    if found and known is not None:
-        known.add(name)
-    return found
+    if accounts.ORGANIZATION_CACHE in db.info:  # a bulk upload's session
+        return accounts.organization(db, name) is not None
+    return db.exec(select(m.Organization.pk).where(m.Organization.owner == b.ADMIN_OWNER,
+                                                   m.Organization.name == name)).first() is not None
 
 
 def _validate_identity(db: Session, kind: Kind, row: m.Named) -> None:
@@ -275,8 +266,7 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
     if not row.uuid:
         row.uuid = str(uuid.uuid4())
     if "password" in changed or (old is None and row.password):
-        organization = db.exec(select(m.Organization).where(m.Organization.owner == b.ADMIN_OWNER,
-                                                            m.Organization.name == row.owner)).first()
+        organization = accounts.organization(db, row.owner)
         row.password_type = (organization.password_type if organization else "") or "argon2id"
         row.password_salt = (organization.password_salt if organization else "") or new_salt()
         row.password = hash_password(row.password, row.password_type, row.password_salt)

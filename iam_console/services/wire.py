@@ -26,6 +26,13 @@ def _columns(model: type[Row]) -> dict[str, sa.Column]:
     return {column.key: column for column in model.__table__.columns}
 
 
+@functools.cache
+def _flattened(model: type[Row]) -> tuple[str, dict[str, str]]:
+    """The dict column whose keys travel as top-level fields, and {lower-cased key: key}."""
+    column, keys = model.json_flatten or ("", ())
+    return column, {key.lower(): key for key in keys}
+
+
 def parse_time(value: str, wire: str) -> datetime | None:
     if value == "":
         return None
@@ -85,8 +92,7 @@ def apply(row: Row, data: dict[str, Any], *, keep: frozenset[str] = frozenset())
     by_wire = attributes_by_wire_name(model)
     names = wire_names(model)
     columns = _columns(model)
-    flatten_column, flatten_keys = model.json_flatten or ("", ())
-    flat = {key.lower(): key for key in flatten_keys}
+    flatten_column, flat = _flattened(model)
     changed: set[str] = set()
     for key, value in data.items():
         lowered = str(key).lower()

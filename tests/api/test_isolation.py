@@ -20,6 +20,7 @@ from iam_console.db import session_scope
 from iam_console.services import crud
 from iam_console.services.access import Actor
 from iam_console.services.resources import REGISTRY, Kind, Ownership
+from tests.api.workbooks import of_records, upload
 from tests.conftest import ADMIN_PASSWORD, unique
 
 PASSWORD = "Isolation-pass-1"
@@ -194,6 +195,16 @@ EXTRAS = {
     "/api/remove-user-from-group": lambda c, w, o: c.post("/api/remove-user-from-group",
                                                           params={"owner": o, "name": "boss", "groupName": "g"}),
     "/api/get-dashboard": lambda c, w, o: c.get("/api/get-dashboard", params={"owner": o}),
+    # a workbook whose row names organization o as its owner
+    "/api/upload-users": lambda c, w, o: upload(c, "/api/upload-users", of_records(
+        {"owner": o, "name": unique("uploaded"), "password": PASSWORD, "isAdmin": "TRUE"})),
+    "/api/upload-roles": lambda c, w, o: upload(c, "/api/upload-roles", of_records(
+        {"owner": o, "name": unique("uploaded"), "users": f"{o}/boss"})),
+    "/api/upload-permissions": lambda c, w, o: upload(c, "/api/upload-permissions", of_records(
+        {"owner": o, "name": unique("uploaded"), "users": f"{o}/*", "resources": "app-built-in",
+         "actions": "Read,Write"})),
+    "/api/upload-groups": lambda c, w, o: upload(c, "/api/upload-groups", of_records(
+        {"owner": o, "name": unique("uploaded"), "users": f"{o}/boss"})),
 }
 # where a successful answer is allowed as long as it holds nothing of B
 SAFE_IF_EMPTY_OF_B = {"/api/get-organization-names", "/api/get-organization-applications",
