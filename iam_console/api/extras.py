@@ -8,8 +8,8 @@ from sqlmodel import select
 
 from .. import models as m
 from ..db import session_scope
+from ..services import applications, crud, dashboard, policy, users
 from ..services import builtin as b
-from ..services import crud, dashboard, policy, users
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
 from .bodies import json_body
@@ -48,16 +48,9 @@ async def get_organization_names(request: Request) -> JSONResponse:
 
 @router.get("/get-default-application")
 async def get_default_application(request: Request) -> JSONResponse:
-    """The organization's default application (app-built-in when it names none)."""
     _, organization = crud.split_id(request.query_params.get("id", ""))
     with session_scope() as db:
-        caller = actor(db, request)
-        org = db.exec(select(m.Organization).where(m.Organization.owner == b.ADMIN_OWNER,
-                                                   m.Organization.name == organization)).first()
-        if org is None:
-            raise ServiceError("The organization: %s does not exist", organization)
-        name = org.default_application or b.BUILT_IN_APP
-        return ok(crud.get_record(db, caller, REGISTRY["application"], b.ADMIN_OWNER, name))
+        return ok(applications.default_of(db, actor(db, request), organization))
 
 
 @router.get("/get-organization-applications")
@@ -73,17 +66,9 @@ async def get_organization_applications(request: Request) -> JSONResponse:
 
 @router.get("/get-user-application")
 async def get_user_application(request: Request) -> JSONResponse:
-    """The application a user signed up through (their organization's default otherwise)."""
     owner, name = crud.split_id(request.query_params.get("id", ""))
     with session_scope() as db:
-        caller = actor(db, request)
-        user = crud.get_record(db, caller, REGISTRY["user"], owner, name)
-        if user is None:
-            return ok(None)
-        org = db.exec(select(m.Organization).where(m.Organization.owner == b.ADMIN_OWNER,
-                                                   m.Organization.name == owner)).first()
-        application = user["signupApplication"] or (org.default_application if org else "") or b.BUILT_IN_APP
-        return ok(crud.get_record(db, caller, REGISTRY["application"], b.ADMIN_OWNER, application))
+        return ok(applications.of_user(db, actor(db, request), owner, name))
 
 
 @router.get("/get-permissions-by-submitter")
