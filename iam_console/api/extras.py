@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from sqlmodel import select
 
 from .. import models as m
 from ..db import session_scope
-from ..services import applications, crud, dashboard, policy, users
+from ..services import accounts, applications, crud, dashboard, policy, users
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
@@ -40,9 +39,7 @@ async def _form_or_json(request: Request) -> dict:
 async def get_organization_names(request: Request) -> JSONResponse:
     """Names and display names of the organizations the caller may see."""
     with session_scope() as db:
-        scope = policy.read_scope(actor(db, request), REGISTRY["organization"])
-        rows = db.exec(select(m.Organization.name, m.Organization.display_name).where(*scope)
-                       .order_by(m.Organization.name).limit(10_000)).all()
+        rows = accounts.organization_names(db, actor(db, request))
     return ok([{"owner": b.ADMIN_OWNER, "name": n, "displayName": d} for n, d in rows])
 
 

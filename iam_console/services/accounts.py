@@ -12,6 +12,8 @@ from ..models.base import wire_names
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
+from .policy import read_scope
+from .resources import REGISTRY
 
 # account item -> the user attributes it governs
 ITEM_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -58,6 +60,13 @@ def organization(db: Session, name: str) -> Organization | None:
     if cache is not None and found is not None:
         cache[name] = found
     return found
+
+
+def organization_names(db: Session, actor: Actor, limit: int = 10_000) -> list[tuple[str, str]]:
+    """(name, display name) of the organizations the actor may see, by name."""
+    scope = read_scope(actor, REGISTRY["organization"])
+    return list(db.exec(select(Organization.name, Organization.display_name).where(*scope)
+                        .order_by(Organization.name).limit(limit)).all())
 
 
 def locked_attributes(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:

@@ -10,14 +10,12 @@ import json
 from http.cookies import CookieError, SimpleCookie
 
 import reflex as rx
-from sqlmodel import select
 
 from ...api.callers import SESSION_COOKIE
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
-from ...models import Organization
-from ...services import auth, navigation
-from ...services import builtin as b
+from ...services import accounts, auth, navigation
+from ...services.access import Actor
 from ..routes import SCREENS
 from .prefs import Prefs
 
@@ -77,9 +75,8 @@ class Account(rx.State):
                 offered = organization.languages if organization and organization.languages else []
                 self.languages = [code for code in LANGUAGE_NAMES if code in offered or code == "en"]
                 if viewer.is_global_admin:
-                    self.organization_names = list(db.exec(
-                        select(Organization.name).where(Organization.owner == b.ADMIN_OWNER)
-                        .order_by(Organization.name).limit(ORGANIZATION_CHOICES_LIMIT)))
+                    self.organization_names = [name for name, _ in accounts.organization_names(
+                        db, Actor(user=user), ORGANIZATION_CHOICES_LIMIT)]
                 needs_password_update = user.need_update_password
         self.loaded = True
         return needs_password_update
