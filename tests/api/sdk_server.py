@@ -92,3 +92,17 @@ def sdk(api_server: str) -> casdoor.CasdoorSDK:
         application_name=b.BUILT_IN_APP,
         front_endpoint=api_server,
     )
+
+
+def stored_ids(table, owner: str, list_scope: str) -> set[tuple[str, str]]:
+    """The (owner, name) rows a get-Xs?owner=<owner> should return, read from the database:
+    list_scope 'owner' (that owner's rows), 'shared' (with admin's), anything else (all rows)."""
+    from iam_console.db import session_scope
+
+    statement = select(table.owner, table.name)
+    if list_scope == "owner":
+        statement = statement.where(table.owner == owner)
+    elif list_scope == "shared":
+        statement = statement.where(table.owner.in_((owner, "admin")))
+    with session_scope() as db:
+        return {(o, n) for o, n in db.exec(statement)}

@@ -33,6 +33,7 @@ from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.services.passwords import verify_password
 from iam_console.services.seed import USER_MODEL_TEXT
+from tests.api import sdk_server
 from tests.api.conftest import ENVELOPE
 from tests.api.sdk_server import api_server, seeded_credentials  # noqa: F401
 
@@ -265,15 +266,7 @@ def ident(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def stored_ids(family: Family) -> set[tuple[str, str]]:
-    """The rows get-Xs?owner=<the SDK's owner> should return, read from the database."""
-    table = family.table
-    statement = select(table.owner, table.name)
-    if family.list_scope == "owner":
-        statement = statement.where(table.owner == family.owner)
-    elif family.list_scope == "shared":
-        statement = statement.where(table.owner.in_((family.owner, ADMIN)))
-    with session_scope() as db:
-        return {(owner, name) for owner, name in db.exec(statement)}
+    return sdk_server.stored_ids(family.table, family.owner, family.list_scope)
 
 
 # --- every family ---

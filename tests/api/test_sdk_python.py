@@ -49,6 +49,7 @@ from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.services.passwords import verify_password
 from iam_console.services.seed import USER_MODEL_TEXT
+from tests.api import sdk_server
 from tests.api.conftest import ENVELOPE
 from tests.api.sdk_server import api_server, sdk  # noqa: F401
 from tests.conftest import ADMIN_PASSWORD
@@ -240,15 +241,7 @@ def ident(family: Family, obj: Any) -> tuple[str, str]:
 
 
 def stored_ids(family: Family) -> set[tuple[str, str]]:
-    """The rows get_Xs?owner=<sdk owner> should return, read from the database."""
-    table = family.table
-    statement = select(table.owner, table.name)
-    if family.list_scope == "owner":
-        statement = statement.where(table.owner == family.sdk_owner)
-    elif family.list_scope == "shared":
-        statement = statement.where(table.owner.in_((family.sdk_owner, ADMIN)))
-    with session_scope() as db:
-        return {(owner, name) for owner, name in db.exec(statement)}
+    return sdk_server.stored_ids(family.table, family.sdk_owner, family.list_scope)
 
 
 def check_fields(family: Family, read: Any, sent: Any) -> None:
