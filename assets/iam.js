@@ -39,6 +39,26 @@ window.iamLogin = async function (organization, returnTo) {
   return { status: result.status, msg: result.msg };
 };
 
+// The OAuth authorize page: the sign-in carries the page's own authorization
+// request (its query string); the answer is the redirect URI with the code.
+window.iamAuthorize = async function (organization, application) {
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  const result = await window.iamPost("/api/login" + window.location.search, {
+    application: application,
+    organization: organization,
+    username: value("authorize-username"),
+    password: value("authorize-password"),
+    autoSignin: true,
+    type: "login",
+    signinMethod: "Password",
+  });
+  if (result.status === "ok" && result.data2) {
+    window.location.assign(result.data2);
+    return { status: "redirecting", msg: "" };
+  }
+  return { status: result.status, msg: result.msg };
+};
+
 window.iamLogout = function () {
   return window.iamPost("/api/logout");
 };

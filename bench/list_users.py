@@ -36,8 +36,10 @@ def parse() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def seed(url: str, users: int) -> None:
-    """Migrate, first-start data, then the organization and its users in big batches."""
+def seed(url: str, users: int, created_time=None, created_sql: str = "now()") -> None:
+    """Migrate, first-start data, then the organization and its users in big batches.
+    `created_time(i)`, when given, dates user i (bench/dashboard.py spreads them over
+    time); `created_sql` does the same on PostgreSQL, where `i` is the user's number."""
     import sqlalchemy as sa
 
     from iam_console.db import make_engine, migrate, session_scope
@@ -56,7 +58,7 @@ def seed(url: str, users: int) -> None:
     with engine.begin() as connection:
         have = connection.execute(sa.select(sa.func.count()).select_from(User).where(User.owner == ORG)).scalar()
         if engine.dialect.name == "postgresql" and have < users:
-            _seed_server_side(connection, User, password, have, users)
+            _seed_server_side(connection, User, password, have, users, created_sql)
             print(f"  seeded {users:,} users server-side ({time.perf_counter() - started:.0f} s)", flush=True)
             have = users
         for start in range(have, users, batch):
@@ -64,13 +66,15 @@ def seed(url: str, users: int) -> None:
                 "owner": ORG, "name": f"user{i:07d}", "uuid": str(uuid.uuid4()), "display_name": f"User {i}",
                 "email": f"user{i}@example.com", "phone": f"1{i:010d}", "password": password,
                 "password_type": "argon2id", "type": "normal-user", "affiliation": "Example Inc.", "tag": "staff",
+                **({"created_time": created_time(i)} if created_time else {}),
             } for i in range(start, min(start + batch, users))]
             connection.execute(sa.insert(User), rows)
             print(f"  seeded {start + len(rows):,} users ({time.perf_counter() - started:.0f} s)", flush=True)
     engine.dispose()
 
 
-def _seed_server_side(connection, user_table, password: str, start: int, stop: int) -> None:
+def _seed_server_side(connection, user_table, password: str, start: int, stop: int,
+                      created_sql: str = "now()") -> None:
     """PostgreSQL: one INSERT ... SELECT over generate_series (triggers and indexes still run)."""
     import sqlalchemy as sa
 
@@ -79,7 +83,7 @@ def _seed_server_side(connection, user_table, password: str, start: int, stop: i
         "uuid": sa.text("gen_random_uuid()::text"), "display_name": sa.text("'User ' || i"),
         "email": sa.text("'user' || i || '@example.com'"), "phone": sa.text("'1' || lpad(i::text, 10, '0')"),
         "password": sa.literal(password), "password_type": sa.literal("argon2id"), "type": sa.literal("normal-user"),
-        "affiliation": sa.literal("Example Inc."), "tag": sa.literal("staff"), "created_time": sa.text("now()"),
+        "affiliation": sa.literal("Example Inc."), "tag": sa.literal("staff"), "created_time": sa.text(created_sql),
     }
     columns, values = [], []
     for column in user_table.__table__.columns:

@@ -8,7 +8,7 @@ from .api.app import api
 from .startup import prepare_database
 from .ui import pages  # noqa: F401  (registers the pages)
 from .ui.routes import PAGES
-from .ui.shell import guarded
+from .ui.shell import connection_notice, guarded
 from .ui.state.account import Account
 
 app = rx.App(
@@ -16,6 +16,8 @@ app = rx.App(
     head_components=[rx.script(src="/iam.js")],
     toaster=rx.toast.provider(position="top-center"),
 )
+# the spec's 'Failed to connect to server: {error}' in place of Reflex's connection toast
+app.app_wraps[(5, "Overlay")] = lambda stateful: connection_notice() if stateful else None
 
 for spec in PAGES:
     own = spec.on_load if isinstance(spec.on_load, list) else [spec.on_load] if spec.on_load else []

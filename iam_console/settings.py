@@ -16,6 +16,7 @@ class Settings:
     origin: str  # public URL: issuer and links come from here, never from Host
     admin_password: str  # initial password of built-in/admin; "" = generate one
     cookie_secure: bool
+    files_dir: Path  # uploaded files (avatars), served at /files/
 
 
 def _default_database_url() -> str:
@@ -31,6 +32,7 @@ def load() -> Settings:
         origin=origin,
         admin_password=os.environ.get("IAM_ADMIN_PASSWORD", ""),
         cookie_secure=origin.startswith("https://"),
+        files_dir=Path(os.environ.get("IAM_FILES_DIR") or PROJECT_ROOT / "data" / "files"),
     )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 _TMP = Path(tempfile.mkdtemp(prefix="iam-tests-"))
 os.environ["IAM_DATABASE_URL"] = f"sqlite:///{_TMP / 'iam.db'}"
 os.environ["IAM_ORIGIN"] = "http://testserver"
+os.environ["IAM_FILES_DIR"] = str(_TMP / "files")
 os.environ["IAM_ADMIN_PASSWORD"] = ADMIN_PASSWORD = "admin-test-password"
 
 import pytest  # noqa: E402

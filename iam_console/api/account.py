@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth
+from ..services import auth, lookup, oauth
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
-from .callers import SESSION_COOKIE, client_ip, session_token, signed_in
+from .callers import SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
+from .oauth import end_session
 
 router = APIRouter(prefix="/api", tags=["account"])
 
@@ -28,8 +31,13 @@ def organization_wire(organization: Organization | None) -> dict | None:
 
 @router.post("/login")
 async def login(request: Request) -> JSONResponse:
-    """Casdoor's AuthForm: application, organization, username, password, autoSignin, type, signinMethod."""
+    """Casdoor's AuthForm: application, organization, username, password, autoSignin, type, signinMethod.
+    With an authorization request in the query (clientId, responseType, redirectUri, scope, state,
+    nonce, code_challenge...) the sign-in also answers it: data is the code (or the token), data2
+    the URL to send the browser to."""
     body = await json_object(request)
+    params = dict(request.query_params)
+    wants_code = bool(params.get("clientId") or params.get("client_id"))
     form = auth.SignInRequest(
         application=field(body, "application", str, ""),
         organization=field(body, "organization", str, ""),
@@ -43,8 +51,17 @@ async def login(request: Request) -> JSONResponse:
         previous_token=session_token(request),
     )
     with session_scope() as db:
+        checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(params)) if wants_code else None
+        if checked is not None:  # the sign-in is for that application, whatever the body says
+            form = dataclasses.replace(form, application=checked.application.name, type="login",
+                                       organization=form.organization or checked.organization.name)
         result = auth.sign_in(db, form)
-        response = ok(f"{result.user.owner}/{result.user.name}")
+        if checked is None:
+            response = ok(f"{result.user.owner}/{result.user.name}")
+        else:
+            answer = oauth.authorize(db, checked, result.user, form.signin_method or "Password")
+            response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
+                          answer.url)
     response.set_cookie(
         SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
         max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
@@ -55,9 +72,16 @@ async def login(request: Request) -> JSONResponse:
 
 @router.get("/logout", operation_id="logout_get")
 @router.post("/logout", operation_id="logout_post")
-async def logout(request: Request) -> JSONResponse:
-    """Without an id_token_hint: ends the cookie's session; data is the user,
-    data2 the application's homepage (where the console goes next, if set)."""
+async def logout(request: Request) -> Response:
+    """With an id_token_hint (OpenID RP-initiated logout): that token is revoked
+    and the browser goes to post_logout_redirect_uri if it is registered.
+    Without: ends the cookie's session; data is the user, data2 the
+    application's homepage (where the console goes next, if set)."""
+    values = dict(request.query_params)
+    if request.method == "POST" and "form" in request.headers.get("content-type", ""):
+        values.update({k: v for k, v in (await request.form()).items() if isinstance(v, str)})
+    if values.get("id_token_hint"):
+        return end_session(request, values)
     with session_scope() as db:
         ended = auth.sign_out(db, session_token(request), client_ip(request))
     response = ok(ended.user_id, ended.homepage) if ended else ok()
@@ -67,10 +91,10 @@ async def logout(request: Request) -> JSONResponse:
 
 @router.get("/get-account")
 async def get_account(request: Request) -> JSONResponse:
+    """The caller's account: from the session cookie, or an access token (apps call it with their user's)."""
     with session_scope() as db:
-        found = signed_in(db, request)
-        if found is None:
+        user = actor(db, request).user
+        if user is None:
             raise Unauthorized()
-        user = found[0]
-        organization = auth.organization_of(db, user)
+        organization = lookup.organization(db, user.owner)
         return ok(user_wire(user), organization_wire(organization), sub=user.uuid, name=user.name)

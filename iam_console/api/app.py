@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import logging
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -14,34 +12,13 @@ from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
-from ..settings import settings
-from . import account, extras, resources, sessions, uploads
-from .callers import SESSION_COOKIE
+from . import account, certs, extras, files, oauth, resources, sessions, uploads, verifications
 from .envelope import error, service_error
+from .middleware import CsrfGuard, OAuthCors
 
 log = logging.getLogger("iam_console")
-UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 OPENAPI_URL = "/api/openapi.json"
 SWAGGER_ASSETS = "/api/swagger-ui"
-
-
-def _origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
-
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-
-
-@functools.cache
-def allowed_origins() -> frozenset[str]:
-    """IAM_ORIGIN; on a loopback origin, its other loopback spellings on the same port too."""
-    parts = urlsplit(settings.origin)
-    origins = {_origin_of(settings.origin)}
-    if parts.hostname in ("localhost", "127.0.0.1", "::1"):
-        port = f":{parts.port}" if parts.port else ""
-        origins |= {f"{parts.scheme}://{name}{port}" for name in LOOPBACK_NAMES}
-    return frozenset(origins)
 
 
 def create_api() -> FastAPI:
@@ -71,23 +48,19 @@ def create_api() -> FastAPI:
         response.status_code = 500
         return response
 
-    @api.middleware("http")
-    async def _csrf(request: Request, call_next):
-        # A browser always sends Origin on a cross-site POST; a write that would
-        # ride on the session cookie (or sign in) from another site is refused.
-        # Clients with credentials of their own send no cookie and pass.
-        if request.method in UNSAFE_METHODS and request.url.path.startswith("/api/"):
-            origin = request.headers.get("origin")
-            rides_cookie = SESSION_COOKIE in request.cookies or request.url.path == "/api/login"
-            if rides_cookie and origin and _origin_of(origin) not in allowed_origins():
-                return error(request, "The request's origin %s is not allowed", origin)
-        return await call_next(request)
-
     api.include_router(account.router)
+    api.include_router(oauth.router)
     api.include_router(resources.router)
     api.include_router(extras.router)
     api.include_router(sessions.router)
     api.include_router(uploads.router)
+    api.include_router(verifications.router)
+    api.include_router(certs.router)
+    api.include_router(files.router)
+    api.include_router(files.files_router)
+
+    api.add_middleware(OAuthCors)
+    api.add_middleware(CsrfGuard)
 
     @api.api_route("/api/{path:path}", methods=["GET", "POST"], include_in_schema=False)
     async def _unknown(request: Request, path: str) -> JSONResponse:

@@ -31,6 +31,15 @@ async def json_body(request: Request, *, allow_empty: bool = False) -> dict[str,
     return value
 
 
+async def form_or_json(request: Request) -> dict[str, Any]:
+    """Casdoor's form routes (set-password, send-verification-code...): a multipart or
+    urlencoded form, as its SDKs and console send them, or a JSON object."""
+    if "form" in request.headers.get("content-type", ""):
+        form = await request.form()
+        return {k: v for k, v in form.items() if isinstance(v, str)}
+    return await json_body(request, allow_empty=True)
+
+
 async def json_object(request: Request) -> dict[str, Any]:
     """The body as a dict with lower-cased keys (an empty body is an empty object)."""
     raw = await request.body()

@@ -29,7 +29,7 @@ def signed_in(db: Session, request: Request) -> tuple[User, AuthSession] | None:
     return account_for_token(db, session_token(request))
 
 
-def _basic(request: Request) -> tuple[str, str] | None:
+def basic_credentials(request: Request) -> tuple[str, str] | None:
     header = request.headers.get("authorization", "")
     if not header.lower().startswith("basic "):
         return None
@@ -40,7 +40,7 @@ def _basic(request: Request) -> tuple[str, str] | None:
     return user, password
 
 
-def _bearer(request: Request) -> str:
+def bearer_token(request: Request) -> str:
     header = request.headers.get("authorization", "")
     for scheme in ("bearer ", "dpop "):
         if header.lower().startswith(scheme):
@@ -49,13 +49,13 @@ def _bearer(request: Request) -> str:
 
 
 def actor(db: Session, request: Request) -> access.Actor:
-    token = _bearer(request)
+    token = bearer_token(request)
     if token:
         return access.from_bearer(db, token)
     query = request.query_params
     if query.get("clientId") and query.get("clientSecret") is not None:
         return access.from_client_credentials(db, query["clientId"], query["clientSecret"])
-    basic = _basic(request)
+    basic = basic_credentials(request)
     if basic:
         try:
             return access.from_client_credentials(db, *basic)

@@ -11,7 +11,7 @@ from ..services import accounts, applications, crud, dashboard, policy, users
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
-from .bodies import json_body
+from .bodies import form_or_json, json_body
 from .callers import actor
 from .envelope import ok
 from .resources import audit_context
@@ -24,15 +24,6 @@ def _flag(value: str | None) -> bool | None:
     if value in (None, ""):
         return None
     return value.lower() in ("1", "true")
-
-
-async def _form_or_json(request: Request) -> dict:
-    """set-password comes as multipart or urlencoded form (Python SDK) or JSON."""
-    content_type = request.headers.get("content-type", "")
-    if "form" in content_type:
-        form = await request.form()
-        return {k: v for k, v in form.items() if isinstance(v, str)}
-    return await json_body(request, allow_empty=True)
 
 
 @router.get("/get-organization-names")
@@ -100,12 +91,24 @@ async def get_sorted_users(request: Request) -> JSONResponse:
 
 @router.post("/set-password")
 async def set_password(request: Request) -> JSONResponse:
-    form = await _form_or_json(request)
+    form = await form_or_json(request)
     with session_scope() as db:
         users.set_password(db, actor(db, request), str(form.get("userOwner", "")), str(form.get("userName", "")),
                            str(form.get("oldPassword", "")), str(form.get("newPassword", "")),
                            audit_context(request))
     return ok()
+
+
+@router.post("/add-user-keys")
+async def add_user_keys(request: Request) -> JSONResponse:
+    """A new accessKey and accessSecret for the user named in the body (owner, name)."""
+    body = {k.lower(): v for k, v in (await json_body(request)).items()}
+    owner, name = body.get("owner"), body.get("name")
+    if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
+        raise ServiceError("The owner and name cannot be empty")
+    with session_scope() as db:
+        users.add_keys(db, actor(db, request), owner, name, audit_context(request))
+    return ok(True)
 
 
 @router.post("/check-user-password")
@@ -130,6 +133,13 @@ async def remove_user_from_group(request: Request) -> JSONResponse:
         raise ServiceError("The owner, name and groupName cannot be empty")
     with session_scope() as db:
         return ok(users.remove_from_group(db, actor(db, request), owner, name, group, audit_context(request)))
+
+
+@router.post("/add-record")
+async def add_record(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        return ok(crud.add_client_record(db, actor(db, request), body))
 
 
 @router.get("/get-dashboard")

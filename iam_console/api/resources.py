@@ -77,7 +77,7 @@ def _get(kind: Kind) -> Callable:
             if by:
                 return ok(crud.find_record(db, caller, kind, params.get("owner", ""), kind.find_by[by], params[by]))
             owner, name = _id(request)
-            return ok(crud.get_record(db, caller, kind, owner, name))
+            return ok(crud.get_record(db, caller, kind, owner, name, params.get("withSecret") == "1"))
     return handler
 
 
@@ -85,7 +85,8 @@ def _add(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
         body = await json_body(request)
         with session_scope() as db:
-            return ok(crud.add_record(db, actor(db, request), kind, body, audit_context(request)))
+            return ok(crud.add_record(db, actor(db, request), kind, body, audit_context(request),
+                                      dry_run=request.query_params.get("dryRun") in ("1", "true")))
     return handler
 
 

@@ -122,6 +122,8 @@ class Row(SQLModel):
     json_secrets: ClassVar[frozenset[str]] = frozenset()
     # attributes sent as "***" to all but the admins of the record's organization
     json_admin_secrets: ClassVar[frozenset[str]] = frozenset()
+    # False: the secrets are hashes or second-factor seeds, shown to nobody, even with withSecret=1
+    json_secrets_revealable: ClassVar[bool] = True
     # (dict column, keys): the keys travel as top-level wire fields
     json_flatten: ClassVar[tuple[str, tuple[str, ...]] | None] = None
 

@@ -19,9 +19,13 @@ class Token(Named, table=True):
         sa.Index("ix_token_code", "code"),
         sa.Index("ix_token_access_hash", "access_token_hash"),
         sa.Index("ix_token_refresh_hash", "refresh_token_hash"),
+        sa.Index("ix_token_user_code", "user_code"),
     )
 
     json_aliases: ClassVar[dict[str, str]] = {"d_po_p_jkt": "dPoPJkt"}
+    # the server's bookkeeping of a grant in progress, not part of Casdoor's object
+    json_hidden: ClassVar[frozenset[str]] = frozenset({
+        "pk", "access_token_hash", "refresh_token_hash", "nonce", "redirect_uri", "user_code"})
 
     application: str = text(100)
     organization: str = text(100)
@@ -40,6 +44,9 @@ class Token(Named, table=True):
     code_expire_in: int = big_int()  # unix time, as in Casdoor
     resource: str = text(255)  # RFC 8707 resource indicator
     d_po_p_jkt: str = text(100)  # DPoP key thumbprint
+    nonce: str = text(255)  # the OpenID nonce of the authorization request, for the id_token
+    redirect_uri: str = text(1000)  # where the code was sent: the exchange must name the same
+    user_code: str = text(20)  # a device authorization's code, typed on the verification page
 
 
 class Resource(Named, table=True):
@@ -66,13 +73,18 @@ class Resource(Named, table=True):
 
 
 class Verification(Named, table=True):
-    """Casdoor's VerificationRecord: a code sent by email or SMS."""
+    """Casdoor's VerificationRecord: a code sent by email or SMS (services/verifications.py)."""
 
     __tablename__ = "verification"
     __table_args__ = named_keys(
         "verification",
         sa.Index("ix_verification_owner_receiver", "owner", "receiver", "created_time"),
+        # the resend limit and the code check find a receiver's (and a user's) latest code
+        sa.Index("ix_verification_receiver_time", "receiver", "time"),
+        sa.Index("ix_verification_user_time", "user", "time"),
     )
+    # the server's count of checks against the code, not part of Casdoor's object
+    json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "attempts"})
 
     remote_addr: str = text(100)
     type: str = text(100)
@@ -82,3 +94,4 @@ class Verification(Named, table=True):
     code: str = text(100)
     time: int = big_int()  # unix seconds, as in Casdoor
     is_used: bool = False
+    attempts: int = 0  # checks made against this code: it is void after the limit

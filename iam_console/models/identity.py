@@ -99,6 +99,7 @@ class User(Named, table=True):
     json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "third_party_ids"})
     json_flatten: ClassVar[tuple[str, tuple[str, ...]]] = ("third_party_ids", THIRD_PARTY_KEYS)
     json_secrets: ClassVar[frozenset[str]] = frozenset({"password", "totp_secret", "recovery_codes"})
+    json_secrets_revealable: ClassVar[bool] = False
 
     updated_time: datetime | None = moment()
     deleted_time: datetime | None = moment()

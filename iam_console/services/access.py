@@ -5,18 +5,17 @@ ordinary user) or an application client, which Casdoor treats as a global admin.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
-from datetime import timedelta
 
 from sqlmodel import Session, select
 
-from ..models import Application, Token, User
-from ..models.base import utcnow
+from ..models import Application, User
 from . import builtin as b
+from . import lookup
 from .auth import account_for_token
 from .errors import ServiceError
+from .tokens import live_token
 
 
 @dataclass(frozen=True)
@@ -96,22 +95,15 @@ def from_access_key(db: Session, access_key: str, access_secret: str) -> Actor:
     return Actor(user=user)
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def from_bearer(db: Session, token: str) -> Actor:
-    """An access token issued by this server: found by its hash, live, of a usable user or app."""
-    row = db.exec(select(Token).where(Token.access_token_hash == token_hash(token))).first()
-    if row is None or row.expires_in <= 0 or row.created_time + timedelta(seconds=row.expires_in) <= utcnow():
-        raise ServiceError("Access token is invalid or expired")
-    application = db.exec(select(Application).where(
-        Application.owner == b.ADMIN_OWNER, Application.name == row.application)).first()
-    if row.grant_type == "client_credentials":
+    """An access token issued by this server: live, of a usable user or of an application."""
+    row = live_token(db, token)
+    application = lookup.application(db, row.application) if row is not None else None
+    if row is not None and row.grant_type == "client_credentials":
         if application is None:
             raise ServiceError("Access token is invalid or expired")
         return Actor(application=application)
-    user = db.exec(select(User).where(User.owner == row.organization, User.name == row.user)).first()
+    user = lookup.user(db, row.organization, row.user) if row is not None else None
     if not _usable(user):
         raise ServiceError("Access token is invalid or expired")
     return Actor(user=user, application=application)

@@ -10,6 +10,7 @@ from sqlmodel import Session, select
 from ..models import Organization, User
 from ..models.base import wire_names
 from . import builtin as b
+from . import lookup
 from .access import Actor
 from .errors import ServiceError
 from .policy import read_scope
@@ -34,6 +35,8 @@ ITEM_ATTRIBUTES: dict[str, tuple[str, ...]] = {
 GOVERNED = frozenset(attr for attrs in ITEM_ATTRIBUTES.values() for attr in attrs)
 # Only admins type these in; users change them through the reset dialogs (codes).
 ADMIN_ONLY = frozenset({"email", "phone"})
+# What a checked verification code also lets the user set with the address it proves.
+PROVEN_WITH = {"email": frozenset({"email_verified"})}
 ID_CARD = frozenset({"id_card_type", "id_card"})
 # What no update-user call changes, whoever calls: set-password, MFA and sign-in
 # bookkeeping have their own routes.
@@ -46,22 +49,6 @@ SERVER_MANAGED = frozenset({
 })
 
 
-# A session whose info holds a dict under this key remembers the organizations it
-# read: bulk uploads ask once per organization, not once per row (services/uploads.py).
-ORGANIZATION_CACHE = "organizations"
-
-
-def organization(db: Session, name: str) -> Organization | None:
-    cache = db.info.get(ORGANIZATION_CACHE)
-    if cache is not None and name in cache:
-        return cache[name]
-    found = db.exec(select(Organization).where(Organization.owner == b.ADMIN_OWNER,
-                                               Organization.name == name)).first()
-    if cache is not None and found is not None:
-        cache[name] = found
-    return found
-
-
 def organization_names(db: Session, actor: Actor, limit: int = 10_000) -> list[tuple[str, str]]:
     """(name, display name) of the organizations the actor may see, by name."""
     scope = read_scope(actor, REGISTRY["organization"])
@@ -69,8 +56,11 @@ def organization_names(db: Session, actor: Actor, limit: int = 10_000) -> list[t
                         .order_by(Organization.name).limit(limit)).all())
 
 
-def locked_attributes(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:
-    """The user attributes this actor may not change on this user."""
+def locked_attributes(actor: Actor, org: Organization | None, target: User,
+                      proven: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The user attributes this actor may not change on this user. `proven`: the ADMIN_ONLY
+    attributes whose new value a verification code has just proven (reset-email-or-phone):
+    the user may then set them where the organization's item is theirs to modify."""
     configured = org.account_items if org and org.account_items else b.default_account_items()
     items = {item.get("name"): item for item in configured if isinstance(item, dict)}
     immutable = {attr for name, item in items.items() if item.get("modifyRule") == "Immutable"
@@ -88,8 +78,31 @@ def locked_attributes(actor: Actor, org: Organization | None, target: User) -> f
     allowed = {attr for name, item in items.items()
                if item.get("modifyRule") == "Self" and item.get("visible", True) is not False
                for attr in ITEM_ATTRIBUTES.get(name, ())}
+    allowed -= ADMIN_ONLY - proven
+    allowed |= {extra for attr in proven & allowed for extra in PROVEN_WITH.get(attr, ())}
     every = set(wire_names(User)) | {"third_party_ids"}
-    return frozenset(every - (allowed - ADMIN_ONLY)) | frozenset(locked)
+    return frozenset(every - allowed) | frozenset(locked)
+
+
+def hidden_items(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:
+    """The account items this viewer does not see (spec part 1 §5, 'View rules'): an item
+    marked invisible, Admin items for non-admins, Self items for anyone but the user and admins."""
+    configured = org.account_items if org and org.account_items else b.default_account_items()
+    is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (target.owner, target.name)
+    hidden: set[str] = set()
+    for item in configured:
+        if not isinstance(item, dict):
+            continue
+        rule = item.get("viewRule", "Public")
+        if item.get("visible", True) is False or (rule == "Admin" and not actor.is_admin) or (
+                rule == "Self" and not (is_self or actor.is_admin)):
+            hidden.add(item.get("name"))
+    return frozenset(hidden)
+
+
+def hidden_attributes(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:
+    """The user attributes of the items this viewer does not see."""
+    return frozenset(attr for name in hidden_items(actor, org, target) for attr in ITEM_ATTRIBUTES.get(name, ()))
 
 
 # The items whose regex column applies (spec part 1 §3, 'Account item'), and what they govern.
@@ -115,6 +128,45 @@ def check_pattern(pattern: str, value: str, item: str) -> None:
 def check_patterns(db: Session, user: User) -> None:
     """Each value must match its account item's regex, where the organization set one.
     (A password is hashed by now: set-password checks it before hashing.)"""
-    for item, pattern in item_patterns(organization(db, user.owner)).items():
+    for item, pattern in item_patterns(lookup.organization(db, user.owner)).items():
         for attribute in ITEM_ATTRIBUTES.get(item, ()) if item != "Password" else ():
             check_pattern(pattern, str(getattr(user, attribute) or ""), item)
+
+
+def modify_rules(item: str, view_rule: str) -> tuple[str, ...]:
+    """The modify rules an account item may take (spec part 1 §5 'Account items'):
+    an item only admins see, and Is admin, cannot be left to the user."""
+    if view_rule == "Admin" or item == "Is admin":
+        return ("Admin", "Immutable")
+    return b.MODIFY_RULES
+
+
+def check_items(items: list) -> None:
+    """An organization's account items: each item once, known rules, the modify rule
+    its view rule allows, and a valid regex on the items that take one."""
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ServiceError("Each account item must be an object with a name")
+        name = item["name"]
+        if name in seen:
+            raise ServiceError("The account item %s appears more than once", name)
+        seen.add(name)
+        if not isinstance(item.get("visible", True), bool):
+            raise ServiceError("The field %s must be true or false", "visible")
+        view, modify, regex = item.get("viewRule") or "", item.get("modifyRule") or "", item.get("regex") or ""
+        if view not in ("", *b.VIEW_RULES):
+            raise ServiceError("The view rule of the account item %s must be Public, Self or Admin", name)
+        if modify not in ("", *b.MODIFY_RULES):
+            raise ServiceError("The modify rule of the account item %s must be Self, Admin or Immutable", name)
+        if modify and modify not in modify_rules(name, view):
+            raise ServiceError("The modify rule of the account item %s must be Admin or Immutable", name)
+        if not isinstance(regex, str):
+            raise ServiceError("The regex of the account item %s must be a string", name)
+        if regex and name not in PATTERN_ITEMS:
+            raise ServiceError("The account item %s takes no regex", name)
+        if regex:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise ServiceError("The regex of the account item %s is not valid: %s", name, str(exc)) from None

@@ -19,6 +19,7 @@ from ..models import Application, AuthSession, Organization, User
 from ..models import Session as UserSession
 from ..models.base import utcnow
 from . import builtin as b
+from . import lookup
 from .errors import ServiceError
 from .passwords import hash_password, needs_rehash, new_salt, verify_password
 from .records import audit
@@ -64,7 +65,7 @@ def _check_request(req: SignInRequest) -> None:
             raise ServiceError("The %s is too long (at most %d characters)", label, MAX_NAME_LENGTH)
     if not isinstance(req.password, str) or len(req.password) > MAX_PASSWORD_LENGTH:
         raise ServiceError("The password is too long (at most %d characters)", MAX_PASSWORD_LENGTH)
-    if req.type not in ("login", ""):
+    if req.type not in ("login", "", "code", "token", "id_token"):
         raise ServiceError("Unsupported login type: %s", req.type)
     if req.signin_method not in ("Password", ""):
         raise ServiceError("Unsupported signin method: %s", req.signin_method)
@@ -75,18 +76,15 @@ def _check_request(req: SignInRequest) -> None:
 def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization]:
     organization = None
     if req.organization:
-        organization = db.exec(select(Organization).where(
-            Organization.owner == b.ADMIN_OWNER, Organization.name == req.organization)).first()
+        organization = lookup.organization(db, req.organization)
         if organization is None:
             raise ServiceError("The organization: %s does not exist", req.organization)
     app_name = req.application or (organization and organization.default_application) or b.BUILT_IN_APP
-    application = db.exec(select(Application).where(
-        Application.owner == b.ADMIN_OWNER, Application.name == app_name)).first()
+    application = lookup.application(db, app_name)
     if application is None:
         raise ServiceError("The application: %s does not exist", app_name)
     if organization is None:
-        organization = db.exec(select(Organization).where(
-            Organization.owner == b.ADMIN_OWNER, Organization.name == application.organization)).first()
+        organization = lookup.organization(db, application.organization)
         if organization is None:
             raise ServiceError("The organization: %s does not exist", application.organization)
     elif application.organization != organization.name and not application.is_shared \
@@ -168,8 +166,7 @@ def check_password(db: Session, user: User, organization: Organization, applicat
     before its password is checked, a wrong one counts, a right one resets the count
     (and re-hashes a legacy hash)."""
     if application is None:
-        application = db.exec(select(Application).where(
-            Application.owner == b.ADMIN_OWNER, Application.name == b.BUILT_IN_APP)).one()
+        application = lookup.application(db, b.BUILT_IN_APP)
     _check_frozen(db, user, application)
     if not _password_matches(user, organization, password):
         raise _record_failure(db, user, application)
@@ -179,21 +176,28 @@ def check_password(db: Session, user: User, organization: Organization, applicat
     db.add(user)
 
 
+def authenticate(db: Session, organization: Organization, application: Application, username: str,
+                 password: str, client_ip: str = "") -> User:
+    """The user behind a username (or email, or phone) and password of this
+    organization, under the failed sign-in limit; every password sign-in comes here."""
+    user = _find_user(db, organization.name, username.strip())
+    if user is None or user.is_deleted:
+        raise ServiceError("The user: %s/%s doesn't exist", organization.name, username.strip())
+    if user.is_forbidden:
+        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
+    check_password(db, user, organization, application, password)
+    user.last_signin_time = utcnow()
+    user.last_signin_ip = client_ip[:100]
+    db.add(user)
+    return user
+
+
 def sign_in(db: Session, req: SignInRequest) -> SignedIn:
     """Check the credentials and open a session, or raise ServiceError."""
     _check_request(req)
     application, organization = _resolve(db, req)
-    user = _find_user(db, organization.name, req.username.strip())
-    if user is None or user.is_deleted:
-        raise ServiceError("The user: %s/%s doesn't exist", organization.name, req.username.strip())
-    if user.is_forbidden:
-        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
-    check_password(db, user, organization, application, req.password)
-
-    now = utcnow()
-    user.last_signin_time = now
-    user.last_signin_ip = req.client_ip[:100]
-    db.add(user)
+    user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
+    now = user.last_signin_time
 
     if req.previous_token:  # rotate: the id the browser had before sign-in dies here
         _close(db, req.previous_token)
@@ -236,11 +240,14 @@ def _listed_session(db: Session, owner: str, name: str, application: str, *,
 
 def _close(db: Session, token: str) -> AuthSession | None:
     row = db.exec(select(AuthSession).where(AuthSession.token_hash == hash_token(token))).first()
-    if row is None:
-        return None
+    if row is not None:
+        close_session(db, row)
+    return row
+
+
+def close_session(db: Session, row: AuthSession) -> None:
     _listed_session(db, row.owner, row.user_name, row.application, remove=row.session_id)
     db.delete(row)
-    return row
 
 
 @dataclass(frozen=True)
@@ -268,12 +275,7 @@ def account_for_token(db: Session, token: str) -> tuple[User, AuthSession] | Non
     row = db.exec(select(AuthSession).where(AuthSession.token_hash == hash_token(token))).first()
     if row is None or row.expires_at <= utcnow():
         return None
-    user = db.exec(select(User).where(User.owner == row.owner, User.name == row.user_name)).first()
+    user = lookup.user(db, row.owner, row.user_name)
     if user is None or user.is_deleted or user.is_forbidden:
         return None
     return user, row
-
-
-def organization_of(db: Session, user: User) -> Organization | None:
-    return db.exec(select(Organization).where(
-        Organization.owner == b.ADMIN_OWNER, Organization.name == user.owner)).first()

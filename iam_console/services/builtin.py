@@ -67,6 +67,28 @@ _ACCOUNT_ITEMS = [
     ("MFA accounts", "Self", "Self"),
 ]
 _HIDDEN_ITEMS = {"API key", "Properties"}
+ACCOUNT_ITEM_NAMES = tuple(name for name, _, _ in _ACCOUNT_ITEMS)
+# a row the organization editor adds before its item is chosen; dropped on save
+ACCOUNT_ITEM_PLACEHOLDER = "Please select an account item"
+VIEW_RULES = ("Public", "Self", "Admin")
+MODIFY_RULES = ("Self", "Admin", "Immutable")
+
+MFA_METHODS = ("Phone", "Email", "App")
+MFA_RULES = ("Optional", "Prompt", "Required")
+
+OBFUSCATOR_TYPES = ("Plain", "AES", "DES")
+
+# An organization's own theme (themeData); isEnabled false follows the global theme.
+THEME_TYPES = ("default", "dark", "lark", "comic")
+THEME_COLORS = ("#5734d3", "#5A54F9", "#9E339F", "#ED4192", "#E0282E", "#F4801A", "#F2BD27", "#00B96B")
+THEME_RADIUS_MAX = 20
+THEME_DEFAULT = {"isEnabled": False, "themeType": "default", "colorPrimary": "#5734d3", "borderRadius": 6,
+                 "isCompact": False}
+# what choosing a theme type also sets (Casdoor's theme editor does the same)
+THEME_TYPE_PRESETS: dict[str, dict] = {
+    "default": {}, "dark": {"borderRadius": 2}, "lark": {"colorPrimary": "#00B96B", "borderRadius": 4},
+    "comic": {"colorPrimary": "#ED4192", "borderRadius": 16},
+}
 
 
 def default_account_items() -> list[dict]:
@@ -77,4 +99,4 @@ def default_account_items() -> list[dict]:
 
 
 def default_mfa_items() -> list[dict]:
-    return [{"name": name, "rule": "Optional"} for name in ("Phone", "Email", "App")]
+    return [{"name": name, "rule": "Optional"} for name in MFA_METHODS]

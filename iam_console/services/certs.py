@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
+
+from .errors import ServiceError
 
 ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
 RSA_BIT_SIZES = (1024, 2048, 4096)
@@ -15,15 +18,23 @@ _CURVES = {"ES256": ec.SECP256R1, "ES384": ec.SECP384R1, "ES512": ec.SECP521R1}
 _DIGESTS = {"256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
 
 
+def check_settings(algorithm: str, bit_size: int) -> None:
+    """The cert form's algorithm and bit size (ES: the curve decides, bit size ignored)."""
+    if algorithm not in ALGORITHMS:
+        raise ServiceError("Unknown crypto algorithm: %s", algorithm)
+    if algorithm not in _CURVES and bit_size not in RSA_BIT_SIZES:
+        raise ServiceError("The bit size must be 1024, 2048 or 4096")
+    if algorithm == "PS512" and bit_size < 2048:
+        # RSASSA-PSS with SHA-512 and a salt as long as the hash needs 130 bytes of modulus
+        raise ServiceError("PS512 needs a bit size of 2048 or 4096")
+
+
 def generate(algorithm: str, bit_size: int, expire_in_years: int, common_name: str) -> tuple[str, str]:
     """Return (certificate PEM, private key PEM) for a cert form's settings."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"unsupported algorithm: {algorithm}")
+    check_settings(algorithm, bit_size)
     if algorithm in _CURVES:
         key = ec.generate_private_key(_CURVES[algorithm]())
     else:
-        if bit_size not in RSA_BIT_SIZES:
-            raise ValueError(f"bit size must be one of {RSA_BIT_SIZES} for {algorithm}")
         key = rsa.generate_private_key(public_exponent=65537, key_size=bit_size)
     name = x509.Name([
         x509.NameAttribute(NameOID.COMMON_NAME, common_name),
@@ -45,3 +56,51 @@ def generate(algorithm: str, bit_size: int, expire_in_years: int, common_name: s
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
     return cert_pem, key_pem
+
+
+def parse_certificate(cert_pem: str) -> x509.Certificate:
+    try:
+        return x509.load_pem_x509_certificate(cert_pem.encode())
+    except ValueError:
+        raise ServiceError("The certificate is not a valid PEM X.509 certificate") from None
+
+
+def parse_private_key(key_pem: str):
+    try:
+        return serialization.load_pem_private_key(key_pem.encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        # TypeError: encrypted with a password
+        raise ServiceError("The private key is not a valid unencrypted PEM private key") from None
+
+
+def _spki(public_key) -> bytes:
+    return public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def check_pair(algorithm: str, bit_size: int, cert_pem: str, key_pem: str) -> x509.Certificate:
+    """A pasted certificate and private key: both parse, the key is of the
+    algorithm's family (RSA for RS/PS and of the bit size, the algorithm's curve
+    for ES) and is the certificate's. Returns the parsed certificate."""
+    check_settings(algorithm, bit_size)
+    certificate = parse_certificate(cert_pem)
+    key = parse_private_key(key_pem)
+    if algorithm in _CURVES:
+        fits = isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, _CURVES[algorithm])
+    else:
+        fits = isinstance(key, rsa.RSAPrivateKey)
+    if not fits:
+        raise ServiceError("The private key does not fit the crypto algorithm %s", algorithm)
+    if algorithm not in _CURVES and key.key_size != bit_size:
+        raise ServiceError("The private key has %d bits, not %d", key.key_size, bit_size)
+    try:
+        certified = _spki(certificate.public_key())
+    except (ValueError, UnsupportedAlgorithm):
+        raise ServiceError("The certificate is not a valid PEM X.509 certificate") from None
+    if _spki(key.public_key()) != certified:
+        raise ServiceError("The private key does not match the certificate")
+    return certificate
+
+
+def not_after(certificate: x509.Certificate) -> datetime:
+    """When the certificate expires (UTC)."""
+    return certificate.not_valid_after_utc

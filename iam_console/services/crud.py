@@ -4,6 +4,7 @@ and an audit Record for every write."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import masked, to_wire
-from . import accounts, counts, policy, query, rules, wire
+from . import accounts, counts, groups, lookup, policy, query, rules, wire
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -43,12 +44,15 @@ def split_id(value: str) -> tuple[str, str]:
     return owner, name
 
 
-def present(actor: Actor, kind: Kind, row: m.Named) -> dict[str, Any]:
-    """The wire object this actor may see: secrets always masked; a cert's
-    private key and an application's secret only for the admins of its owner."""
-    shown = masked(to_wire(row), kind.model)
+def present(actor: Actor, kind: Kind, row: m.Named, with_secret: bool = False) -> dict[str, Any]:
+    """The wire object this actor may see: a cert's private key and an
+    application's secret only for the admins of its owner; other secrets masked
+    unless those admins ask withSecret=1 (never a user's password hash or TOTP seed)."""
     sees_admin_secrets = actor.is_global_admin or (
         actor.is_org_admin and not is_shared(kind, row) and organization_of(kind, row) == actor.organization)
+    shown = to_wire(row)
+    if not (with_secret and sees_admin_secrets and kind.model.json_secrets_revealable):
+        shown = masked(shown, kind.model)
     if not sees_admin_secrets:
         for attribute in kind.model.json_admin_secrets:
             key = m.wire_name(kind.model, attribute)
@@ -57,13 +61,29 @@ def present(actor: Actor, kind: Kind, row: m.Named) -> dict[str, Any]:
     return shown
 
 
+def maintained_total(db: Session, actor: Actor, kind: Kind, owner: str = "") -> int | None:
+    """How many records read_scope(actor, kind, owner) selects, from the maintained
+    row counts, when that scope is an owner filter alone; None otherwise (count them)."""
+    plain, counted_owner = policy.owner_only_scope(actor, kind, owner)
+    return counts.total(db, kind.model.__tablename__, counted_owner) if plain else None
+
+
 def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], *,
                  owner: str = "", organization: str = "", where: list | None = None) -> query.Page:
-    scope = policy.read_scope(actor, kind, owner, organization) + list(where or [])
-    plain, counted_owner = policy.owner_only_scope(actor, kind, owner)
-    counted = (lambda: counts.total(db, kind.model.__tablename__, counted_owner)) if plain and not where else None
+    """A page of the kind's records; get-users also takes groupName (the users of
+    one group of `owner`, or of the caller's organization)."""
+    where = list(where or [])
+    if kind.name == "user" and params.get("groupName"):
+        group = str(params["groupName"])[:query.MAX_VALUE_LENGTH]
+        where.append(groups.member_clause(db.get_bind().dialect.name, owner or actor.organization, group))
+    scope = policy.read_scope(actor, kind, owner, organization) + where
+    counted = None if where else (lambda: maintained_total(db, actor, kind, owner))
     page = query.run(db, kind.model, scope, query.parse_list_query(params), counted)
-    return query.Page([present(actor, kind, row) for row in page.rows], page.total, page.page)
+    with_secret = params.get("withSecret") == "1"
+    rows = [present(actor, kind, row, with_secret) for row in page.rows]
+    if kind.name == "group":
+        groups.extend(db, rows)
+    return query.Page(rows, page.total, page.page)
 
 
 def _find(db: Session, kind: Kind, owner: str, name: str) -> m.Named | None:
@@ -81,9 +101,15 @@ def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m
     return row
 
 
-def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> dict[str, Any] | None:
+def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
+               with_secret: bool = False) -> dict[str, Any] | None:
     row = _readable(db, actor, kind, owner, name)
-    return present(actor, kind, row) if row is not None else None
+    if row is None:
+        return None
+    shown = present(actor, kind, row, with_secret)
+    if kind.name == "group":
+        groups.extend(db, [shown])
+    return shown
 
 
 def find_record(db: Session, actor: Actor, kind: Kind, owner: str, attribute: str, value: str) -> dict | None:
@@ -95,10 +121,11 @@ def find_record(db: Session, actor: Actor, kind: Kind, owner: str, attribute: st
     return present(actor, kind, rows[0]) if len(rows) == 1 else None
 
 
-def _locked(db: Session, actor: Actor, kind: Kind, target: m.Named) -> frozenset[str]:
+def _locked(db: Session, actor: Actor, kind: Kind, target: m.Named,
+            proven: frozenset[str] = frozenset()) -> frozenset[str]:
     if kind.name != "user":
         return frozenset()
-    return accounts.locked_attributes(actor, accounts.organization(db, target.owner), target)
+    return accounts.locked_attributes(actor, lookup.organization(db, target.owner), target, proven)
 
 
 def _refuse_locked_changes(kind: Kind, before: m.Named, data: dict[str, Any], locked: frozenset[str]) -> None:
@@ -111,7 +138,12 @@ def _refuse_locked_changes(kind: Kind, before: m.Named, data: dict[str, Any], lo
                            m.wire_name(kind.model, forbidden[0]))
 
 
+REMEMBERED_KINDS = frozenset({"application", "cert"})  # see lookup.forget
+
+
 def _save(db: Session, row: m.Named, kind: Kind) -> None:
+    if kind.name in REMEMBERED_KINDS:
+        lookup.forget()
     try:
         db.add(row)
         db.flush()
@@ -136,25 +168,46 @@ def complete_new(db: Session, actor: Actor, kind: Kind, row: m.Named, changed: s
     rules.validate(db, actor, kind, row)
 
 
-def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST) -> str:
-    """add-X; bulk uploads go through the same parse_new and complete_new (services/uploads.py)."""
+def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST,
+               *, dry_run: bool = False) -> str:
+    """add-X; bulk uploads go through the same parse_new and complete_new (services/uploads.py).
+    A dry run passes every check and writes nothing (add-transaction?dryRun=1)."""
     row, changed = parse_new(actor, kind, data)
     if _find(db, kind, row.owner, row.name) is not None:
         raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name)
     complete_new(db, actor, kind, row, changed)
+    if dry_run:
+        return AFFECTED
     _save(db, row, kind)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
     return AFFECTED
 
 
+def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
+    """add-record: an admin writes a Record of their own organization into the
+    audit trail (Casdoor's apps log their own events this way); the id is the server's."""
+    policy.require_admin(actor)
+    row = m.Record()
+    wire.apply(row, data)
+    row.owner = row.owner or actor.organization
+    row.organization = row.organization or row.owner
+    if not actor.is_global_admin and {row.owner, row.organization} != {actor.organization}:
+        raise ServiceError(policy.UNAUTHORIZED)
+    row.name = row.name or secrets.token_hex(10)
+    row.user = row.user or actor.id
+    db.add(row)
+    return AFFECTED
+
+
 def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, data: dict[str, Any],
-                  request: Request = NO_REQUEST) -> str:
+                  request: Request = NO_REQUEST, *, proven: frozenset[str] = frozenset()) -> str:
+    """`proven`: user attributes a checked verification code vouches for (accounts.locked_attributes)."""
     old = _readable(db, actor, kind, owner, name)
     if old is None:
         return UNAFFECTED
     before = m.detached_copy(old)
-    _refuse_locked_changes(kind, before, data, _locked(db, actor, kind, before))
+    _refuse_locked_changes(kind, before, data, _locked(db, actor, kind, before, proven))
     changed = wire.apply(old, data)
     if not changed:
         return UNAFFECTED
@@ -180,6 +233,9 @@ def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
         return UNAFFECTED
     policy.check_write(actor, kind, row, None)
     rules.protect(kind, row, None)
+    if kind.name in REMEMBERED_KINDS:
+        lookup.forget()
+    rules.check_delete(db, kind, row)
     db.delete(row)
     db.flush()
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"delete-{kind.name}",

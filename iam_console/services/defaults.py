@@ -12,11 +12,12 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from .. import models as m
 from ..models.base import format_time, utcnow
 from . import builtin as b
+from . import lookup
 from .access import Actor
 from .resources import REGISTRY, Ownership
 from .seed import USER_MODEL_TEXT
@@ -26,13 +27,15 @@ def random_suffix() -> str:
     return secrets.token_hex(3)
 
 
-def _organization(db: Session, name: str) -> m.Organization | None:
-    return db.exec(select(m.Organization).where(m.Organization.owner == b.ADMIN_OWNER,
-                                                m.Organization.name == name)).first()
+def obfuscator_key(kind: str) -> str:
+    """Spec part 1 §4: choosing an obfuscator type resets the key to the type's
+    default: a fresh random key (AES-128: 16 bytes, DES: 8 bytes, as hex); none for Plain."""
+    size = {"AES": 16, "DES": 8}.get(kind)
+    return secrets.token_hex(size) if size else ""
 
 
 def _user(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
-    org = _organization(db, owner)
+    org = lookup.organization(db, owner)
     return {
         "type": "normal-user", "password": secrets.token_urlsafe(16), "displayName": f"New User - {suffix}",
         "email": f"{suffix}@example.com", "countryCode": (org.country_codes or ["US"])[0] if org else "US",

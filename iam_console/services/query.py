@@ -167,6 +167,8 @@ def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: Lis
     total = counted() if counted is not None and found is None else None
     if total is None:
         total = db.exec(select(func.count()).select_from(model).where(*driven)).one()
+    if total == 0:
+        return Page([], 0, 1)  # no page to look for (without an index, that look is a whole scan)
     statement = select(model).where(*(driven if total <= DENSE_MATCHES else clauses)).order_by(*ordering)
     last_page = max(1, math.ceil(total / query.page_size))
     page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one

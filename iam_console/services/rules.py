@@ -11,14 +11,14 @@ import secrets
 import uuid
 from collections.abc import Callable
 
+import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts
+from . import accounts, certs, groups, lookup
 from . import builtin as b
 from .access import Actor
-from .certs import ALGORITHMS, RSA_BIT_SIZES
 from .errors import ServiceError
 from .passwords import TYPES, hash_password, new_salt
 from .resources import Kind, Ownership
@@ -31,6 +31,8 @@ GRANT_TYPES = ("authorization_code", "password", "client_credentials", "token", 
                "urn:ietf:params:oauth:grant-type:device_code")
 PLAN_PRODUCT_TAG = "auto_created_product_for_plan"
 PLAN_PRODUCT_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", "providers")
+PLAN_INVITATION_TAG = "auto_created_invitation_for_plan"
+INVITATION_STATES = ("Active", "Suspended")
 
 
 # --- protections: what may never be deleted, renamed or changed ---
@@ -64,13 +66,22 @@ def protect(kind: Kind, old: m.Named, new: m.Named | None) -> None:
         for attribute in PLAN_PRODUCT_LOCKED:
             if getattr(new, attribute) != getattr(old, attribute):
                 raise ServiceError("The field %s of a product created for a plan cannot be changed", attribute)
+    if (kind.name == "invitation" and old.tag == PLAN_INVITATION_TAG and new is not None
+            and (new.owner, new.name) != (old.owner, old.name)):
+        raise ServiceError("The organization and name of an invitation created for a plan cannot be changed")
+
+
+def check_delete(db: Session, kind: Kind, row: m.Named) -> None:
+    """What a delete needs beyond `protect`, reading the database."""
+    if kind.name == "group" and groups.has_children(db, row.owner, row.name):
+        raise ServiceError("The group %s has child groups: delete or move them first", row.name)
 
 
 # --- validation ---
 
 def _organization_exists(db: Session, name: str) -> bool:
-    if accounts.ORGANIZATION_CACHE in db.info:  # a bulk upload's session
-        return accounts.organization(db, name) is not None
+    if lookup.ORGANIZATION_CACHE in db.info:  # a bulk upload's session
+        return lookup.organization(db, name) is not None
     return db.exec(select(m.Organization.pk).where(m.Organization.owner == b.ADMIN_OWNER,
                                                    m.Organization.name == name)).first() is not None
 
@@ -103,35 +114,89 @@ def _user(db: Session, actor: Actor, row: m.User) -> None:
     accounts.check_patterns(db, row)
     if len(row.face_ids or []) > 5:
         raise ServiceError("At most 5 face IDs")
-    names = [g.split("/", 1) for g in row.groups if isinstance(g, str) and "/" in g]
-    if len(names) > 1:
-        physical = db.exec(select(m.Group.pk).where(
-            m.Group.type == "Physical",
-            m.Group.owner.in_([o for o, _ in names]), m.Group.name.in_([n for _, n in names]))).all()
+    check_one_physical_group(db, row.groups)
+
+
+def named(model: type[m.Named], pairs: list[tuple[str, str]]) -> sa.ColumnElement[bool]:
+    """The rows of these (owner, name) pairs."""
+    return sa.or_(*(sa.and_(model.owner == owner, model.name == name) for owner, name in pairs))
+
+
+def check_one_physical_group(db: Session, groups: list) -> None:
+    """A user's groups (owner/name entries) hold one Physical group at most (spec part 1 §5)."""
+    pairs = list(dict.fromkeys(tuple(g.split("/", 1)) for g in groups if isinstance(g, str) and g.count("/") == 1))
+    if len(pairs) > 1:
+        physical = db.exec(select(m.Group.pk).where(m.Group.type == "Physical", named(m.Group, pairs))).all()
         if len(physical) > 1:
             raise ServiceError("You can only select one physical group")
+
+
+# An obfuscator key is hex: AES takes a 16, 24 or 32-byte key, DES an 8-byte one.
+OBFUSCATOR_KEY_LENGTHS = {"AES": (32, 48, 64), "DES": (16,)}
+HEX_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
+
+
+def check_obfuscator(kind: str, key: str) -> None:
+    """Spec part 1 §5: the obfuscator type and key are checked before an organization is saved."""
+    if kind not in ("", *b.OBFUSCATOR_TYPES):
+        raise ServiceError("Unknown password obfuscator type: %s", kind)
+    lengths = OBFUSCATOR_KEY_LENGTHS.get(kind)
+    if lengths and (len(key or "") not in lengths or not re.fullmatch(r"[0-9a-fA-F]*", key or "")):
+        *first, last = (str(n) for n in lengths)
+        raise ServiceError("The %s obfuscator key must be %s hexadecimal characters", kind,
+                           f"{', '.join(first)} or {last}" if first else last)
+
+
+def _mfa_items(items: list) -> None:
+    rules = [item for item in items if isinstance(item, dict)]
+    names = [item.get("name") for item in rules]
+    if len(rules) != len(items) or len(rules) > len(b.MFA_METHODS) or len(set(names)) != len(names) \
+            or not set(names) <= set(b.MFA_METHODS):
+        raise ServiceError("The MFA items can hold each of Phone, Email and App at most once")
+    if any(item.get("rule", "") not in ("", *b.MFA_RULES) for item in rules):
+        raise ServiceError("The MFA rule must be Optional, Prompt or Required")
+    if sum(1 for item in rules if item.get("rule") == "Required") > 1:
+        raise ServiceError("Only 1 MFA methods can be required")
+
+
+def _theme(theme: dict) -> None:
+    """themeData: every key optional (Casdoor's SDKs send empty values)."""
+    for flag in ("isEnabled", "isCompact"):
+        if not isinstance(theme.get(flag, False), bool):
+            raise ServiceError("The field %s must be true or false", f"themeData.{flag}")
+    if theme.get("themeType", "") not in ("", *b.THEME_TYPES):
+        raise ServiceError("The theme type must be default, dark, lark or comic")
+    color = theme.get("colorPrimary", "")
+    if color and not (isinstance(color, str) and HEX_COLOR.fullmatch(color)):
+        raise ServiceError("The primary color must be a hexadecimal color such as #5734d3")
+    radius = theme.get("borderRadius", 0)
+    if isinstance(radius, bool) or not isinstance(radius, int) or not 0 <= radius <= b.THEME_RADIUS_MAX:
+        raise ServiceError("The border radius must be an integer between 0 and %d", b.THEME_RADIUS_MAX)
 
 
 def _organization(db: Session, actor: Actor, row: m.Organization) -> None:
     if row.password_type and row.password_type not in TYPES:
         raise ServiceError("Unknown password type: %s", row.password_type)
-    if row.password_obfuscator_type not in ("", "Plain", "AES", "DES"):
-        raise ServiceError("Unknown password obfuscator type: %s", row.password_obfuscator_type)
-    key_length = {"AES": 32, "DES": 16}.get(row.password_obfuscator_type)
-    if key_length and not re.fullmatch(f"[0-9a-fA-F]{{{key_length}}}", row.password_obfuscator_key or ""):
-        raise ServiceError("The %s obfuscator key must be %d hexadecimal characters", row.password_obfuscator_type,
-                           key_length)
-    rules = [item for item in row.mfa_items if isinstance(item, dict)]
-    names = [item.get("name") for item in rules]
-    if len(rules) > 3 or len(set(names)) != len(names) or not set(names) <= {"Phone", "Email", "App"}:
-        raise ServiceError("The MFA items can hold each of Phone, Email and App at most once")
-    if sum(1 for item in rules if item.get("rule") == "Required") > 1:
-        raise ServiceError("Only 1 MFA methods can be required")
+    check_obfuscator(row.password_obfuscator_type, row.password_obfuscator_key)
+    accounts.check_items(row.account_items)
+    _mfa_items(row.mfa_items)
+    _theme(row.theme_data or {})
+    if any(not isinstance(item, str) for item in row.nav_items):
+        raise ServiceError("The navigation items must be a list of strings")
 
 
 def _invitation(db: Session, actor: Actor, row: m.Invitation) -> None:
     _range(row.quota, 0, None, "quota")
     _range(row.used_count, 0, row.quota, "used count")
+    if row.state and row.state not in INVITATION_STATES:
+        raise ServiceError("The state must be Active or Suspended")
+
+
+def _group(db: Session, actor: Actor, row: m.Group) -> None:
+    if row.type and row.type not in groups.TYPES:
+        raise ServiceError("The group type must be Virtual or Physical")
+    if row.parent_id == row.name and row.name != row.owner:
+        raise ServiceError("A group cannot be placed under itself or one of its child groups")
 
 
 def _ldap(db: Session, actor: Actor, row: m.Ldap) -> None:
@@ -157,12 +222,10 @@ def _application(db: Session, actor: Actor, row: m.Application) -> None:
 
 
 def _cert(db: Session, actor: Actor, row: m.Cert) -> None:
-    if row.crypto_algorithm and row.crypto_algorithm not in ALGORITHMS:
-        raise ServiceError("Unknown crypto algorithm: %s", row.crypto_algorithm)
+    if row.crypto_algorithm:
+        certs.check_settings(row.crypto_algorithm, row.bit_size)
     if row.crypto_algorithm.startswith("ES"):
         row.bit_size = 0
-    elif row.crypto_algorithm and row.bit_size not in RSA_BIT_SIZES:
-        raise ServiceError("The bit size must be 1024, 2048 or 4096")
     _range(row.expire_in_years, 0, None, "expire in years")
 
 
@@ -246,7 +309,7 @@ def _webhook(db: Session, actor: Actor, row: m.Webhook) -> None:
 
 
 VALIDATORS: dict[str, Callable] = {
-    "user": _user, "organization": _organization, "invitation": _invitation, "ldap": _ldap,
+    "user": _user, "organization": _organization, "invitation": _invitation, "group": _group, "ldap": _ldap,
     "application": _application, "cert": _cert, "permission": _permission, "role": _role,
     "adapter": _port_range, "pricing": _pricing, "syncer": _syncer, "webhook": _webhook,
     "payment": _payment, "product": _product,
@@ -266,7 +329,7 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
     if not row.uuid:
         row.uuid = str(uuid.uuid4())
     if "password" in changed or (old is None and row.password):
-        organization = accounts.organization(db, row.owner)
+        organization = lookup.organization(db, row.owner)
         row.password_type = (organization.password_type if organization else "") or "argon2id"
         row.password_salt = (organization.password_salt if organization else "") or new_salt()
         row.password = hash_password(row.password, row.password_type, row.password_salt)
@@ -285,14 +348,23 @@ def _save_application(db: Session, actor: Actor, old, row: m.Application, change
 
 
 def _save_organization(db: Session, actor: Actor, old, row: m.Organization, changed: set[str]) -> None:
+    if old is not None and "nav_items" in changed and not actor.is_global_admin:
+        raise ServiceError("Only a global admin may change the navigation items")
     row.account_items = [i for i in row.account_items
-                         if isinstance(i, dict) and i.get("name") != "Please select an account item"]
+                         if not (isinstance(i, dict) and i.get("name") == b.ACCOUNT_ITEM_PLACEHOLDER)]
     row.password_obfuscator_type = row.password_obfuscator_type or "Plain"
+    if row.password_obfuscator_type == "Plain":
+        row.password_obfuscator_key = ""
     if not row.enable_dark_logo:
         row.logo_dark = ""
 
 
-def _save_group(db: Session, actor: Actor, old, row: m.Group, changed: set[str]) -> None:
+def _save_group(db: Session, actor: Actor, old: m.Group | None, row: m.Group, changed: set[str]) -> None:
+    if old is not None:
+        if row.owner != old.owner and row.parent_id == old.owner:
+            row.parent_id = row.owner  # a top group stays on top when it moves
+        groups.check_place(db, old, row)
+        groups.follow_rename(db, old, row)
     row.is_top_group = row.parent_id in ("", row.owner)
     row.updated_time = utcnow()
 
@@ -315,10 +387,35 @@ def _save_timestamped(db: Session, actor: Actor, old, row, changed: set[str]) ->
     row.updated_time = utcnow()
 
 
+# what a pasted certificate and private key are checked again on
+CERT_MATERIAL = {"type", "crypto_algorithm", "bit_size", "certificate", "private_key"}
+DEFAULT_CERT_YEARS = 20
+
+
+def _save_cert(db: Session, actor: Actor, old: m.Cert | None, row: m.Cert, changed: set[str]) -> None:
+    """An x509 cert saved without its certificate or private key (the console's
+    form clears both when the algorithm or bit size changes) gets a new key pair
+    and self-signed certificate; a pasted pair must parse and fit the settings."""
+    if row.type != "x509":
+        return
+    if row.crypto_algorithm.startswith("ES"):
+        row.bit_size = 0
+    if not row.certificate or not row.private_key:
+        row.expire_in_years = row.expire_in_years or DEFAULT_CERT_YEARS
+        if row.expire_in_years < 0:
+            return  # refused by _cert
+        row.certificate, row.private_key = certs.generate(row.crypto_algorithm, row.bit_size,
+                                                          row.expire_in_years, row.name)
+    elif old is not None and not changed & CERT_MATERIAL:
+        return
+    row.expire_time = certs.not_after(certs.check_pair(row.crypto_algorithm, row.bit_size,
+                                                       row.certificate, row.private_key))
+
+
 BEFORE_SAVE: dict[str, Callable] = {
     "user": _save_user, "application": _save_application, "organization": _save_organization,
     "group": _save_group, "permission": _save_permission, "invitation": _save_timestamped,
-    "enforcer": _save_timestamped,
+    "enforcer": _save_timestamped, "cert": _save_cert,
 }
 
 

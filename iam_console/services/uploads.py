@@ -50,7 +50,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import UTCDateTime, attributes_by_wire_name, wire_names
-from . import accounts, crud, policy, xlsx_rows
+from . import crud, lookup, policy, xlsx_rows
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -397,7 +397,7 @@ class _Readers:
         db = getattr(self.local, "db", None)
         if db is None:
             db = Session(self.bind, expire_on_commit=False, autoflush=False)
-            db.info[accounts.ORGANIZATION_CACHE] = {}
+            db.info[lookup.ORGANIZATION_CACHE] = {}
             self.local.db = db
             with self.lock:
                 self.sessions.append(db)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import uuid
 
 from sqlmodel import Session, func, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts, auth, counts, policy, query
+from . import accounts, auth, counts, crud, jwt_tokens, lookup, policy, query, rules
 from .access import Actor
 from .crud import NO_REQUEST, Request, present
 from .errors import ServiceError
@@ -38,6 +39,22 @@ def check_password_options(organization: m.Organization | None, password: str) -
             raise ServiceError(check[1])
 
 
+def _check_new_password(organization: m.Organization, password: str) -> None:
+    """What a new password must pass: the organization's options, then the Password item's regex."""
+    check_password_options(organization, password)
+    pattern = accounts.item_patterns(organization).get("Password")
+    if pattern:
+        accounts.check_pattern(pattern, password, "Password")
+
+
+def check_new_password(db: Session, owner: str, password: str) -> None:
+    """set-password's checks of the new password alone, for the console's live hints."""
+    organization = lookup.organization(db, owner)
+    if organization is None:
+        raise ServiceError("organization is null")
+    _check_new_password(organization, password)
+
+
 def _user(db: Session, actor: Actor, owner: str, name: str) -> m.User:
     scope = policy.read_scope(actor, USERS)
     user = db.exec(select(m.User).where(m.User.owner == owner, m.User.name == name, *scope)).first()
@@ -52,7 +69,7 @@ def set_password(db: Session, actor: Actor, owner: str, name: str, old: str, new
     if not name or not new:
         raise ServiceError("Empty input!")
     user = _user(db, actor, owner, name)
-    organization = accounts.organization(db, owner)
+    organization = lookup.organization(db, owner)
     if organization is None:
         raise ServiceError("organization is null")
     is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (owner, name)
@@ -61,10 +78,7 @@ def set_password(db: Session, actor: Actor, owner: str, name: str, old: str, new
     # the old password is asked of everyone changing their own, except a global admin
     if user.password and is_self and not actor.is_global_admin:
         auth.check_password(db, user, organization, None, old)
-    check_password_options(organization, new)
-    pattern = accounts.item_patterns(organization).get("Password")
-    if pattern:
-        accounts.check_pattern(pattern, new, "Password")
+    _check_new_password(organization, new)
     user.password_type = organization.password_type or "argon2id"
     user.password_salt = organization.password_salt or new_salt()
     user.password = hash_password(new, user.password_type, user.password_salt)
@@ -80,7 +94,7 @@ def check_user_password(db: Session, actor: Actor, owner: str, name: str, passwo
     user = _user(db, actor, owner, name)
     if user.is_forbidden or user.is_deleted:
         raise ServiceError("The user is forbidden to sign in, please contact the administrator")
-    auth.check_password(db, user, accounts.organization(db, owner), None, password)
+    auth.check_password(db, user, lookup.organization(db, owner), None, password)
 
 
 def count(db: Session, actor: Actor, owner: str, online: bool | None) -> int:
@@ -114,3 +128,42 @@ def remove_from_group(db: Session, actor: Actor, owner: str, name: str, group: s
     audit(db, organization=owner, user=actor.id, action="remove-user-from-group", request_uri=request.uri,
           client_ip=request.client_ip, obj={"owner": owner, "name": name, "groupName": group})
     return "Affected"
+
+
+def add_keys(db: Session, actor: Actor, owner: str, name: str, request: Request = NO_REQUEST) -> tuple[str, str]:
+    """add-user-keys: a new access key and secret, saved through update-user's rules (whoever may
+    change the user's API key item: its admins, the user when the item is theirs to modify)."""
+    key, secret = str(uuid.uuid4()), str(uuid.uuid4())
+    if crud.update_record(db, actor, USERS, owner, name, {"accessKey": key, "accessSecret": secret},
+                          request) != crud.AFFECTED:
+        raise ServiceError("The user: %s/%s doesn't exist", owner, name)
+    return key, secret
+
+
+def roles_and_permissions(db: Session, actor: Actor, owner: str, name: str) -> tuple[list[str], list[str]]:
+    """The names of the user's roles and permissions (read-only on the user page), as tokens carry them."""
+    user = _user(db, actor, owner, name)
+    roles = jwt_tokens.roles_of(db, user)
+    return [r.name for r in roles], [p.name for p in jwt_tokens.permissions_of(db, user, roles)]
+
+
+GROUPS = REGISTRY["group"]
+
+
+def group_choices(db: Session, actor: Actor, owner: str, typed: str, limit: int = 20) -> list[tuple[str, str]]:
+    """(owner/name, type) of the organization's groups whose name contains `typed`, a page at most."""
+    params = {"p": "1", "pageSize": str(limit), "sortField": "name", "sortOrder": "ascend"}
+    if typed:
+        params |= {"field": "name", "value": typed}
+    page = crud.list_records(db, actor, GROUPS, params, owner=owner)
+    return [(f"{g['owner']}/{g['name']}", g.get("type", "")) for g in page.rows]
+
+
+def group_types(db: Session, actor: Actor, ids: list[str]) -> dict[str, str]:
+    """{owner/name: type} of the listed groups the actor may read."""
+    pairs = [tuple(i.split("/", 1)) for i in ids if isinstance(i, str) and i.count("/") == 1]
+    if not pairs:
+        return {}
+    rows = db.exec(select(m.Group.owner, m.Group.name, m.Group.type).where(
+        *policy.read_scope(actor, GROUPS), rules.named(m.Group, pairs))).all()
+    return {f"{o}/{n}": t for o, n, t in rows}

@@ -113,7 +113,7 @@ def apply(row: Row, data: dict[str, Any], *, keep: frozenset[str] = frozenset())
         attribute = by_wire.get(lowered)
         if attribute is None or attribute in SERVER_MANAGED or attribute in keep or value is None:
             continue
-        if attribute in model.json_secrets and value == MASK:
+        if value == MASK and (attribute in model.json_secrets or attribute in model.json_admin_secrets):
             continue  # the masked value sent back: keep what is stored
         new = _coerce(model, columns[attribute], value, names[attribute])
         if getattr(row, attribute) != new:

@@ -17,6 +17,7 @@ class Page:
     component: Callable[[], rx.Component]
     guarded: bool
     on_load: Any = None  # the page's own load event(s), after the guard's
+    follows_organization: bool = False  # its on_load runs again when the header's organization changes
 
 
 PAGES: list[Page] = []
@@ -25,11 +26,20 @@ EXTERNAL_SCREENS = frozenset({"/swagger"})
 SCREENS: set[str] = set(EXTERNAL_SCREENS)  # routes with a screen: what the menu may link to
 
 
-def page(route: str, title: str, *, guarded: bool = True, on_load: Any = None):
+def page(route: str, title: str, *, guarded: bool = True, on_load: Any = None, follows_organization: bool = False):
     def register(component: Callable[[], rx.Component]) -> Callable[[], rx.Component]:
-        PAGES.append(Page(route, title, component, guarded, on_load))
+        PAGES.append(Page(route, title, component, guarded, on_load, follows_organization))
         if "[" not in route:
             SCREENS.add(route)
         return component
 
     return register
+
+
+def reload_on_organization(path: str) -> list:
+    """The own on_load events of the page at `path` if it follows the header's
+    organization selector (static routes only), else none."""
+    for spec in PAGES:
+        if spec.route.rstrip("/") == path.rstrip("/") and spec.follows_organization and spec.on_load:
+            return spec.on_load if isinstance(spec.on_load, list) else [spec.on_load]
+    return []

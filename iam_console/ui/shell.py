@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 from reflex.style import set_color_mode
+from reflex_components_core.core.banner import connection_error, connection_pulser, has_too_many_connection_errors
 
 from ..i18n import LANGUAGE_NAMES
 from ..services.navigation import MENU, MenuGroup
@@ -104,8 +105,9 @@ def _language_menu() -> rx.Component:
 
 
 def _organization_selector() -> rx.Component:
+    """The global admin's; not on the group tree, which has its own (spec §2.2)."""
     return rx.cond(
-        Account.is_global_admin,
+        Account.is_global_admin & ~rx.State.router.url.path.startswith("/trees/"),
         rx.select.root(
             rx.select.trigger(placeholder=t("Organization"), id="organization-selector"),
             rx.select.content(
@@ -165,4 +167,19 @@ def guarded(content: rx.Component) -> rx.Component:
             rx.box(header(), rx.box(content, padding="1.5em"), min_height="100vh"),
             rx.fragment(),
         )
+    )
+
+
+def connection_notice() -> rx.Component:
+    """The app's overlay: while the websocket cannot reach the server, the spec's
+    'Failed to connect to server: {error}' (instead of Reflex's own toast)."""
+    notice = rx.callout(
+        Prefs.tr["Failed to connect to server: %s"].replace("%s", connection_error.to(str)),
+        icon="wifi-off", color_scheme="red", id="connection-error",
+    )
+    return rx.fragment(
+        connection_pulser(),
+        rx.cond(has_too_many_connection_errors,
+                rx.box(notice, position="fixed", top="1em", left="50%", transform="translateX(-50%)",
+                       z_index="9999")),
     )

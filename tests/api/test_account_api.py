@@ -140,7 +140,7 @@ def test_cross_site_login_is_refused(client):
 def test_loopback_origins_are_interchangeable_but_not_other_ports(monkeypatch):
     from dataclasses import replace
 
-    from iam_console.api import app as api_module
+    from iam_console.api import middleware as api_module
 
     monkeypatch.setattr(api_module, "settings", replace(api_module.settings, origin="http://localhost:3000"))
     api_module.allowed_origins.cache_clear()

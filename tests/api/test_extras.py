@@ -150,3 +150,55 @@ def test_records_of_an_organization(admin, make_org, make_user):
     body = admin.get("/api/get-records", params={"organizationName": org.name, "p": "1", "pageSize": "10"}).json()
     assert body["data2"] == 1 and body["data"][0]["action"] == "login" and body["data"][0]["user"] == "rec"
     assert isinstance(body["data"][0]["id"], int)
+
+
+def test_add_record_writes_to_the_callers_organization(admin, make_org, make_user):
+    org = make_org()
+    make_user(owner=org.name, name="boss", password="record-pass", is_admin=True)
+    make_user(owner=org.name, name="plain", password="record-pass")
+    boss = sign_in(org.name, "boss", "record-pass")
+    for body in ({"id": 5, "action": "app-event", "object": "{}"}, {"action": "app-event"}):
+        assert boss.post("/api/add-record", json=body).json()["data"] == "Affected"
+    listed = admin.get("/api/get-records", params={"organizationName": org.name, "field": "action",
+                                                   "value": "app-event"}).json()["data"]
+    assert len(listed) == 2 and {r["user"] for r in listed} == {f"{org.name}/boss"}
+    assert all(r["id"] != 5 for r in listed)  # the id is the server's
+    elsewhere = boss.post("/api/add-record", json={"owner": "built-in", "action": "forged"}).json()
+    assert elsewhere["msg"] == "Unauthorized operation"
+    plain = sign_in(org.name, "plain", "record-pass")
+    assert plain.post("/api/add-record", json={"action": "forged"}).json()["msg"] == "Unauthorized operation"
+
+
+def test_with_secret_reveals_stored_secrets_to_their_admins_only(admin, make_org, make_user):
+    org = make_org()
+    make_user(owner=org.name, name="boss", password="secret-pass", is_admin=True)
+    provider = {"owner": org.name, "name": unique("prov"), "category": "OAuth", "type": "GitHub",
+                "clientId": "id", "clientSecret": "kept-secret"}
+    assert admin.post("/api/add-provider", json=provider).json()["data"] == "Affected"
+    pid = {"id": f"{org.name}/{provider['name']}"}
+    assert admin.get("/api/get-provider", params=pid).json()["data"]["clientSecret"] == "***"
+    assert admin.get("/api/get-provider", params={**pid, "withSecret": "1"}).json()["data"]["clientSecret"] == \
+        "kept-secret"
+    boss = sign_in(org.name, "boss", "secret-pass")
+    listed = boss.get("/api/get-providers", params={"owner": org.name, "withSecret": "1"}).json()["data"]
+    assert [p["clientSecret"] for p in listed if p["name"] == provider["name"]] == ["kept-secret"]
+    plain = make_user(owner=org.name, password="secret-pass")
+    mine = sign_in(org.name, plain.name, "secret-pass").get(
+        "/api/get-user", params={"id": f"{org.name}/{plain.name}", "withSecret": "1"}).json()["data"]
+    assert mine["password"] == "***"
+    # a user's password hash stays hidden even from the global admin
+    user = admin.get("/api/get-user", params={"id": f"{org.name}/boss", "withSecret": "1"}).json()["data"]
+    assert user["password"] == "***"
+
+
+def test_add_transaction_dry_run_checks_and_writes_nothing(admin, make_org):
+    org = make_org()
+    transaction = {"owner": org.name, "name": unique("tx"), "amount": 3, "currency": "USD",
+                   "category": "Purchase", "type": "Product", "state": "Paid"}
+    assert admin.post("/api/add-transaction", params={"dryRun": "1"}, json=transaction).json()["data"] == "Affected"
+    tid = {"id": f"{org.name}/{transaction['name']}"}
+    assert admin.get("/api/get-transaction", params=tid).json()["data"] is None
+    bad = admin.post("/api/add-transaction", params={"dryRun": "1"}, json={**transaction, "owner": ""}).json()
+    assert bad["status"] == "error"
+    assert admin.post("/api/add-transaction", json=transaction).json()["data"] == "Affected"
+    assert admin.get("/api/get-transaction", params=tid).json()["data"]["amount"] == 3

@@ -22,6 +22,7 @@ from iam_console.services.access import Actor
 from iam_console.services.resources import REGISTRY, Kind, Ownership
 from tests.api.workbooks import of_records, upload
 from tests.conftest import ADMIN_PASSWORD, unique
+from tests.pictures import png
 
 PASSWORD = "Isolation-pass-1"
 # Routes outside the CRUD families, and what anonymous callers get from them.
@@ -30,6 +31,8 @@ ACCOUNT_ROUTES = {"/api/login", "/api/logout", "/api/get-account", "/api/{path:p
 # Fields a valid record of some kinds needs beyond owner and name.
 REQUIRED = {
     "permission": {"users": ["{org}/*"], "resources": ["app-built-in"], "actions": ["Read"]},
+    # generated on save: each organization's cert has a private key to protect
+    "cert": {"type": "x509", "cryptoAlgorithm": "ES256"},
 }
 # Kinds addressed by more than owner/name.
 IDENTITY = {"session": {"application": "app-built-in"}}
@@ -51,7 +54,7 @@ def _record(kind: Kind, org: str) -> dict:
         if kind.name != "organization":
             body[kind.organization_attr] = org
     for key, value in REQUIRED.get(kind.name, {}).items():
-        body[key] = [v.replace("{org}", org) for v in value]
+        body[key] = [v.replace("{org}", org) for v in value] if isinstance(value, list) else value
     return {**body, **IDENTITY.get(kind.name, {})}
 
 
@@ -190,11 +193,16 @@ EXTRAS = {
     "/api/get-sorted-users": lambda c, w, o: c.get("/api/get-sorted-users", params={"owner": o, "sorter": "name"}),
     "/api/set-password": lambda c, w, o: c.post("/api/set-password", data={
         "userOwner": o, "userName": "boss", "oldPassword": PASSWORD, "newPassword": "Hijacked-pass-1"}),
+    "/api/upload-resource": lambda c, w, o: c.post("/api/upload-resource", params={
+        "owner": o, "user": "boss", "tag": "avatar"}, files={"file": ("boss.png", png(), "image/png")}),
+    "/api/add-user-keys": lambda c, w, o: c.post("/api/add-user-keys", json={"owner": o, "name": "boss"}),
     "/api/check-user-password": lambda c, w, o: c.post("/api/check-user-password", params={"id": f"{o}/boss"},
                                                        json={"owner": o, "name": "boss", "password": PASSWORD}),
     "/api/remove-user-from-group": lambda c, w, o: c.post("/api/remove-user-from-group",
                                                           params={"owner": o, "name": "boss", "groupName": "g"}),
     "/api/get-dashboard": lambda c, w, o: c.get("/api/get-dashboard", params={"owner": o}),
+    "/api/add-record": lambda c, w, o: c.post("/api/add-record", json={"owner": o, "organization": o,
+                                                                       "action": "forged"}),
     # a workbook whose row names organization o as its owner
     "/api/upload-users": lambda c, w, o: upload(c, "/api/upload-users", of_records(
         {"owner": o, "name": unique("uploaded"), "password": PASSWORD, "isAdmin": "TRUE"})),
@@ -205,16 +213,71 @@ EXTRAS = {
          "actions": "Read,Write"})),
     "/api/upload-groups": lambda c, w, o: upload(c, "/api/upload-groups", of_records(
         {"owner": o, "name": unique("uploaded"), "users": f"{o}/boss"})),
+    # a code for the caller's own account, through organization o's application (and so its providers)
+    "/api/send-verification-code": lambda c, w, o: c.post("/api/send-verification-code", data={
+        "dest": f"new-address@{o}.test", "type": "email", "method": "reset",
+        "applicationId": f"admin/{w.names['application'][o]}"}),
+    # only ever the caller's own address: a code sent for someone else proves nothing
+    "/api/reset-email-or-phone": lambda c, w, o: c.post("/api/reset-email-or-phone", data={
+        "type": "email", "dest": f"boss@{o}.test", "code": "123456"}),
+    # a file on success: only ever called here by callers who must get the error envelope
+    "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
+        "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
 }
 # where a successful answer is allowed as long as it holds nothing of B
 SAFE_IF_EMPTY_OF_B = {"/api/get-organization-names", "/api/get-organization-applications",
                       "/api/get-permissions-by-submitter", "/api/get-sorted-users"}
 
 
+# OAuth routes authenticate by client credentials, codes or tokens, never by the
+# session cookie: a signed-in console caller holding only its cookie gets nothing
+# from them (their cross-organization cases are in tests/api/test_oauth.py).
+OAUTH = {
+    "/api/login/oauth/access_token": lambda c, w: c.post("/api/login/oauth/access_token",
+                                                         data={"grant_type": "client_credentials"}),
+    "/api/login/oauth/refresh_token": lambda c, w: c.post("/api/login/oauth/refresh_token",
+                                                          data={"refresh_token": "x"}),
+    "/api/login/oauth/introspect": lambda c, w: c.post("/api/login/oauth/introspect", data={"token": "x"}),
+    "/api/login/oauth/revoke": lambda c, w: c.post("/api/login/oauth/revoke", data={"token": "x"}),
+    "/api/device-auth": lambda c, w: c.post("/api/device-auth", data={"scope": "openid"}),
+    "/api/userinfo": lambda c, w: c.get("/api/userinfo"),
+    # public in Casdoor: the application's name and logo for a valid client and redirect URI only
+    "/api/get-app-login": lambda c, w: c.get("/api/get-app-login", params={
+        "client_id": w.client_id, "response_type": "code", "redirect_uri": "https://evil.example/"}),
+}
+# sso-logout ends the caller's own sessions: called last, by a caller of its own
+SELF_ONLY = {"/api/sso-logout"}
+
+
 def test_every_route_is_known():
     for _, path in api_routes():
-        if path not in ACCOUNT_ROUTES and path not in EXTRAS:
+        if path not in ACCOUNT_ROUTES and path not in EXTRAS and path not in OAUTH and path not in SELF_ONLY:
             classify(path)
+
+
+@pytest.mark.parametrize("caller", ["anonymous", "user_a", "admin_a", "global_admin"])
+@pytest.mark.parametrize("path", sorted(OAUTH))
+def test_a_session_cookie_opens_no_oauth_route(callers, world, caller, path):
+    response = OAUTH[path](callers[caller], world)
+    if response.status_code == 200:
+        body = response.json()
+        assert body.get("status") == "error" or body == {}, (path, body)  # revoke answers {} for anything
+    else:
+        assert response.status_code in (400, 401) and "error" in response.json(), (path, response.text)
+
+
+def test_sso_logout_ends_only_the_callers_own_sessions(world):
+    assert TestClient(api).post("/api/sso-logout").json()["msg"] == "Please login first"
+    name = unique("leaver")  # not a shared caller: sso-logout ends all of a user's sessions
+    with session_scope() as db:
+        for org in (world.a, world.b):
+            crud.add_record(db, Actor(application=_app()), REGISTRY["user"],
+                            {"owner": org, "name": name, "password": PASSWORD})
+    mine = _signed_in(world.a, name, PASSWORD)
+    other = _signed_in(world.b, name, PASSWORD)
+    assert mine.post("/api/sso-logout").json()["data"] == f"{world.a}/{name}"
+    assert mine.get("/api/get-account").json()["status"] == "error"
+    assert other.get("/api/get-account").json()["data"]["owner"] == world.b
 
 
 @pytest.mark.parametrize("path", sorted(EXTRAS))
@@ -237,7 +300,16 @@ def test_extras_never_reach_organization_b(callers, world, caller, path):
                                                      "password": PASSWORD}).json()["status"] == "ok"
 
 
-CRUD_ROUTES = [r for r in api_routes() if r[1] not in ACCOUNT_ROUTES and r[1] not in EXTRAS]
+def test_global_callers_download_a_private_key(callers, world):
+    # the one extra answering with a file: the key the test above keeps from organization A is there
+    for caller in ("app", "global_admin"):
+        answer = EXTRAS["/api/download-cert"](callers[caller], world, world.b)
+        assert answer.headers["content-type"].startswith("application/x-pem-file"), (caller, answer.text)
+        assert "PRIVATE KEY" in answer.text
+
+
+CRUD_ROUTES = [r for r in api_routes()
+               if r[1] not in ACCOUNT_ROUTES and r[1] not in EXTRAS and r[1] not in OAUTH and r[1] not in SELF_ONLY]
 
 
 @pytest.mark.parametrize(("method", "path"), CRUD_ROUTES)

@@ -202,3 +202,26 @@ def test_a_valid_invoice_and_a_payment_without_one(admin):
                                                 **INVOICE}).json()["data"] == "Affected"
     assert admin.post("/api/add-payment", json={"owner": "built-in", "name": unique("payment"),
                                                 "state": "Created"}).json()["data"] == "Affected"
+
+
+def test_groups_through_the_api(admin):
+    """get-users?groupName= lists a group's users; get-groups says which groups have
+    children; delete-group refuses a group with children."""
+    parent, child = unique("group"), unique("group")
+    for name, parent_id in ((parent, "built-in"), (child, parent)):
+        added = admin.post("/api/add-group", json={"owner": "built-in", "name": name, "type": "Virtual",
+                                                   "parentId": parent_id}).json()
+        assert added["status"] == "ok", added
+    member = unique("user")
+    admin.post("/api/add-user", json={"owner": "built-in", "name": member, "groups": [f"built-in/{child}"]})
+    users = admin.get("/api/get-users", params={"owner": "built-in", "groupName": child, "p": "1",
+                                                "pageSize": "10"}).json()
+    assert [u["name"] for u in users["data"]] == [member] and users["data2"] == 1
+    assert admin.get("/api/get-users", params={"owner": "built-in", "groupName": parent}).json()["data"] == []
+    shown = admin.get("/api/get-group", params={"id": f"built-in/{parent}"}).json()["data"]
+    assert shown["haveChildren"] is True and shown["isTopGroup"] is True
+    refused = admin.post("/api/delete-group", json={"owner": "built-in", "name": parent}).json()
+    assert refused["status"] == "error" and refused["msg"] == (
+        f"The group {parent} has child groups: delete or move them first")
+    assert admin.post("/api/delete-group", json={"owner": "built-in", "name": child}).json()["data"] == "Affected"
+    assert admin.post("/api/delete-group", json={"owner": "built-in", "name": parent}).json()["data"] == "Affected"

@@ -35,6 +35,7 @@ from casdoor.plan import Plan
 from casdoor.pricing import Pricing
 from casdoor.product import Product
 from casdoor.provider import Provider
+from casdoor.record import Record
 from casdoor.resource import Resource
 from casdoor.role import Role
 from casdoor.subscription import Subscription
@@ -521,3 +522,18 @@ def test_sdk_raises_the_servers_message(sdk):  # noqa: F811
         bad.get_roles()
     with pytest.raises(ValueError, match="Incorrect client secret"):
         bad.get_organizations()
+
+
+def test_dry_run_transaction_and_records(sdk):  # noqa: F811
+    name = f"sdk-dry-{uuid.uuid4().hex[:8]}"
+    transaction = Transaction.from_dict({"owner": ORG, "name": name, "user": ADMIN, "amount": 2.0,
+                                         "currency": "USD", "state": "Paid"})
+    affected(sdk.add_transaction_with_dry_run(transaction, True))
+    assert sdk.get_transaction(name) is None
+    affected(sdk.add_transaction_with_dry_run(transaction, False))
+    assert sdk.get_transaction(name).amount == 2.0
+
+    record = Record.from_dict({"name": f"sdk-record-{uuid.uuid4().hex[:8]}", "action": "sdk-event"})
+    affected(sdk.add_record(record))
+    found = sdk.get_record(record.name)
+    assert (found.action, found.organization) == ("sdk-event", ORG)

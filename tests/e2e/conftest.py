@@ -91,7 +91,7 @@ def _get(url: str, timeout: float = 5) -> tuple[int, str]:
         return 0, ""
 
 
-def _server_env(port: int, database_url: str) -> dict[str, str]:
+def _server_env(port: int, database_url: str, files_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         PATH=os.pathsep.join([str(BUN_BIN), str(VENV_BIN), env.get("PATH", "")]),
@@ -100,6 +100,7 @@ def _server_env(port: int, database_url: str) -> dict[str, str]:
         IAM_ORIGIN=f"http://localhost:{port}",
         IAM_DATABASE_URL=database_url,
         IAM_ADMIN_PASSWORD=ADMIN_PASSWORD,
+        IAM_FILES_DIR=str(files_dir),
     )
     return env
 
@@ -157,7 +158,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("iam-e2e")
     port = _free_port()
     database_url = f"sqlite:///{tmp / 'iam.db'}"
-    env = _server_env(port, database_url)
+    env = _server_env(port, database_url, tmp / "files")
     log_path = tmp / "server.log"
 
     startup = subprocess.run([str(VENV_BIN / "python"), "-m", "iam_console.startup"], cwd=PROJECT_DIR, env=env,

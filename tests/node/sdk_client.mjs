@@ -1,16 +1,22 @@
 // Drives the IAM API with the official Casdoor Node.js SDK (casdoor-nodejs-sdk), for
-// tests/api/test_sdk_node.py.
+// tests/api/test_sdk_node.py and tests/api/test_sdk_node_oauth.py.
 //
 // stdin: one JSON job
 //   {"endpoint", "clientId", "clientSecret", "certificate", "orgName", "appName",
-//    "calls": [{"method": "getUser", "args": ["alice"], "orgName": "optional override"}, ...]}
+//    "calls": [{"method": "getUser", "args": ["alice"], "orgName": "optional override", "raw": false}, ...]}
 // stdout: one JSON line per call, in order:
 //   {"ok": true, "httpStatus", "contentType", "keys", "status", "msg", "data", "data2"}  an AxiosResponse
-//   {"ok": true, "value"}                         a method that returns something else (enforce, URLs, JWT)
-//   {"ok": false, "error", "httpStatus", "body"}  the SDK threw (any non-2xx answer throws)
+//   {"ok": true, "value"}                         a method that returns something else (enforce, URLs, JWT;
+//                                                 getAuthToken / refreshToken: {access_token, refresh_token};
+//                                                 parseJwtToken: the claims)
+//   {"ok": true, "httpStatus", "contentType", "body"}  a call with "raw": true (introspect: RFC 7662 JSON,
+//                                                 not the envelope)
+//   {"ok": false, "error", "httpStatus", "body"}  the SDK threw (any non-2xx answer throws; parseJwtToken
+//                                                 throws on a bad signature, algorithm or expiry)
 // Calls run one after the other, so later calls see what earlier ones wrote.
 // "args" are passed as given, except {"$ref": i, "set": {...}}: a copy of the data of call i's
-// answer with the fields in "set" changed (so "update the object as read" runs in one process).
+// answer with the fields in "set" changed (so "update the object as read" runs in one process);
+// {"$ref": i, "get": "key"}: the field "key" of call i's value, data or body (a token it got back).
 
 import { createRequire } from 'node:module';
 
@@ -27,10 +33,15 @@ async function readStdin() {
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
-function outcome(result) {
+function outcome(result, raw = false) {
   const isResponse = result && typeof result === 'object' && 'status' in result && 'headers' in result
     && 'data' in result && 'config' in result;
   if (!isResponse) return { ok: true, value: result === undefined ? null : result };
+  if (raw) {
+    return {
+      ok: true, httpStatus: result.status, contentType: String(result.headers['content-type'] ?? ''), body: result.data,
+    };
+  }
   const body = result.data;
   const envelope = body !== null && typeof body === 'object' && !Array.isArray(body);
   return {
@@ -56,6 +67,10 @@ function failure(error) {
 
 function resolve(arg, answers) {
   if (arg && typeof arg === 'object' && !Array.isArray(arg) && '$ref' in arg) {
+    if ('get' in arg) {
+      const answer = answers[arg.$ref];
+      return (answer?.value ?? answer?.data ?? answer?.body)?.[arg.get] ?? null;
+    }
     const data = structuredClone(answers[arg.$ref]?.data ?? null);
     return data && arg.set ? Object.assign(data, arg.set) : data;
   }
@@ -85,7 +100,7 @@ async function main() {
       const sdk = client(call.orgName ?? job.orgName);
       if (typeof sdk[call.method] !== 'function') throw new Error(`the SDK has no method ${call.method}`);
       const args = (call.args ?? []).map((arg) => resolve(arg, answers));
-      answer = outcome(await sdk[call.method](...args));
+      answer = outcome(await sdk[call.method](...args), call.raw === true);
     } catch (error) {
       answer = failure(error);
     }

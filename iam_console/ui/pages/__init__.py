@@ -1,3 +1,15 @@
 """Every page module; importing this package registers the pages."""
 
-from . import errors, home, login  # noqa: F401
+from . import (  # noqa: F401
+    apps,
+    authorize,
+    device,
+    errors,
+    groups,
+    home,
+    invitations,
+    login,
+    organizations,
+    shortcuts,
+    users,
+)

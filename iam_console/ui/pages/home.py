@@ -1,24 +1,67 @@
-"""/: a signed-in landing until the dashboard arrives (issue 5)."""
+"""/: the dashboard (spec part 1 §2.3), for admins; others go to /apps."""
 
 from __future__ import annotations
 
 import reflex as rx
 
+from ..components.greeting import greeting
+from ..components.tour import tour, tour_button
 from ..routes import page
 from ..state.account import Account
+from ..state.dashboard import SERIES_LABELS, Dashboard
 from ..state.prefs import Prefs
 from ..text import t
 
+# 14 series, 14 colours (spec §9)
+COLOURS = ("#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc",
+           "#1f77b4", "#8c564b", "#7f7f7f", "#bcbd22", "#17becf")
+CARDS = (("total", "Total users"), ("today", "New users today"), ("week", "New users past 7 days"),
+         ("month", "New users past 30 days"))
 
-@page("/", "Dashboard")
-def home() -> rx.Component:
-    role = rx.cond(Account.is_global_admin, t("Global administrator"),
-                   rx.cond(Account.is_admin, t("Organization administrator"), t("User")))
-    return rx.vstack(
-        rx.heading(Prefs.tr["Welcome, %s"].replace("%s", Account.display_name), size="6", id="welcome"),
-        rx.text(Prefs.tr["You are signed in to the %s organization."].replace("%s", Account.owner)),
-        rx.badge(role, size="2", id="role-badge"),
-        rx.text(t("The other screens of the console arrive with the coming releases; the menu lists those that "
-                  "exist."), color_scheme="gray", size="2"),
-        spacing="3",
+
+def _card(key: str, label: str) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.text(t(label), size="2", color_scheme="gray"),
+            rx.heading(Dashboard.figures[key].to_string(), size="8", id=f"card-{key}-value"),
+            spacing="1",
+        ),
+        id=f"card-{key}", flex="1", min_width="12em",
     )
+
+
+def _chart() -> rx.Component:
+    return rx.recharts.line_chart(
+        *[rx.recharts.line(data_key=key, name=t(label), stroke=COLOURS[i], dot=False, type_="monotone",
+                           is_animation_active=False)
+          for i, (key, label) in enumerate(SERIES_LABELS.items())],
+        rx.recharts.cartesian_grid(stroke_dasharray="3 3"),
+        rx.recharts.x_axis(data_key="day"),
+        rx.recharts.y_axis(allow_decimals=False),
+        rx.recharts.graphing_tooltip(),
+        rx.recharts.legend(),
+        data=Dashboard.chart,
+        width="100%",
+        height=400,
+    )
+
+
+@page("/", "Dashboard", on_load=Dashboard.load, follows_organization=True)
+def home() -> rx.Component:
+    scope = rx.cond(Dashboard.scope == "", t("All organizations"),
+                    Prefs.tr["Organization: %s"].replace("%s", Dashboard.scope))
+    dashboard = rx.vstack(
+        rx.hstack(greeting(), rx.spacer(), rx.text(scope, size="2", color_scheme="gray", id="dashboard-scope"),
+                  tour_button(), align="center", width="100%", wrap="wrap"),
+        rx.cond(Dashboard.error != "", rx.callout(Dashboard.error, icon="triangle-alert", color_scheme="red",
+                                                  id="dashboard-error")),
+        rx.flex(*[_card(key, label) for key, label in CARDS], gap="1em", wrap="wrap", width="100%"),
+        rx.card(
+            rx.text(t("The last 30 days"), weight="bold", size="3"),
+            rx.box(_chart(), width="100%", id="dashboard-chart"),
+            width="100%",
+        ),
+        tour(),
+        spacing="4", width="100%",
+    )
+    return rx.cond(Account.is_admin & Dashboard.ready, dashboard, rx.fragment())

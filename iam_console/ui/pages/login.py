@@ -45,15 +45,9 @@ class Login(rx.State):
 
     @rx.event
     async def finished(self, result: dict):
-        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
-        if status == "redirecting":
-            return
-        self.busy = False
-        if status == "network":
-            prefs = await self.get_state(Prefs)
-            self.error = prefs.say("Failed to connect to server: %s", message)
-        else:
-            self.error = message
+        failure = (await self.get_state(Prefs)).script_failure(result)
+        if failure is not None:
+            self.busy, self.error = False, failure
 
 
 def _form() -> rx.Component:

@@ -14,8 +14,8 @@ import reflex as rx
 from ...api.callers import SESSION_COOKIE
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
-from ...services import accounts, auth, navigation
-from ...services.access import Actor
+from ...services import accounts, auth, lookup, navigation
+from ...services.access import ANONYMOUS, Actor
 from ..routes import SCREENS
 from .prefs import Prefs
 
@@ -29,6 +29,13 @@ def _cookie(header: str, name: str) -> str:
         return ""
     morsel = jar.get(name)
     return morsel.value if morsel else ""
+
+
+def viewer(db, router) -> Actor:
+    """The signed-in account behind this websocket, read afresh for every event
+    (a session ended elsewhere ends here too); anonymous without one."""
+    found = auth.account_for_token(db, _cookie(router.headers.cookie, SESSION_COOKIE))
+    return Actor(user=found[0]) if found else ANONYMOUS
 
 
 class Account(rx.State):
@@ -62,7 +69,7 @@ class Account(rx.State):
             found = auth.account_for_token(db, token)
             if found is not None:
                 user = found[0]
-                organization = auth.organization_of(db, user)
+                organization = lookup.organization(db, user.owner)
                 viewer = navigation.Viewer(user.owner, user.is_admin,
                                            tuple(organization.nav_items) if organization else ())
                 groups = navigation.menu_for(viewer, SCREENS)

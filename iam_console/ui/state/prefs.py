@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from ...i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, catalog, translate
+from ..routes import reload_on_organization
 
 ALL_ORGANIZATIONS = "__all__"
 
@@ -24,6 +25,14 @@ class Prefs(rx.State):
     def is_compact(self) -> bool:
         return self.compact == "1"
 
+    def script_failure(self, result: dict | None) -> str | None:
+        """What to show for the answer of a sign-in script of assets/iam.js: the server's
+        message, or the unreachable server; None while the browser is being redirected."""
+        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
+        if status == "redirecting":
+            return None
+        return self.say("Failed to connect to server: %s", message) if status == "network" else message
+
     def say(self, key: str, *args: object) -> str:
         """A catalog string for messages built in Python (toasts)."""
         return translate(key, self.lang, *args)
@@ -40,3 +49,4 @@ class Prefs(rx.State):
     @rx.event
     def set_organization(self, name: str):
         self.organization = name or ALL_ORGANIZATIONS
+        return reload_on_organization(self.router.url.path)  # the page shows the new organization's figures

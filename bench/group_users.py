@@ -1,0 +1,115 @@
+"""Users of a group at scale: the group tree's users list (get-users?groupName=)
+with N users in one organization, through the service the console and the API call.
+
+    .venv/bin/python bench/group_users.py                  # SQLite, 1,000,000 users
+    .venv/bin/python bench/group_users.py --users 200000
+
+Every 1,000th user is in the sparse group, every 2nd in the dense one. Membership
+is the users' `groups` JSON list (Casdoor's model), searched as text within the
+organization: no index serves it, so the figures grow with the organization.
+Seeding is cached in bench/.data/."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ORG = "bench-org"
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=10)
+    return parser.parse_args()
+
+
+def seed(url: str, users: int) -> None:
+    import sqlalchemy as sa
+
+    from iam_console.db import make_engine, migrate, session_scope
+    from iam_console.models import Organization, User
+    from iam_console.services.seed import ensure_first_start_data
+
+    migrate(url)
+    engine = make_engine(url)
+    with session_scope(engine) as db:
+        ensure_first_start_data(db, "bench-admin-password")
+        if not db.exec(sa.select(Organization.pk).where(Organization.name == ORG)).first():
+            db.add(Organization(owner="admin", name=ORG, display_name="Bench", password_type="argon2id"))
+    batch, started = 20_000, time.perf_counter()
+    with engine.begin() as connection:
+        have = connection.execute(sa.select(sa.func.count()).select_from(User).where(User.owner == ORG)).scalar()
+        for start in range(have, users, batch):
+            rows = [{
+                "owner": ORG, "name": f"user{i:07d}", "uuid": str(uuid.uuid4()), "display_name": f"User {i}",
+                "email": f"user{i}@example.com", "type": "normal-user",
+                "groups": [g for g, every in ((f"{ORG}/sparse", 1000), (f"{ORG}/dense", 2)) if i % every == 0],
+            } for i in range(start, min(start + batch, users))]
+            connection.execute(sa.insert(User), rows)
+            print(f"  seeded {start + len(rows):,} users ({time.perf_counter() - started:.0f} s)", flush=True)
+    engine.dispose()
+
+
+def timed(call, runs: int) -> tuple[float, float]:
+    """Median wall and CPU milliseconds (SQLite runs in this process: its CPU time
+    says what a call costs when other processes share the cores)."""
+    call()
+    wall, cpu = [], []
+    for _ in range(runs):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        call()
+        wall.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def main() -> None:
+    args = parse()
+    url = f"sqlite:///{ROOT / 'bench' / '.data' / f'groups-{args.users}.db'}"
+    os.environ["IAM_DATABASE_URL"] = url
+    print(f"database: {url}  users: {args.users:,}")
+    seed(url, args.users)
+
+    from sqlmodel import Session, select
+
+    from iam_console import models as m
+    from iam_console.db import engine
+    from iam_console.services import crud
+    from iam_console.services.access import Actor
+    from iam_console.services.resources import REGISTRY
+
+    with Session(engine) as db:
+        admin = Actor(user=db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one())
+
+    def page(params: dict):
+        def call():
+            with Session(engine) as db:
+                crud.list_records(db, admin, REGISTRY["user"], params, owner=ORG)
+        return call
+
+    first = {"p": "1", "pageSize": "20"}
+    cases = {
+        "all users, first page + total": first,
+        "dense group, first page + total": {**first, "groupName": "dense"},
+        "dense group, page 100 + total": {**first, "p": "100", "groupName": "dense"},
+        "sparse group, first page + total": {**first, "groupName": "sparse"},
+        "empty group, first page + total": {**first, "groupName": "nobody"},
+    }
+    print(f"{'call':<36}{'wall median':>12}{'CPU median':>12}")
+    for name, params in cases.items():
+        wall, cpu = timed(page(params), args.runs)
+        print(f"{name:<36}{wall:>10.1f}ms{cpu:>10.1f}ms", flush=True)
+    print(f"(load average while running: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()

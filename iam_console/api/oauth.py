@@ -1,0 +1,221 @@
+"""OAuth 2.0 and OpenID Connect endpoints (casdoor-api.md §4). Token, refresh,
+introspection, revocation, device and userinfo answers are raw RFC JSON, not
+the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from ..db import session_scope
+from ..services import auth, jwt_tokens, lookup, oauth, tokens
+from ..services.errors import ServiceError
+from .bodies import MAX_BODY_BYTES, json_body
+from .callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
+from .envelope import ok
+
+router = APIRouter(tags=["oauth"])
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+# clients call these from other origins, with their own credentials and never the session cookie
+CROSS_ORIGIN_PATHS = frozenset({
+    "/api/login/oauth/access_token", "/api/login/oauth/refresh_token", "/api/login/oauth/introspect",
+    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/.well-known/openid-configuration",
+    "/.well-known/jwks",
+})
+
+
+def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
+    headers = dict(NO_STORE)
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = ('Bearer error="invalid_token"' if exc.error == "invalid_token"
+                                       else 'Basic realm="OAuth2"')
+    return JSONResponse({"error": exc.error, "error_description": exc.description}, status_code=exc.status,
+                        headers=headers)
+
+
+async def _parameters(request: Request) -> dict[str, str]:
+    """Query, then form, then a JSON body (the Node SDK sends JSON)."""
+    values: dict[str, str] = {k: v for k, v in request.query_params.items()}
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        # what OAuth clients send: parsed here, a third of the cost of the generic form parser
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise oauth.OAuthError("invalid_request", "The request body is too large")
+        pairs = parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True)
+        values.update({k: v for k, v in pairs if k not in values})
+    elif "form" in content_type:
+        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+            raise oauth.OAuthError("invalid_request", "The request body is too large")
+        form = await request.form()
+        values.update({k: v for k, v in form.items() if isinstance(v, str) and k not in values})
+    elif (await request.body()).strip():
+        try:
+            body = await json_body(request)
+        except ServiceError as exc:
+            raise oauth.OAuthError("invalid_request", str(exc)) from None
+        values.update({k: str(v) for k, v in body.items() if isinstance(v, str | int) and k not in values})
+    return values
+
+
+def _client_credentials(request: Request, values: dict[str, str]) -> tuple[str, str]:
+    """client_id/client_secret from the body, else HTTP Basic."""
+    basic = basic_credentials(request)
+    if values.get("client_id"):
+        secret = values.get("client_secret", "")
+        if not secret and basic and basic[0] == values["client_id"]:
+            secret = basic[1]  # the id in the body as well as in the header
+        return values["client_id"], secret
+    return basic if basic else ("", "")
+
+
+def _token_request(request: Request, values: dict[str, str], grant_type: str) -> oauth.TokenRequest:
+    client_id, client_secret = _client_credentials(request, values)
+    return oauth.TokenRequest(
+        grant_type=grant_type, client_id=client_id, client_secret=client_secret, code=values.get("code", ""),
+        code_verifier=values.get("code_verifier", ""), redirect_uri=values.get("redirect_uri", ""),
+        username=values.get("username", ""), password=values.get("password", ""), scope=values.get("scope", ""),
+        refresh_token=values.get("refresh_token", ""), device_code=values.get("device_code", ""),
+        resource=values.get("resource", ""), client_ip=client_ip(request))
+
+
+async def _grant(request: Request, grant_type: str | None = None) -> Response:
+    try:
+        values = await _parameters(request)
+        req = _token_request(request, values, grant_type or values.get("grant_type", ""))
+        with session_scope() as db:
+            answer = oauth.token(db, req)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.post("/api/login/oauth/access_token")
+async def access_token(request: Request) -> Response:
+    """grant_type authorization_code, password, client_credentials, refresh_token, token,
+    id_token or urn:ietf:params:oauth:grant-type:device_code."""
+    return await _grant(request)
+
+
+@router.post("/api/login/oauth/refresh_token")
+async def refresh_token(request: Request) -> Response:
+    return await _grant(request, "refresh_token")
+
+
+async def _authenticated_client(request: Request) -> tuple[Any, dict[str, str]]:
+    values = await _parameters(request)
+    client_id, client_secret = _client_credentials(request, values)
+    if not client_id:
+        raise oauth.OAuthError("invalid_client", "Client authentication is required", 401)
+    return (client_id, client_secret), values
+
+
+@router.post("/api/login/oauth/introspect")
+async def introspect(request: Request) -> Response:
+    """RFC 7662, for clients of the token's organization."""
+    try:
+        (client_id, client_secret), values = await _authenticated_client(request)
+        with session_scope() as db:
+            application = oauth.client(db, client_id, client_secret)
+            answer = tokens.introspect(db, application, values.get("token", ""), values.get("token_type_hint", ""))
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.post("/api/login/oauth/revoke")
+async def revoke(request: Request) -> Response:
+    """RFC 7009: 200 whether or not the token existed."""
+    try:
+        (client_id, client_secret), values = await _authenticated_client(request)
+        with session_scope() as db:
+            application = oauth.client(db, client_id, client_secret)
+            tokens.revoke(db, application, values.get("token", ""), values.get("token_type_hint", ""))
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse({}, headers=NO_STORE)
+
+
+@router.post("/api/device-auth")
+async def device_authorization(request: Request) -> Response:
+    """RFC 8628 §3.1: a device code, and the user code to type at verification_uri."""
+    try:
+        values = await _parameters(request)
+        client_id, client_secret = _client_credentials(request, values)
+        with session_scope() as db:
+            answer = oauth.device_authorization(db, client_id, client_secret, values.get("scope", ""))
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.get("/api/userinfo", operation_id="userinfo_get")
+@router.post("/api/userinfo", operation_id="userinfo_post")
+async def userinfo(request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            return JSONResponse(tokens.userinfo(db, bearer_token(request)), headers=NO_STORE)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+
+
+@router.get("/.well-known/openid-configuration")
+async def openid_configuration() -> JSONResponse:
+    return JSONResponse(tokens.discovery())
+
+
+@router.get("/.well-known/jwks")
+async def jwks() -> JSONResponse:
+    with session_scope() as db:
+        return JSONResponse(jwt_tokens.jwks(db))
+
+
+@router.get("/api/get-app-login")
+async def get_app_login(request: Request) -> JSONResponse:
+    """Casdoor's check of an authorization request before its sign-in page shows:
+    the application (without secrets) if client, redirect URI, scope and PKCE are right."""
+    with session_scope() as db:
+        checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(dict(request.query_params)))
+        application = checked.application
+        return ok({"owner": application.owner, "name": application.name, "displayName": application.display_name,
+                   "logo": application.logo, "organization": application.organization,
+                   "homepageUrl": application.homepage_url, "enablePassword": application.enable_password,
+                   "scope": checked.scope})
+
+
+@router.post("/api/sso-logout")
+async def sso_logout(request: Request) -> JSONResponse:
+    """Every token and session of the signed-in user ends; with logoutAll=false (the SDKs'
+    logout_current_session) only the caller's own: its Bearer token and its session."""
+    everything = request.query_params.get("logoutAll", "").lower() not in ("false", "0")
+    with session_scope() as db:
+        found = signed_in(db, request)
+        row = tokens.live_token(db, bearer_token(request))
+        if found is None:
+            user = lookup.user(db, row.organization, row.user) if row and row.user else None
+        else:
+            user = found[0]
+        if user is None:
+            raise ServiceError("Please login first")
+        if everything:
+            tokens.revoke_all(db, user)
+        else:
+            tokens.end_current(db, user, row, found[1] if found else None)
+        user_id = f"{user.owner}/{user.name}"
+    response = ok(user_id)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+def end_session(request: Request, values: dict[str, str]) -> Response:
+    """GET|POST /api/logout with an id_token_hint (called from api/account.py)."""
+    with session_scope() as db:
+        ended = tokens.end_session(db, values["id_token_hint"], values.get("post_logout_redirect_uri", ""),
+                                  values.get("state", ""))
+        auth.sign_out(db, session_token(request), client_ip(request))
+    response: Response = RedirectResponse(ended.redirect, status_code=302) if ended.redirect else ok(ended.user_id)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response

@@ -1,0 +1,125 @@
+"""Sending a message through an organization's Email or SMS provider.
+
+- Email: providers of type SMTP (and Casdoor's "Default", which is SMTP) through smtplib,
+  with the provider's host and port, clientId/clientSecret as the SMTP user and password
+  (signed in when both are set and the server offers AUTH), clientId2 as the From address
+  (else clientId) and clientSecret2 as the From name (else the organization's display name).
+  Encryption: sslMode Enable is TLS from the first byte (SMTPS), Disable a plain connection
+  (upgraded with STARTTLS when the server offers it); Auto or empty follows disableSsl: disabled
+  is plain, enabled is SMTPS on port 465 and a required STARTTLS on any other port, so that
+  "SSL on" never sends the password in clear.
+- SMS: Casdoor's "Custom HTTP SMS": a request (method: the provider's method, POST by default;
+  GET puts the fields in the query) to the provider's endpoint (else its providerUrl) with the
+  fields phoneNumber (E.164), the message (field name: the provider's title, else "content";
+  text: its templateCode with %s for the code, else the code alone) and code; userMapping renames
+  them (keys phoneNumber, content, code), httpHeaders are sent as headers, and the body is JSON
+  when a Content-Type header (or issuerUrl, where Casdoor keeps it) says application/json, a form
+  otherwise. Any 2xx answer is success.
+- Every other type needs a third-party service on the internet and is refused with a clear
+  message rather than pretending to send.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import formataddr
+
+import httpx
+
+from ..models import Provider
+from .errors import ServiceError
+
+TIMEOUT_SECONDS = 10
+SMTP_TYPES = frozenset({"SMTP", "Default"})
+HTTP_SMS = "Custom HTTP SMS"
+SMTPS_PORT = 465
+
+
+def render(template: str, code: str) -> str:
+    """A provider's text with the code in place of %{code} or %s (appended when it has neither)."""
+    if "%{code}" not in template and "%s" not in template:
+        return f"{template} {code}".strip()
+    return template.replace("%{code}", code).replace("%s", code)
+
+
+def _smtp_security(provider: Provider) -> str:
+    """'smtps' (TLS from the start), 'starttls' (required) or 'plain' (STARTTLS when offered)."""
+    mode = (provider.ssl_mode or "").strip().lower()
+    if mode in ("enable", "enabled"):
+        return "smtps"
+    if mode in ("disable", "disabled") or provider.disable_ssl:
+        return "plain"
+    return "smtps" if (provider.port or SMTPS_PORT) == SMTPS_PORT else "starttls"
+
+
+def send_email(provider: Provider, to: str, subject: str, html: str, from_name: str) -> None:
+    if provider.type not in SMTP_TYPES:
+        raise ServiceError("The Email provider type %s is not supported here", provider.type)
+    host = provider.host.strip()
+    if not host:
+        raise ServiceError("The Email provider %s has no host", provider.name)
+    from_address = provider.client_id2 or provider.client_id
+    if not from_address:
+        raise ServiceError("The Email provider %s has no sender address", provider.name)
+    security = _smtp_security(provider)
+    port = provider.port or (SMTPS_PORT if security == "smtps" else 25)
+    message = EmailMessage()
+    message["From"] = formataddr((provider.client_secret2 or from_name, from_address))
+    message["To"] = to
+    message["Subject"] = subject
+    message.set_content(html, subtype="html")
+    context = ssl.create_default_context()
+    try:
+        if security == "smtps":
+            client = smtplib.SMTP_SSL(host, port, timeout=TIMEOUT_SECONDS, context=context)
+        else:
+            client = smtplib.SMTP(host, port, timeout=TIMEOUT_SECONDS)
+        with client:
+            client.ehlo()
+            if security != "smtps":
+                if client.has_extn("starttls"):
+                    client.starttls(context=context)
+                    client.ehlo()
+                elif security == "starttls":
+                    raise ServiceError("The SMTP server %s:%d offers no STARTTLS: disable SSL on the provider "
+                                       "to send without encryption", host, port)
+            if provider.client_id and provider.client_secret and client.has_extn("auth"):
+                client.login(provider.client_id, provider.client_secret)
+            client.send_message(message, from_addr=from_address, to_addrs=[to])
+    except (smtplib.SMTPException, OSError) as exc:  # ssl.SSLError is an OSError
+        raise ServiceError("Failed to send the email: %s", str(exc)[:300]) from None
+
+
+def send_sms(provider: Provider, phone: str, code: str) -> None:
+    if provider.type != HTTP_SMS:
+        raise ServiceError("The SMS provider type %s is not supported here", provider.type)
+    endpoint = (provider.endpoint or provider.provider_url).strip()
+    if not endpoint.lower().startswith(("http://", "https://")):
+        raise ServiceError("The SMS provider %s needs an http(s) endpoint", provider.name)
+    method = (provider.method or "POST").upper()
+    if method not in ("GET", "POST", "PUT", "DELETE"):
+        raise ServiceError("The SMS provider %s has an unsupported method: %s", provider.name, method)
+    mapping = {k: v for k, v in (provider.user_mapping or {}).items() if isinstance(v, str) and v}
+    fields = {
+        mapping.get("phoneNumber", "phoneNumber"): phone,
+        mapping.get("content", provider.title or "content"): render(provider.template_code or "%s", code),
+        mapping.get("code", "code"): code,
+    }
+    headers = {str(k): str(v) for k, v in (provider.http_headers or {}).items()}
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), provider.issuer_url)
+    as_json = content_type.strip().lower().startswith("application/json")
+    if method == "GET":
+        request = {"params": fields}
+    elif as_json:
+        request = {"json": fields}
+    else:
+        request = {"data": fields}
+    try:
+        with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+            answer = client.request(method, endpoint, headers=headers, **request)
+    except httpx.HTTPError as exc:
+        raise ServiceError("Failed to send the SMS: %s", str(exc)[:300]) from None
+    if not answer.is_success:
+        raise ServiceError("Failed to send the SMS: the gateway answered %d", answer.status_code)

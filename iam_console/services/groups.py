@@ -1,0 +1,198 @@
+"""Groups beyond CRUD: an organization's tree, who is in a group, and what a
+group's place in the tree asks of a save or a delete.
+
+A user's groups are Casdoor's `groups` list on the user ("owner/name"
+entries), the one source of truth: a group stores no member list of its own
+(its `users` column only keeps the wire key). Membership is therefore a
+search in the users' JSON text, see `member_clause`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+from .. import models as m
+from . import policy
+from .access import Actor
+from .errors import ServiceError
+from .resources import REGISTRY
+
+GROUPS = REGISTRY["group"]
+USERS = REGISTRY["user"]
+TYPES = ("Virtual", "Physical")
+# an organization's groups are few (tens, hundreds): the tree reads them all, up to this
+TREE_LIMIT = 5_000
+RENAME_BATCH = 1_000
+
+
+def group_id(owner: str, group: str) -> str:
+    """owner/name of a group given as a name of `owner` or as owner/name already."""
+    return group if "/" in group else f"{owner}/{group}"
+
+
+def member_clause(dialect: str, owner: str, group: str) -> sa.ColumnElement:
+    """Users whose `groups` list holds the group: the JSON-quoted id searched in
+    the list's text (quotes included, so "acme/dev" does not match "acme/devops").
+
+    No index serves it: within the owner's users it is a scan of their groups
+    column (see docs/performance.md, 'Users of a group')."""
+    ident = group_id(owner, group)
+    # the text as the JSON column stores it: Python's json (ASCII-escaped) on SQLite,
+    # PostgreSQL's json and MariaDB; MySQL's native JSON reads back with Unicode as is
+    token = json.dumps(ident)
+    if dialect == "sqlite":
+        # the column is stored as text already (a CAST would cost a third more);
+        # instr is case-sensitive, unlike SQLite's LIKE
+        return sa.func.instr(sa.type_coerce(m.User.groups, sa.Text), token) > 0
+    text = sa.cast(m.User.groups, sa.Text)
+    if dialect == "postgresql":
+        return sa.func.strpos(text, token) > 0
+    binary = text.collate("utf8mb4_bin")  # case-sensitive, as on the other databases
+    tokens = dict.fromkeys((token, json.dumps(ident, ensure_ascii=False)))
+    return sa.or_(*(binary.like(f"%{_escape_like(t)}%", escape="\\") for t in tokens))
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def has_children(db: Session, owner: str, name: str) -> bool:
+    return db.exec(select(m.Group.pk).where(m.Group.owner == owner, m.Group.parent_id == name,
+                                            m.Group.name != name).limit(1)).first() is not None
+
+
+def extend(db: Session, rows: list[dict[str, Any]]) -> None:
+    """Fill the response-only keys of group wire objects, as Casdoor's get-groups
+    does: haveChildren, and parentName (the parent group's display name)."""
+    if not rows:
+        return
+    owners = {row["owner"] for row in rows}
+    names = {row["name"] for row in rows}
+    parents = {row["parentId"] for row in rows if row.get("parentId")}
+    with_children = set(db.exec(select(m.Group.owner, m.Group.parent_id).distinct().where(
+        m.Group.owner.in_(owners), m.Group.parent_id.in_(names))).all())
+    parent_names = {(o, n): d for o, n, d in db.exec(select(m.Group.owner, m.Group.name, m.Group.display_name)
+                                                     .where(m.Group.owner.in_(owners), m.Group.name.in_(parents)))
+                    } if parents else {}
+    for row in rows:
+        key = (row["owner"], row["name"])
+        row["haveChildren"] = key in with_children
+        parent = (row["owner"], row.get("parentId", ""))
+        row["parentName"] = (parent_names.get(parent) or parent[1]) if parent in parent_names else ""
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    display_name: str
+    type: str
+    parent_id: str
+    depth: int
+    have_children: bool
+
+
+def tree(db: Session, actor: Actor, owner: str) -> list[Node]:
+    """The organization's groups depth-first (siblings by name), each with its depth.
+    A group whose parent is missing shows at the top rather than not at all."""
+    scope = policy.read_scope(actor, GROUPS, owner)
+    rows = db.exec(select(m.Group.name, m.Group.display_name, m.Group.type, m.Group.parent_id)
+                   .where(m.Group.owner == owner, *scope).order_by(m.Group.name).limit(TREE_LIMIT)).all()
+    names = {row.name for row in rows}
+    children: dict[str, list] = {}
+    roots = []
+    for row in rows:
+        if row.parent_id in names and row.parent_id != row.name:
+            children.setdefault(row.parent_id, []).append(row)
+        else:
+            roots.append(row)
+    out: list[Node] = []
+    seen: set[str] = set()
+
+    def walk(row, depth: int) -> None:
+        if row.name in seen:
+            return
+        seen.add(row.name)
+        kids = children.get(row.name, [])
+        out.append(Node(row.name, row.display_name, row.type, row.parent_id, depth, bool(kids)))
+        for kid in kids:
+            walk(kid, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    for row in rows:  # a cycle the checks below refuse, written before they existed
+        walk(row, 0)
+    return out
+
+
+def descendants(db: Session, owner: str, name: str) -> set[str]:
+    """Names of the groups under this one (its children, their children, ...)."""
+    rows = db.exec(select(m.Group.name, m.Group.parent_id).where(m.Group.owner == owner).limit(TREE_LIMIT)).all()
+    children: dict[str, list[str]] = {}
+    for child, parent in rows:
+        children.setdefault(parent, []).append(child)
+    found: set[str] = set()
+    pending = [name]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            if child not in found and child != name:
+                found.add(child)
+                pending.append(child)
+    return found
+
+
+def check_place(db: Session, old: m.Group, row: m.Group) -> None:
+    """On update: the parent is the organization or another of its groups, never
+    the group itself or one below it; a group with children stays in its organization."""
+    if row.owner != old.owner and has_children(db, old.owner, old.name):
+        raise ServiceError("A group with child groups cannot move to another organization")
+    if row.parent_id in ("", row.owner) or (row.parent_id, row.owner) == (old.parent_id, old.owner):
+        return
+    if row.parent_id in (row.name, old.name) or (
+            row.owner == old.owner and row.parent_id in descendants(db, old.owner, old.name)):
+        raise ServiceError("A group cannot be placed under itself or one of its child groups")
+    exists = db.exec(select(m.Group.pk).where(m.Group.owner == row.owner, m.Group.name == row.parent_id)).first()
+    if exists is None:
+        raise ServiceError("The parent group: %s/%s does not exist", row.owner, row.parent_id)
+
+
+def follow_rename(db: Session, old: m.Group, row: m.Group) -> None:
+    """A renamed (or moved) group takes its children and its members along: the
+    children's parentId and the users' groups entries name it anew."""
+    if (old.owner, old.name) == (row.owner, row.name):
+        return
+    if row.owner == old.owner:
+        for child in db.exec(select(m.Group).where(m.Group.owner == old.owner, m.Group.parent_id == old.name,
+                                                   m.Group.name != old.name)).all():
+            child.parent_id = row.name
+            child.is_top_group = False
+            db.add(child)
+    before, after = group_id(old.owner, old.name), group_id(row.owner, row.name)
+    match = member_clause(db.get_bind().dialect.name, old.owner, old.name)
+    last = 0
+    while True:  # in batches by key, so that a big group never sits in memory at once
+        users = db.exec(select(m.User).where(m.User.owner == old.owner, m.User.pk > last, match)
+                        .order_by(m.User.pk).limit(RENAME_BATCH)).all()
+        if not users:
+            return
+        for user in users:
+            user.groups = [after if g == before else g for g in user.groups]
+            db.add(user)
+        last = users[-1].pk
+
+
+def members(db: Session, actor: Actor, owner: str, group: str, limit: int) -> list[str]:
+    """owner/name of the first users of a group (newest first), at most `limit`."""
+    scope = policy.read_scope(actor, USERS, owner)
+    clause = member_clause(db.get_bind().dialect.name, owner, group)
+    rows = db.exec(select(m.User.owner, m.User.name).where(*scope, m.User.owner == owner, clause)
+                   .order_by(m.User.created_time.desc(), m.User.pk.desc()).limit(limit)).all()
+    return [f"{o}/{n}" for o, n in rows]
+
+
+def choices(db: Session, actor: Actor, owner: str) -> list[tuple[str, str]]:
+    """(name, display name) of the organization's groups, for selects."""
+    return [(node.name, node.display_name) for node in tree(db, actor, owner)]

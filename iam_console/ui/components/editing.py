@@ -1,0 +1,88 @@
+"""The edit page of a Screen: its fields in a form, Save, Save & Exit, and
+Cancel in add mode (spec part 3 'Common edit behaviour')."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ..screens import Field, Screen
+from ..state.editing import EMPTY_CHOICE, Editing
+from ..text import t
+
+
+def _widget(field: Field) -> rx.Component:
+    disabled = Editing.locked.contains(field.key)
+    ident = f"field-{field.key}"
+    if field.widget == "switch":
+        return rx.switch(checked=Editing.flags[field.key], on_change=lambda v: Editing.set_flag(field.key, v),
+                         disabled=disabled, id=ident)
+    value = Editing.values[field.key]
+    on_change = lambda v: Editing.set_value(field.key, v)  # noqa: E731
+    if field.widget == "select" and field.choices is not None:
+        return rx.select.root(
+            rx.select.trigger(id=ident, width="100%"),
+            rx.select.content(rx.foreach(Editing.choices[field.key],
+                                         lambda choice: rx.select.item(choice[1], value=choice[0]))),
+            value=rx.cond(value == "", EMPTY_CHOICE, value), on_change=on_change, disabled=disabled,
+        )
+    if field.widget == "select":
+        return rx.select(list(field.options), value=value, on_change=on_change, disabled=disabled, id=ident)
+    if field.widget == "textarea":
+        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows="4", width="100%")
+    kind = {"password": "password", "number": "number"}.get(field.widget, "text")
+    bounds = {k: str(v) for k, v in (("min", field.minimum), ("max", field.maximum)) if v is not None}
+    return rx.input(value=value, on_change=on_change, disabled=disabled, type=kind, id=ident, width="100%",
+                    **bounds)
+
+
+def _row(field: Field) -> rx.Component:
+    row = rx.grid(
+        rx.text(t(field.label), size="2", weight="medium", padding_top="0.4em"),
+        rx.box(_widget(field), field.addon() if field.addon else rx.fragment(), width="100%"),
+        columns="12em 1fr", spacing="3", width="100%",
+    )
+    if field.shown_when is not None:
+        # the condition is on the edited values, evaluated in the browser
+        row = rx.cond(field.shown_when(Editing.values, Editing.flags), row, rx.fragment())
+    return rx.cond(Editing.hidden.contains(field.key), rx.fragment(), row)
+
+
+def _identity(screen: Screen) -> list[rx.Component]:
+    owner = rx.grid(
+        rx.text(t("Organization"), size="2", weight="medium", padding_top="0.4em"),
+        rx.input(value=Editing.values["owner"], on_change=lambda v: Editing.set_value("owner", v),
+                 disabled=Editing.locked.contains("owner"), id="field-owner", width="100%"),
+        columns="12em 1fr", spacing="3", width="100%",
+    )
+    name = rx.grid(
+        rx.text(t("Name"), size="2", weight="medium", padding_top="0.4em"),
+        rx.input(value=Editing.values["name"], on_change=lambda v: Editing.set_value("name", v),
+                 disabled=Editing.locked.contains("name"), id="field-name", width="100%"),
+        columns="12em 1fr", spacing="3", width="100%",
+    )
+    shows_owner = "owner" in screen.edit_keys
+    return [owner, name] if shows_owner else [name]
+
+
+def _buttons(where: str) -> rx.Component:
+    """The same buttons above and below the form; `where` keeps their ids apart."""
+    suffix = "" if where == "top" else "-bottom"
+    return rx.hstack(
+        rx.button(t("Save"), on_click=Editing.save(False), loading=Editing.busy, id=f"edit-save{suffix}"),
+        rx.button(t("Save & Exit"), on_click=Editing.save(True), variant="soft", id=f"edit-save-exit{suffix}"),
+        rx.cond(Editing.mode == "add",
+                rx.button(t("Cancel"), on_click=Editing.cancel, variant="soft", color_scheme="gray",
+                          id=f"edit-cancel{suffix}")),
+        spacing="2",
+    )
+
+
+def edit_page(screen: Screen, *extra: rx.Component) -> rx.Component:
+    """`extra`: the screen's own sections under the fields (tables, trees)."""
+    return rx.vstack(
+        rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons("top"), width="100%", align="center"),
+        rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields], *extra, spacing="3",
+                          width="100%"), width="100%"),
+        _buttons("bottom"),
+        spacing="3", width="100%", max_width="60em",
+    )

@@ -1,0 +1,155 @@
+"""The list page of a Screen: server-side paging, sorting, column search and
+filters, quick jumper, size changer, total line, Add, Edit and Delete with
+its confirmation (spec part 3 'Common list behaviour')."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import reflex as rx
+
+from ..screens import Column, Screen
+from ..state.account import Account
+from ..state.listing import PAGE_SIZES, Listing
+from ..state.prefs import Prefs
+from ..text import t
+from .dialogs import confirm
+
+
+def _header(column: Column) -> rx.Component:
+    label = t(column.label)
+    if not column.sortable:
+        return rx.table.column_header_cell(label)
+    arrow = rx.cond(
+        Listing.sort_field == column.key,
+        rx.cond(Listing.sort_order == "ascend", rx.icon("arrow-up", size=12), rx.icon("arrow-down", size=12)),
+        rx.icon("arrow-up-down", size=12, opacity="0.35"),
+    )
+    return rx.table.column_header_cell(
+        rx.hstack(label, arrow, align="center", spacing="1", cursor="pointer",
+                  on_click=Listing.sort(column.key), id=f"sort-{column.key}"),
+    )
+
+
+def _cell(column: Column, row: rx.Var) -> rx.Component:
+    value = row[column.key]
+    if column.caption:
+        shown = rx.text(t(column.caption), size="2")
+    elif column.kind == "bool":
+        shown = rx.switch(checked=value == "true", disabled=True, size="1")
+    elif column.kind == "avatar":
+        shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
+    elif column.kind == "tags":
+        shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
+    else:
+        shown = rx.text(value, size="2")
+    if column.link:
+        shown = rx.link(shown, href=row[f"{column.key}__href"])
+    return rx.table.cell(shown)
+
+
+RowActions = Callable[[rx.Var], list[rx.Component]]
+
+
+def _actions(screen: Screen, row: rx.Var, extra: RowActions | None) -> rx.Component:
+    delete = rx.button(t("Delete"), size="1", color_scheme="red", variant="soft",
+                       disabled=row["__protected"] == "true",
+                       on_click=Listing.ask_delete(row["__key"], row["name"]))
+    if screen.delete_global_admin_only:
+        delete = rx.cond(Account.is_global_admin, delete, rx.fragment())
+    return rx.table.cell(rx.hstack(
+        rx.link(rx.button(t("Edit"), size="1", variant="soft"), href=row["__edit"]),
+        delete,
+        *(extra(row) if extra else []),
+        spacing="2",
+    ))
+
+
+def _search(screen: Screen) -> rx.Component:
+    searchable = [c for c in screen.columns if c.searchable]
+    filters = [c for c in screen.columns if c.filters]
+    return rx.hstack(
+        rx.select.root(
+            rx.select.trigger(placeholder=t("Search by"), id="search-field"),
+            rx.select.content(*[rx.select.item(t(c.label), value=c.key) for c in searchable]),
+            value=Listing.search_field, on_change=Listing.set_search_field, size="2",
+        ),
+        rx.input(placeholder=t("Search"), value=Listing.search_value, on_change=Listing.search.debounce(300),
+                 id="search-value", width="16em"),
+        *[rx.select.root(
+            rx.select.trigger(placeholder=t(c.label), id=f"filter-{c.key}"),
+            rx.select.content(rx.select.item(t("All"), value="__all__"),
+                              *[rx.select.item(option, value=option) for option in c.filters]),
+            on_change=lambda value, key=c.key: Listing.filter(key, value), size="2",
+        ) for c in filters],
+        spacing="2", align="center", wrap="wrap",
+    )
+
+
+def _pager() -> rx.Component:
+    return rx.hstack(
+        rx.text(Prefs.tr["Total %s"].replace("%s", Listing.total.to_string()), size="2", id="list-total"),
+        rx.spacer(),
+        rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=Listing.page <= 1,
+                       on_click=Listing.go_to(Listing.page - 1), id="page-prev"),
+        rx.text(Listing.page.to_string() + " / " + Listing.page_count.to_string(), size="2", id="page-current"),
+        rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft",
+                       disabled=Listing.page >= Listing.page_count,
+                       on_click=Listing.go_to(Listing.page + 1), id="page-next"),
+        rx.text(t("Go to"), size="2"),
+        rx.input(value=Listing.jump_to, on_change=Listing.set_jump_to, on_key_down=Listing.jump, width="4em",
+                 size="1", id="page-jump"),
+        rx.select(PAGE_SIZES, value=Listing.page_size.to_string(), on_change=Listing.set_page_size, size="1",
+                  id="page-size"),
+        align="center", spacing="2", width="100%",
+    )
+
+
+def _confirm_delete() -> rx.Component:
+    return confirm(Prefs.tr["Sure to delete: %s ?"].replace("%s", Listing.deleting_label),
+                   on_ok=Listing.confirm_delete, on_cancel=Listing.cancel_delete, open_=Listing.deleting != "",
+                   ident="delete")
+
+
+XLSX = {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": [".xlsx"]}
+
+
+def _upload(screen: Screen) -> rx.Component:
+    """Upload (.xlsx): choosing the file sends it (spec: .xlsx only)."""
+    return rx.box(rx.upload.root(
+        rx.button(rx.icon("upload", size=14), t("Upload (.xlsx)"), variant="soft", type="button"),
+        id=f"upload-{screen.key}", accept=XLSX, multiple=False, max_files=1, no_drag=True,
+        on_drop=Listing.upload, on_drop_rejected=Listing.upload_rejected,
+    ), id="list-upload")
+
+
+def list_page(screen: Screen, row_actions: RowActions | None = None) -> rx.Component:
+    """`row_actions`: buttons after Edit and Delete, from the row's Var (the group view's Remove)."""
+    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=Listing.add, id="list-add")
+    if screen.add_global_admin_only:
+        add = rx.cond(Account.is_global_admin, add, rx.fragment())
+    if screen.upload:
+        add = rx.hstack(add, rx.cond(Account.is_admin, _upload(screen), rx.fragment()), spacing="2")
+    table = rx.table.root(
+        rx.table.header(rx.table.row(*[_header(c) for c in screen.columns],
+                                     rx.table.column_header_cell(t("Action")))),
+        rx.table.body(rx.foreach(Listing.rows, lambda row: rx.table.row(
+            *[_cell(c, row) for c in screen.columns], _actions(screen, row, row_actions)))),
+        width="100%", size="1", variant="surface", id="list-table",
+    )
+    return rx.cond(
+        Listing.not_authorized,
+        rx.vstack(rx.heading("403", size="8", color_scheme="gray"),
+                  rx.text(t("Sorry, you do not have permission to access this page or logged in status invalid."),
+                          id="list-forbidden"), align="center", width="100%"),
+        rx.vstack(
+            rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), add, width="100%", align="center"),
+            _search(screen),
+            rx.cond(Listing.error != "", rx.callout(Listing.error, icon="triangle-alert", color_scheme="red",
+                                                    id="list-error")),
+            rx.box(table, overflow_x="auto", width="100%"),
+            _pager(),
+            _confirm_delete(),
+            spacing="3", width="100%",
+        ),
+    )

@@ -1,0 +1,151 @@
+"""/login/oauth/authorize: the OAuth 2.0 / OpenID Connect sign-in page.
+
+The request is checked first (client, redirect URI, response type, scope,
+PKCE); a bad one shows its error and never redirects. A visitor who already
+has a console session is sent straight back with a code (single sign-on)
+unless the client asked for prompt=login. Otherwise the page signs in: the
+password is posted from the browser (`window.iamAuthorize` in assets/iam.js)
+to POST /api/login with this page's own query, which answers with the URL to
+send the browser to."""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+
+from ...db import session_scope
+from ...services import lookup, oauth, redirects
+from ...services.errors import ServiceError
+from ..routes import page
+from ..shell import themed
+from ..state.account import Account
+from ..state.prefs import Prefs
+from ..text import t
+
+
+class Authorize(rx.State):
+    checked: bool = False  # the request has been checked (the page shows the form or the error)
+    error: str = ""  # the request's error: no form
+    sign_in_error: str = ""  # a refused sign-in: the form stays
+    busy: bool = False
+    app_name: str = ""
+    app_display_name: str = ""
+    app_logo: str = ""
+    app_organization: str = ""  # not `organization`: the root state has that route argument
+
+    _answered_query: str = ""  # the request already answered with a redirect (on_load may run twice)
+    _answer: str = ""
+
+    @rx.event
+    async def prepare(self):
+        if self._answer and self._answered_query == self.router.url.query:
+            return rx.call_script(f"window.location.replace({json.dumps(self._answer)})")
+        self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
+        self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
+        prefs = await self.get_state(Prefs)
+        account = await self.get_state(Account)
+        account._load()
+        request = oauth.AuthorizeRequest.from_query(dict(self.router.url.query_parameters))
+        target = ""
+        with session_scope() as db:
+            try:
+                authorization = oauth.check_authorize(db, request)
+            except ServiceError as exc:
+                self.error = prefs.say(exc.template, *exc.args_)
+                self.checked = True
+                return
+            application = authorization.application
+            self.app_name, self.app_organization = application.name, application.organization
+            self.app_display_name = application.display_name or application.name
+            self.app_logo = application.logo
+            user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
+            if user is not None and request.prompt != "login":
+                try:
+                    target = oauth.authorize(db, authorization, user).url
+                except ServiceError:
+                    target = ""  # this account may not use the application: sign in as another
+        if not target and request.prompt == "none":
+            # OpenID Connect: no interaction allowed, so the client learns that sign-in is needed
+            target = redirects.with_parameters(
+                request.redirect_uri, {"error": "login_required", "state": request.state},
+                fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
+        if target:
+            self._answered_query, self._answer = self.router.url.query, target
+            # a full navigation (the redirect URI is another site); replace, so that
+            # Back does not land here and issue another code
+            return rx.call_script(f"window.location.replace({json.dumps(target)})")
+        self.checked = True
+
+    @rx.event
+    def submit(self):
+        if self.busy or self.error:
+            return
+        self.sign_in_error, self.busy = "", True
+        script = f"window.iamAuthorize({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
+        return rx.call_script(script, callback=Authorize.finished)
+
+    @rx.event
+    def on_key(self, key: str):
+        if key == "Enter":
+            return Authorize.submit
+
+    @rx.event
+    async def finished(self, result: dict):
+        failure = (await self.get_state(Prefs)).script_failure(result)
+        if failure is not None:
+            self.busy, self.sign_in_error = False, failure
+
+
+def _header() -> rx.Component:
+    return rx.vstack(
+        rx.cond(Authorize.app_logo != "",
+                rx.image(src=Authorize.app_logo, alt=Authorize.app_display_name, height="48px",
+                         id="authorize-logo")),
+        rx.heading(Authorize.app_display_name, size="6", text_align="center", id="authorize-app"),
+        rx.text(Prefs.tr["Sign in to continue to %s"].replace("%s", Authorize.app_display_name),
+                color_scheme="gray", size="2", text_align="center"),
+        align="center",
+        spacing="2",
+        width="100%",
+    )
+
+
+def _form() -> rx.Component:
+    return rx.vstack(
+        _header(),
+        rx.text(t("Username"), size="2", weight="medium"),
+        rx.input(id="authorize-username", placeholder=t("username, Email or phone"), auto_complete="username",
+                 width="100%", auto_focus=True, on_key_down=Authorize.on_key),
+        rx.text(t("Password"), size="2", weight="medium"),
+        rx.input(id="authorize-password", type="password", placeholder=t("Password"),
+                 auto_complete="current-password", width="100%", on_key_down=Authorize.on_key),
+        rx.cond(Authorize.sign_in_error != "",
+                rx.callout(Authorize.sign_in_error, icon="triangle-alert", color_scheme="red", width="100%",
+                           id="authorize-error")),
+        rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
+                  loading=Authorize.busy, width="100%", id="authorize-submit"),
+        spacing="3",
+        width="100%",
+    )
+
+
+def _refused() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(rx.icon("shield-alert", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+        rx.callout(Authorize.error, icon="triangle-alert", color_scheme="red", width="100%", id="authorize-error"),
+        spacing="3",
+        width="100%",
+    )
+
+
+@page("/login/oauth/authorize", "Sign in", guarded=False, on_load=Authorize.prepare)
+def authorize_page() -> rx.Component:
+    return themed(rx.center(
+        rx.cond(
+            Authorize.checked,
+            rx.card(rx.cond(Authorize.error != "", _refused(), _form()), width="22em", size="3"),
+            rx.spinner(size="3"),
+        ),
+        min_height="100vh",
+    ))

@@ -1,0 +1,313 @@
+"""Users: the list at /users and /organizations/{org}/users (§2.10), with its
+.xlsx upload; the user edit page and /account (§2.6), with its own sections:
+the avatar cropper, the password dialog, the email and phone reset dialogs,
+the API key, groups, roles, permissions and properties.
+Which fields a viewer sees and may change comes from the organization's
+account items (services/accounts.py)."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ...services import builtin as b
+from ..components.avatar import avatar_cropper
+from ..components.dialogs import cancel_ok
+from ..components.editing import edit_page
+from ..components.listing import list_page
+from ..routes import SCREENS as ROUTES
+from ..routes import page
+from ..screens import Column, Field, Screen, screen
+from ..state.editing import Editing
+from ..state.listing import Listing
+from ..state.users import ContactReset, UserEdit
+from ..text import t
+
+
+def _untouchable(record, me: str) -> bool:
+    """Delete is disabled for the viewer's own account and the built-in admin."""
+    user_id = f"{record.get('owner')}/{record.get('name')}"
+    return user_id in (me, f"{b.BUILT_IN_ORG}/{b.ADMIN_USER}")
+
+
+USERS = screen(Screen(
+    key="user", title="Users", list_route="/users", edit_route="/users/{owner}/{name}",
+    protected=_untouchable, page_size=20, upload=True, extra={"after_read": UserEdit.load},
+    name_locked=lambda record: (record.get("owner"), record.get("name")) == (b.BUILT_IN_ORG, b.ADMIN_USER),
+    columns=(
+        Column("owner", "Organization", link="/organizations/{owner}"),
+        Column("signupApplication", "Application"),
+        Column("name", "Name", link="/users/{owner}/{name}"),
+        Column("createdTime", "Created time", "time", searchable=False),
+        Column("displayName", "Display name"),
+        Column("avatar", "Avatar", "avatar", sortable=False, searchable=False),
+        Column("email", "Email"),
+        Column("phone", "Phone"),
+        Column("affiliation", "Affiliation"),
+        Column("region", "Country/Region"),
+        Column("tag", "Tag", "tags"),
+        Column("isAdmin", "Is admin", "bool", searchable=False),
+        Column("isForbidden", "Is forbidden", "bool", searchable=False),
+        Column("isDeleted", "Is deleted", "bool", searchable=False),
+    ),
+    fields=(
+        Field("id", "ID"),
+        Field("displayName", "Display name"),
+        Field("avatar", "Avatar", addon=lambda: _avatar()),
+        Field("type", "User type", "select", options=("normal-user", "paid-user")),
+        Field("email", "Email", addon=lambda: _reset_button("email")),
+        Field("phone", "Phone", addon=lambda: _reset_button("phone")),
+        Field("countryCode", "Country code"),
+        Field("region", "Country/Region"),
+        Field("location", "Location"),
+        Field("address", "Address", "list"),
+        Field("affiliation", "Affiliation"),
+        Field("title", "Title"),
+        Field("idCardType", "ID card type"),
+        Field("idCard", "ID card"),
+        Field("homepage", "Homepage"),
+        Field("bio", "Bio", "textarea"),
+        Field("tag", "Tag"),
+        Field("language", "Language"),
+        Field("gender", "Gender"),
+        Field("birthday", "Birthday"),
+        Field("education", "Education"),
+        Field("score", "Score", "number"),
+        Field("karma", "Karma", "number"),
+        Field("ranking", "Ranking", "number"),
+        Field("signupApplication", "Signup application"),
+        Field("ipWhitelist", "IP whitelist"),
+        Field("isAdmin", "Is admin", "switch"),
+        Field("isForbidden", "Is forbidden", "switch"),
+        Field("isDeleted", "Is deleted", "switch"),
+        Field("deletedTime", "Deleted time", locked_for=lambda record: True,
+              shown_when=lambda values, flags: values["deletedTime"] != ""),
+        Field("needUpdatePassword", "Need update password", "switch"),
+    ),
+))
+
+
+def _labelled(label: str, item: str, *children: rx.Component) -> rx.Component:
+    """A row of the form for an account item, left out when the viewer may not see the item."""
+    row = rx.grid(
+        rx.text(t(label), size="2", weight="medium", padding_top="0.4em"),
+        rx.box(*children, width="100%"),
+        columns="12em 1fr", spacing="3", width="100%",
+    )
+    return rx.cond(UserEdit.hidden_items.contains(item), rx.fragment(), row)
+
+
+def _password_input(label: str, ident: str, on_change) -> rx.Component:
+    return rx.vstack(
+        rx.text(t(label), size="2", weight="medium"),
+        rx.input(type="password", on_change=on_change, id=ident, width="100%", auto_complete="new-password"),
+        spacing="1", width="100%",
+    )
+
+
+def _hint(text: rx.Var, ident: str) -> rx.Component:
+    return rx.cond(text != "", rx.text(text, color_scheme="red", size="2", id=ident))
+
+
+def _password() -> rx.Component:
+    """Spec §5 'Password change': disabled while the name is edited and not saved."""
+    renamed = (Editing.values["name"] != Editing.saved_name) | (Editing.values["owner"] != Editing.saved_owner)
+    dialog = rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(t("Password")),
+            rx.vstack(
+                rx.cond(UserEdit.asks_old_password,
+                        _password_input("Old Password", "password-old", UserEdit.set_old_password)),
+                _password_input("New Password", "password-new", UserEdit.set_new_password),
+                _hint(UserEdit.password_hint, "password-hint"),
+                _password_input("Re-enter New", "password-confirm", UserEdit.set_confirm_password),
+                _hint(UserEdit.confirm_hint, "confirm-hint"),
+                cancel_ok(UserEdit.set_password_open(False), UserEdit.submit_password,
+                          cancel_id="password-cancel", ok_id="password-ok"),
+                spacing="2", width="100%",
+            ),
+            max_width="28em",
+        ),
+        open=UserEdit.password_open, on_open_change=UserEdit.set_password_open,
+    )
+    return _labelled("Password", "Password",
+                     rx.button(t("Modify password..."), on_click=UserEdit.open_password, disabled=renamed,
+                               variant="soft", id="password-open"),
+                     dialog)
+
+
+def _avatar() -> rx.Component:
+    """The avatar's preview and its upload with a 1:1 cropper (under the Avatar field)."""
+    dialog = rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(t("Upload a photo...")),
+            avatar_cropper(owner=Editing.saved_owner, user=Editing.saved_name, choose_label=t("Select a picture"),
+                           upload_label=t("Upload"), empty_message=t("You must select a picture first!"),
+                           failed_message=t("File failed to upload"), on_done=UserEdit.avatar_uploaded,
+                           on_fail=UserEdit.avatar_failed),
+            max_width="32em",
+        ),
+        open=UserEdit.avatar_open, on_open_change=UserEdit.set_avatar_open,
+    )
+    return rx.hstack(
+        rx.cond(Editing.values["avatar"] != "",
+                rx.avatar(src=Editing.values["avatar"], fallback="?", size="5", radius="full", id="avatar-preview")),
+        rx.button(t("Upload a photo..."), on_click=UserEdit.set_avatar_open(True), variant="soft",
+                  disabled=Editing.locked.contains("avatar"), id="avatar-open"),
+        dialog,
+        align="center", spacing="3", margin_top="0.5em",
+    )
+
+
+def _reset_button(kind: str) -> rx.Component:
+    """Under the viewer's own email or phone (their input is for admins): the reset dialog."""
+    allowed = ContactReset.can_email if kind == "email" else ContactReset.can_phone
+    label = "Reset Email..." if kind == "email" else "Reset Phone..."
+    return rx.cond(allowed, rx.button(t(label), on_click=ContactReset.open(kind), variant="soft",
+                                      margin_top="0.5em", id=f"reset-{kind}-open"))
+
+
+def _reset_dialog() -> rx.Component:
+    """The new address, Send code (then a 60 s countdown before another), the code, OK."""
+    is_email = ContactReset.kind == "email"
+    waiting = ContactReset.countdown > 0
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(rx.cond(is_email, t("Reset Email..."), t("Reset Phone..."))),
+            rx.vstack(
+                rx.text(rx.cond(is_email, t("New Email"), t("New Phone")), size="2", weight="medium"),
+                rx.input(on_change=ContactReset.set_dest, id="reset-dest", width="100%",
+                         type=rx.cond(is_email, "email", "tel"), auto_complete="off"),
+                rx.text(t("Code"), size="2", weight="medium"),
+                rx.hstack(
+                    rx.input(on_change=ContactReset.set_code, id="reset-code", width="100%",
+                             auto_complete="one-time-code", input_mode="numeric"),
+                    rx.button(rx.cond(waiting, ContactReset.countdown.to_string() + " s", t("Send code")),
+                              on_click=ContactReset.send_code, disabled=waiting, loading=ContactReset.sending,
+                              variant="soft", id="reset-send", min_width="7em"),
+                    width="100%", spacing="2",
+                ),
+                cancel_ok(ContactReset.set_open(False), ContactReset.submit, cancel_id="reset-cancel",
+                          ok_id="reset-ok"),
+                spacing="2", width="100%",
+            ),
+            max_width="28em",
+        ),
+        open=ContactReset.kind != "", on_open_change=ContactReset.set_open,
+    )
+
+
+def _api_key() -> rx.Component:
+    """Generated or updated by anyone who may change the user's API key item."""
+    return _labelled(
+        "API key", "API key",
+        rx.vstack(
+            rx.hstack(rx.text(t("Access key"), size="2", width="8em"),
+                      rx.input(value=UserEdit.access_key, read_only=True, id="access-key", width="100%"),
+                      align="center", width="100%"),
+            rx.hstack(rx.text(t("Access secret"), size="2", width="8em"),
+                      rx.input(value=UserEdit.access_secret, read_only=True, id="access-secret", width="100%"),
+                      align="center", width="100%"),
+            rx.button(rx.cond(UserEdit.access_key == "", t("Generate"), t("Update")),
+                      on_click=UserEdit.generate_keys, disabled=Editing.locked.contains("accessKey"),
+                      variant="soft", id="keys-generate"),
+            spacing="2", width="100%",
+        ),
+    )
+
+
+def _group_icon(kind: rx.Var) -> rx.Component:
+    return rx.cond(kind == "Physical", rx.icon("building", size=14), rx.icon("users", size=14))
+
+
+def _groups() -> rx.Component:
+    """The user's groups (owner/name), and the organization's groups to add, found by name."""
+    locked = Editing.locked.contains("groups")
+    chosen = rx.hstack(
+        rx.foreach(UserEdit.groups, lambda g: rx.badge(
+            _group_icon(g["type"]), g["id"],
+            rx.cond(locked, rx.fragment(),
+                    rx.icon("x", size=12, cursor="pointer", on_click=UserEdit.remove_group(g["id"]),
+                            aria_label="remove")),
+            variant="soft", size="2", class_name="user-group")),
+        wrap="wrap", spacing="2", id="user-groups",
+    )
+    picker = rx.vstack(
+        rx.input(placeholder=t("Search groups"), on_change=UserEdit.search_groups.debounce(300),
+                 on_focus=UserEdit.search_groups(""), id="groups-search", width="100%"),
+        rx.hstack(
+            rx.foreach(UserEdit.group_options, lambda g: rx.button(
+                _group_icon(g["type"]), g["id"], size="1", variant="outline", class_name="group-option",
+                on_click=UserEdit.add_group(g["id"], g["type"]))),
+            wrap="wrap", spacing="2", id="group-options",
+        ),
+        spacing="2", width="100%",
+    )
+    return _labelled("Groups", "Groups", rx.vstack(chosen, rx.cond(locked, rx.fragment(), picker),
+                                                   spacing="2", width="100%"))
+
+
+def _names(label: str, item: str, names: rx.Var, route: str, ident: str) -> rx.Component:
+    """Read-only names (roles, permissions), linked when their screen exists."""
+    def one(name: rx.Var) -> rx.Component:
+        badge = rx.badge(name, variant="soft", size="2")
+        if route in ROUTES:
+            return rx.link(badge, href=route + "/" + Editing.saved_owner + "/" + name)
+        return badge
+    return _labelled(label, item, rx.hstack(rx.foreach(names, one), wrap="wrap", spacing="2", id=ident,
+                                            min_height="1.5em"))
+
+
+def _properties() -> rx.Component:
+    """Key/value rows, ten a page (spec §9), saved with the form."""
+    locked = Editing.locked.contains("properties")
+
+    def row(r: rx.Var) -> rx.Component:
+        return rx.table.row(
+            rx.table.cell(rx.input(value=r["key"], on_change=lambda v: UserEdit.set_property(r["index"], "key", v),
+                                   disabled=locked, size="1", class_name="property-key")),
+            rx.table.cell(rx.input(value=r["value"],
+                                   on_change=lambda v: UserEdit.set_property(r["index"], "value", v),
+                                   disabled=locked, size="1", class_name="property-value")),
+            rx.table.cell(rx.icon_button(rx.icon("trash-2", size=14), on_click=UserEdit.delete_property(r["index"]),
+                                         disabled=locked, size="1", color_scheme="red", variant="soft",
+                                         class_name="property-delete", aria_label="delete")),
+        )
+
+    table = rx.table.root(
+        rx.table.header(rx.table.row(rx.table.column_header_cell(t("Key")),
+                                     rx.table.column_header_cell(t("Value")),
+                                     rx.table.column_header_cell(t("Action")))),
+        rx.table.body(rx.foreach(UserEdit.property_rows, row)),
+        width="100%", size="1", variant="surface", id="properties-table",
+    )
+    pager = rx.hstack(
+        rx.button(rx.icon("plus", size=14), t("Add"), on_click=UserEdit.add_property, disabled=locked, size="1",
+                  variant="soft", id="properties-add"),
+        rx.spacer(),
+        rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=UserEdit.property_page <= 1,
+                       on_click=UserEdit.go_to_property_page(UserEdit.property_page - 1), id="properties-prev"),
+        rx.text(UserEdit.property_page.to_string() + " / " + UserEdit.property_pages.to_string(), size="2",
+                id="properties-page"),
+        rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft",
+                       disabled=UserEdit.property_page >= UserEdit.property_pages,
+                       on_click=UserEdit.go_to_property_page(UserEdit.property_page + 1), id="properties-next"),
+        align="center", width="100%",
+    )
+    return _labelled("Properties", "Properties", rx.vstack(table, pager, spacing="2", width="100%"))
+
+
+def _user_edit() -> rx.Component:
+    return edit_page(USERS, _password(), _reset_dialog(), _api_key(), _groups(),
+                     _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
+                     _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
+                     _properties())
+
+
+def _users() -> rx.Component:
+    return list_page(USERS)
+
+
+page("/users", "Users", on_load=Listing.open("user"), follows_organization=True)(_users)
+page("/organizations/[p0]/users", "Users", on_load=Listing.open("user"))(_users)
+page(USERS.edit_pattern, "User", on_load=Editing.open("user"))(_user_edit)
+page("/account", "My Account", on_load=Editing.open_account)(_user_edit)

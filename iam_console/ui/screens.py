@@ -1,0 +1,123 @@
+"""Resource screens declared once (DESIGN principle 2): a Screen names its kind,
+its routes, its list columns and its edit fields; the generic list and edit
+pages (ui/components/listing.py, editing.py) and their states do the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..services.resources import REGISTRY, Kind
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # the wire name in the record
+    label: str  # a catalog key
+    kind: str = "text"  # text | bool | time | tags | avatar
+    # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record
+    link: str | Callable[[dict[str, Any]], str] = ""
+    caption: str = ""  # a catalog key shown instead of the value (a link to somewhere else)
+    sortable: bool = True
+    searchable: bool = True
+    filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str  # the wire name
+    label: str  # a catalog key
+    widget: str = "input"  # input | password | number | switch | textarea | select | list
+    options: tuple[str, ...] = ()  # for select
+    global_admin_only: bool = False  # shown disabled to others (e.g. an owner organization)
+    locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
+    # hidden unless true of the edited (values, flags): Vars, evaluated in the browser
+    shown_when: Callable[[Any, Any], Any] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    help: str = ""
+    empty: str = ""  # what an empty value shows as (and is saved as, once the form is saved)
+    # other values this one's change sets: {wire name: text} from the new value (a str, or a bool for a switch)
+    then: Callable[[Any], dict[str, str]] | None = None
+    addon: Callable[[], Any] | None = None  # the screen's own component under the widget (a preview, a dialog)
+    # a select's options read when the record is: (db, actor, record) -> [(value, label)];
+    # labels go through the catalog, values may be "" (shown as the first label)
+    choices: Callable[[Any, Any, dict[str, Any]], list[tuple[str, str]]] | None = None
+    # typing into this field also copies the text into another one when it fully matches the pattern
+    copy_to: str = ""
+    copy_pattern: str = ""
+
+
+@dataclass(frozen=True)
+class Screen:
+    key: str  # the registry kind
+    title: str  # the list's heading, a catalog key
+    list_route: str  # "/organizations"
+    edit_route: str  # "/organizations/{name}": placeholders are wire fields of the record
+    columns: tuple[Column, ...]
+    fields: tuple[Field, ...]
+    page_size: int = 10
+    add_global_admin_only: bool = False
+    delete_global_admin_only: bool = False  # the list is read-only to everyone else
+    upload: bool = False  # an Upload (.xlsx) button for admins (services/uploads.py)
+    name_locked: Callable[[dict[str, Any]], bool] = lambda record: False  # the built-in ones
+    owner_locked: Callable[[dict[str, Any]], bool] = lambda record: False  # beyond "global admins only"
+    # delete disabled for this record and viewer (record, viewer's "owner/name")
+    protected: Callable[[dict[str, Any], str], bool] = lambda record, me: False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> Kind:
+        return REGISTRY[self.key]
+
+    @property
+    def edit_pattern(self) -> str:
+        """The Reflex route of the edit page: "/organizations/[p0]"."""
+        parts = []
+        index = 0
+        for part in self.edit_route.split("/"):
+            if part.startswith("{"):
+                parts.append(f"[p{index}]")
+                index += 1
+            else:
+                parts.append(part)
+        return "/".join(parts)
+
+    @property
+    def edit_keys(self) -> list[str]:
+        """The wire fields the edit route's placeholders name, in order."""
+        return [part[1:-1] for part in self.edit_route.split("/") if part.startswith("{")]
+
+    def edit_url(self, record: dict[str, Any]) -> str:
+        return self.edit_route.format(**{k: record.get(k, "") for k in self.edit_keys})
+
+
+SCREENS: dict[str, Screen] = {}
+
+
+def screen(declared: Screen) -> Screen:
+    SCREENS[declared.key] = declared
+    return declared
+
+
+def cell(column: Column, value: Any) -> str:
+    """A record's value as the list shows it (the state holds only strings)."""
+    if value is None:
+        return ""
+    if column.kind == "bool":
+        return "true" if value else "false"
+    if column.kind == "time":
+        return str(value).replace("T", " ").removesuffix("Z")
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def link(template: str | Callable[[dict[str, Any]], str], record: dict[str, Any]) -> str:
+    if callable(template):
+        return template(record)
+    try:
+        return template.format(**record)
+    except (KeyError, IndexError, ValueError):
+        return ""

@@ -1,0 +1,87 @@
+"""The dashboard (spec part 1 §2.3): the user cards, the 30-day chart and the
+guided tour. The figures come from services/dashboard.py, counted in SQL; the
+state keeps 4 numbers and 31 chart points."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ...db import session_scope
+from ...models.base import utcnow
+from ...services import dashboard, lookup
+from ...services.errors import ServiceError
+from .account import viewer
+from .prefs import ALL_ORGANIZATIONS, Prefs
+
+# chart series: (the service's key, the line's label); the labels are the menu's
+SERIES_LABELS = {
+    "organization": "Organizations", "user": "Users", "provider": "Providers", "application": "Applications",
+    "subscription": "Subscriptions", "role": "Roles", "group": "Groups", "resource": "Resources",
+    "cert": "Certs", "permission": "Permissions", "transaction": "Transactions", "model": "Models",
+    "adapter": "Adapters", "enforcer": "Enforcers",
+}
+TOUR_STEPS = 6  # the number of steps components/tour.py shows
+
+
+class Dashboard(rx.State):
+    ready: bool = False
+    scope: str = ""  # the organization the figures are for; "" = every organization
+    figures: dict[str, int] = {}  # total, today, week, month
+    chart: list[dict[str, str | int]] = []  # 31 points: day, then one count per series
+    error: str = ""
+    tour_enabled: bool = False  # the viewer's organization has enableTour
+    tour_step: int = 0
+    # once per browser: set when the tour is skipped or finished; the tour button clears it
+    tour_done: str = rx.LocalStorage("0", name="iam_tour_done", sync=True)
+
+    @rx.var
+    def tour_visible(self) -> bool:
+        return self.ready and self.tour_enabled and self.tour_done != "1"
+
+    @rx.event
+    async def load(self):
+        """on_load (after the guard), and again when the header's organization changes."""
+        prefs = await self.get_state(Prefs)
+        self.error = ""
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                if actor.is_anonymous:
+                    return None  # the guard sends the visitor to /login
+                if not actor.is_admin:
+                    return rx.redirect("/apps")
+                scope = actor.organization
+                if actor.is_global_admin:
+                    scope = "" if prefs.organization == ALL_ORGANIZATIONS else prefs.organization
+                now = utcnow()
+                series = dashboard.counts(db, actor, scope, now=now)
+                organization = lookup.organization(db, actor.organization)
+                self.tour_enabled = bool(organization and organization.enable_tour)
+        except ServiceError as exc:
+            self.error = prefs.say(exc.template, *exc.args_)
+            return None
+        self.scope = scope
+        self.figures = dashboard.user_figures(series)
+        labels = [day[5:].replace("-", "/") for day in dashboard.days(now)]  # MM/DD
+        self.chart = [{"day": label, **{key: series[f"{key}Counts"][i] for key in SERIES_LABELS}}
+                      for i, label in enumerate(labels)]
+        self.ready = True
+        return None
+
+    @rx.event
+    def next_step(self):
+        self.tour_step = min(self.tour_step + 1, TOUR_STEPS - 1)
+
+    @rx.event
+    def skip_tour(self):
+        self.tour_done, self.tour_step = "1", 0
+
+    @rx.event
+    def finish_tour(self, next_page: str):
+        """The last step: the tour is done and goes on to the next page (spec §4)."""
+        self.tour_done, self.tour_step = "1", 0
+        return rx.redirect(next_page)
+
+    @rx.event
+    def open_tour(self):
+        self.tour_done, self.tour_step = "0", 0

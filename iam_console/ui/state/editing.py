@@ -1,0 +1,272 @@
+"""The state of every edit page (spec part 3 'Common edit behaviour'): add and
+edit modes, Save (stay and re-read, following a rename), Save & Exit, Cancel
+in add mode (deletes the just-created record), the name and owner reverting
+after a failed save, /404 for a missing record and /403 for a refused one.
+Every rule is the service layer's: the page sends its fields back through
+crud.update_record, as a Casdoor client would."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote
+
+import reflex as rx
+
+from ...db import session_scope
+from ...models import User
+from ...models.base import wire_names
+from ...services import accounts, crud, lookup, policy
+from ...services.access import Actor
+from ...services.errors import ServiceError
+from ...services.resources import Ownership
+from ..screens import SCREENS, Field, Screen
+from .account import viewer
+from .prefs import Prefs
+
+# A screen whose records hold structured fields (tables, trees, objects) keeps them
+# in states of its own, its sections, registered here by screen key. A section has
+# `_load(db, actor, record)`, called whenever the page reads the record, and
+# `_changes() -> dict`, the wire fields it changed, merged into the record on save.
+SECTIONS: dict[str, tuple[type[rx.State], ...]] = {}
+
+
+def section(screen_key: str):
+    """Class decorator: the state is a section of that screen's edit page."""
+    def register(cls: type[rx.State]) -> type[rx.State]:
+        SECTIONS[screen_key] = (*SECTIONS.get(screen_key, ()), cls)
+        return cls
+    return register
+
+EMPTY_CHOICE = "__empty__"  # a select's "" (Radix selects have no empty value)
+
+
+class Editing(rx.State):
+    screen_key: str = ""
+    mode: str = "edit"  # "add": opened by the list's Add, with Cancel deleting the record
+    values: dict[str, str] = {}  # inputs, selects, numbers, comma-separated lists
+    flags: dict[str, bool] = {}  # switches
+    locked: list[str] = []  # wire names the viewer may not change
+    hidden: list[str] = []  # wire names the viewer may not see
+    choices: dict[str, list[list[str]]] = {}  # select options read with the record: [value, label]
+    saved_owner: str = ""
+    saved_name: str = ""
+    return_url: str = ""
+    busy: bool = False
+    _record: dict[str, Any] = {}  # the record as last read, sent back with the changes
+    _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
+
+    @property
+    def _screen(self) -> Screen:
+        return SCREENS[self.screen_key]
+
+    @rx.event
+    async def open(self, screen_key: str):
+        self.screen_key = screen_key
+        query = self.router.url.query_parameters
+        self.mode = "add" if query.get("mode") == "add" else "edit"
+        self.return_url = _local(str(query.get("returnUrl", "")))
+        owner, name = _id_from_path(self._screen, self.router.url.path)
+        return await self._read(owner, name)
+
+    @rx.event
+    async def open_account(self):
+        """/account: the signed-in user's own record."""
+        self.screen_key, self.mode = "user", "edit"
+        with session_scope() as db:
+            actor = viewer(db, self.router)
+        if actor.user is None:
+            return rx.redirect("/login")
+        self.return_url = _local(str(self.router.url.query_parameters.get("returnUrl", ""))) or (
+            "/users" if actor.is_admin else "/")
+        return await self._read(actor.user.owner, actor.user.name)
+
+    async def _read(self, owner: str, name: str):
+        screen = self._screen
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                record = crud.get_record(db, actor, screen.kind, owner, name)
+                if record is None:
+                    return rx.redirect("/404")
+                self.locked, self.hidden = _restrictions(db, actor, screen, record)
+                for part in SECTIONS.get(screen.key, ()):
+                    (await self.get_state(part))._load(db, actor, record)
+                prefs = await self.get_state(Prefs)
+                self.choices = _choices(db, actor, screen, record, prefs)
+        except ServiceError as exc:
+            if exc.template in (policy.UNAUTHORIZED, "Please login first"):
+                return rx.redirect("/403")
+            prefs = await self.get_state(Prefs)
+            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        self._record = record
+        self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get("name", ""))
+        self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields if f.widget != "switch"}
+        self.values |= {"owner": self.saved_owner, "name": self.saved_name}
+        self.flags = {f.key: bool(record.get(f.key)) for f in screen.fields if f.widget == "switch"}
+        self._staged = {}
+        # the screen's own sections load after the record (Screen.extra["after_read"]: an event)
+        return screen.extra.get("after_read")
+
+    def stage(self, key: str, value: Any) -> None:
+        """A section's edit of a wire field (a properties table, a group picker): saved with the form."""
+        if key not in self.locked and key not in self.hidden:
+            self._staged = {**self._staged, key: value}
+
+    @rx.event
+    def set_value(self, key: str, value: str):
+        if key in self.locked:
+            return
+        value = "" if value == EMPTY_CHOICE else value[:20_000]
+        self.values[key] = value
+        field = next((f for f in self._screen.fields if f.key == key), None)
+        if field is not None and field.copy_to and field.copy_to not in self.locked and re.fullmatch(
+                field.copy_pattern, value):
+            self.values[field.copy_to] = value
+        self._then(key, value)
+
+    @rx.event
+    def set_flag(self, key: str, value: bool):
+        if key not in self.locked:
+            self.flags[key] = bool(value)
+            self._then(key, self.flags[key])
+
+    def _then(self, key: str, value: Any) -> None:
+        field = next((f for f in self._screen.fields if f.key == key), None)
+        if field is not None and field.then is not None:
+            for other, text in field.then(value).items():
+                if other not in self.locked:
+                    self.values[other] = text
+
+    def _changes(self) -> dict[str, Any]:
+        """What the page edits, in its wire types, from the form's strings (and the sections'
+        staged fields). Only those go back: what changed elsewhere since the page read the
+        record (a sign-in's bookkeeping, a password or keys set from a dialog) stays as stored."""
+        record: dict[str, Any] = {}
+        for field in self._screen.fields:
+            if field.key in self.locked or field.key in self.hidden:
+                continue
+            if field.widget == "switch":
+                record[field.key] = self.flags.get(field.key, False)
+            elif field.key in self.values:
+                record[field.key] = _typed(field, self.values[field.key], self._record.get(field.key))
+        record |= {key: value for key, value in self._staged.items()
+                   if key not in self.locked and key not in self.hidden}
+        record["owner"], record["name"] = self.values.get("owner", ""), self.values.get("name", "")
+        return record
+
+    @rx.event
+    async def save(self, leave: bool = False):
+        screen, prefs = self._screen, await self.get_state(Prefs)
+        self.busy = True
+        try:
+            changes = self._changes()
+            for part in SECTIONS.get(screen.key, ()):
+                changes |= (await self.get_state(part))._changes()
+            with session_scope() as db:
+                crud.update_record(db, viewer(db, self.router), screen.kind, self.saved_owner, self.saved_name,
+                                   changes)
+        except (ServiceError, ValueError) as exc:
+            self.busy = False
+            # the spec: a failed save puts the saved name (and owner) back
+            self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
+            message = prefs.say(exc.template, *exc.args_) if isinstance(exc, ServiceError) else str(exc)
+            return rx.toast.error(prefs.say("Failed to save: %s", message))
+        self.busy = False
+        toast = rx.toast.success(prefs.say("Successfully saved"))
+        if leave:
+            return [toast, rx.redirect(self.return_url or screen.list_route)]
+        renamed = (changes["owner"], changes["name"]) != (self.saved_owner, self.saved_name)
+        # re-read before the page moves: an edit made before the new page's on_load
+        # arrives then goes to the renamed record, not to the name that is gone
+        reloaded = await self._read(changes["owner"], changes["name"])
+        self.mode = "edit"
+        if renamed and self.router.url.path != "/account":
+            back = f"?returnUrl={quote(self.return_url, safe='/')}" if self.return_url else ""
+            return [toast, rx.redirect(screen.edit_url(changes) + back)]
+        return [toast, reloaded] if reloaded is not None else toast
+
+    @rx.event
+    async def cancel(self):
+        """Add mode only: the record the list just created goes."""
+        screen, prefs = self._screen, await self.get_state(Prefs)
+        if self.mode == "add":
+            try:
+                with session_scope() as db:
+                    crud.delete_record(db, viewer(db, self.router), screen.kind, self.saved_owner,
+                                       self.saved_name)
+            except ServiceError as exc:
+                return rx.toast.error(prefs.say("Failed to delete: %s", prefs.say(exc.template, *exc.args_)))
+        return rx.redirect(self.return_url or screen.list_route)
+
+
+def _local(url: str) -> str:
+    """A return URL within the console only."""
+    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
+
+
+def _id_from_path(screen: Screen, path: str) -> tuple[str, str]:
+    values = dict(zip(screen.edit_keys, [p for p in path.split("/") if p][-len(screen.edit_keys):], strict=False))
+    owner = values.get("owner", "admin" if screen.kind.ownership is Ownership.ADMIN else "")
+    return owner, values.get("name", "")
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _typed(field: Field, text: str, before: Any) -> Any:
+    """The form's text as the type the record holds; a clear error if it cannot be."""
+    if field.widget == "number" or (isinstance(before, int | float) and not isinstance(before, bool)):
+        text = text.strip() or "0"
+        try:
+            number = float(text) if isinstance(before, float) else int(text)
+        except ValueError:
+            raise ValueError(f"{field.key} must be a number") from None
+        if field.minimum is not None and number < field.minimum:
+            raise ValueError(f"{field.key} must be at least {field.minimum}")
+        if field.maximum is not None and number > field.maximum:
+            raise ValueError(f"{field.key} must be at most {field.maximum}")
+        return number
+    if field.widget == "list" or isinstance(before, list):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
+
+
+def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(locked, hidden) wire names for this viewer on this record."""
+    locked = {f.key for f in screen.fields
+              if (f.global_admin_only and not actor.is_global_admin) or (f.locked_for and f.locked_for(record))}
+    if not actor.is_global_admin or screen.owner_locked(record):
+        locked.add("owner")
+    if screen.name_locked(record):
+        locked.add("name")
+    hidden: set[str] = set()
+    if screen.key == "user":
+        target = lookup.user(db, record["owner"], record["name"])
+        names = wire_names(User)
+        attrs = accounts.locked_attributes(actor, lookup.organization(db, record["owner"]), target)
+        locked |= {names.get(a, a) for a in attrs}
+        hidden |= {names.get(a, a) for a in accounts.hidden_attributes(actor, lookup.organization(
+            db, record["owner"]), target)}
+    return sorted(locked), sorted(hidden)
+
+
+def _choices(db, actor: Actor, screen: Screen, record: dict[str, Any], prefs: Prefs) -> dict[str, list[list[str]]]:
+    """The options of the screen's selects that depend on the record (its organization's
+    groups, applications...), with the current value kept even when it is not among them."""
+    out: dict[str, list[list[str]]] = {}
+    for field in screen.fields:
+        if field.choices is None:
+            continue
+        options = [[value or EMPTY_CHOICE, prefs.say(label) if label else value]
+                   for value, label in field.choices(db, actor, record)]
+        current = _text(record.get(field.key)) or EMPTY_CHOICE
+        if all(value != current for value, _ in options):
+            options.append([current, current if current != EMPTY_CHOICE else ""])
+        out[field.key] = options
+    return out

@@ -1,0 +1,364 @@
+"""The user page's own sections (spec part 1 §2.6, §5): the password dialog, the
+avatar cropper, the API key, groups, properties, roles and permissions, and the
+email and phone reset dialogs. They load after the edit
+page's record (Screen.extra["after_read"]) and take part in its Save through
+Editing.stage; what saves at once (a password, new keys) goes through its
+service (the edit page's Save sends only the fields it edits). Every rule is
+the service layer's."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import reflex as rx
+
+from ...db import session_scope
+from ...services import accounts, lookup, rules, users, verifications
+from ...services.errors import ServiceError
+from .account import viewer
+from .editing import Editing
+from .prefs import Prefs
+
+PROPERTY_PAGE_SIZE = 10  # spec part 1 §9
+GROUP_CHOICES = 20  # groups offered per search: never the whole organization
+MASKED = "••••••••••••"
+PAGE_ITEMS = ("Password", "API key", "Groups", "Roles", "Permissions", "Properties")
+INCONSISTENT = "Your confirmed password is inconsistent with the password!"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+class UserEdit(rx.State):
+    hidden_items: list[str] = []  # the PAGE_ITEMS this viewer does not see
+    # the password dialog
+    password_open: bool = False
+    asks_old_password: bool = False  # the user has a password (or LDAP) and the viewer is no global admin
+    password_hint: str = ""  # the first rule the new password breaks, in red
+    confirm_hint: str = ""
+    _old_password: str = ""
+    _new_password: str = ""
+    _confirm_password: str = ""
+    # API key
+    access_key: str = ""
+    access_secret: str = ""  # masked, except right after generating
+    # groups: {"id": owner/name, "type": Physical | Virtual | ""}
+    groups: list[dict[str, str]] = []
+    group_options: list[dict[str, str]] = []
+    # properties: {"key", "value"}, edited in place
+    properties: list[dict[str, str]] = []
+    property_page: int = 1
+    _stored_properties: dict[str, Any] = {}
+    avatar_open: bool = False
+    # read-only
+    roles: list[str] = []
+    permissions: list[str] = []
+
+    @rx.var
+    def property_pages(self) -> int:
+        return max(1, -(-len(self.properties) // PROPERTY_PAGE_SIZE))
+
+    @rx.var
+    def property_rows(self) -> list[dict[str, str]]:
+        """The visible page of the table, each row with its index in the whole list."""
+        start = (self.property_page - 1) * PROPERTY_PAGE_SIZE
+        return [{"index": str(i), **row} for i, row in
+                enumerate(self.properties[start:start + PROPERTY_PAGE_SIZE], start=start)]
+
+    @rx.event
+    async def load(self):
+        """After the edit page read its record (which checked the viewer may see it)."""
+        editing = await self.get_state(Editing)
+        record, owner, name = editing._record, editing.saved_owner, editing.saved_name
+        self.password_open = self.avatar_open = False
+        self._clear_passwords()
+        self.access_key = _text(record.get("accessKey"))
+        self.access_secret = MASKED if record.get("accessSecret") else ""
+        self._stored_properties = dict(record.get("properties") or {})
+        self.properties = [{"key": str(k), "value": _text(v)} for k, v in self._stored_properties.items()]
+        self.property_page = 1
+        self.group_options = []
+        ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
+        with session_scope() as db:
+            actor = viewer(db, self.router)
+            target = lookup.user(db, owner, name)
+            if target is None:
+                return
+            hidden = accounts.hidden_items(actor, lookup.organization(db, owner), target)
+            self.hidden_items = [item for item in PAGE_ITEMS if item in hidden]
+            self.asks_old_password = bool(target.password or target.ldap) and not actor.is_global_admin
+            try:
+                types = users.group_types(db, actor, ids)
+            except ServiceError:  # an ordinary user reads no groups: their names only
+                types = {}
+            self.groups = [{"id": g, "type": types.get(g, "")} for g in ids]
+            try:
+                roles, permissions = ([], []) if {"Roles", "Permissions"} <= hidden else \
+                    users.roles_and_permissions(db, actor, owner, name)
+            except ServiceError:
+                roles, permissions = [], []
+            self.roles, self.permissions = sorted(roles), sorted(permissions)
+            if not editing.return_url and not actor.is_admin:
+                editing.return_url = "/"  # spec §4: Save & Exit goes to / for non-admins
+            (await self.get_state(ContactReset))._load(db, actor, target)
+
+    # --- the password dialog ---
+
+    def _clear_passwords(self) -> None:
+        self._old_password = self._new_password = self._confirm_password = ""
+        self.password_hint = self.confirm_hint = ""
+
+    @rx.event
+    def open_password(self):
+        self._clear_passwords()
+        self.password_open = True
+
+    @rx.event
+    def set_password_open(self, value: bool):
+        self.password_open = bool(value)
+        if not value:
+            self._clear_passwords()
+
+    @rx.event
+    def set_old_password(self, value: str):
+        self._old_password = value[:200]
+
+    @rx.event
+    async def set_new_password(self, value: str):
+        """Checked live against the organization's password options (set-password's own checks)."""
+        self._new_password = value[:200]
+        self.password_hint = ""
+        if value:
+            editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+            try:
+                with session_scope() as db:
+                    users.check_new_password(db, editing.saved_owner, value)
+            except ServiceError as exc:
+                self.password_hint = prefs.say(exc.template, *exc.args_)
+        await self._check_confirmation()
+
+    @rx.event
+    async def set_confirm_password(self, value: str):
+        self._confirm_password = value[:200]
+        await self._check_confirmation()
+
+    async def _check_confirmation(self) -> None:
+        prefs = await self.get_state(Prefs)
+        inconsistent = self._confirm_password and self._confirm_password != self._new_password
+        self.confirm_hint = prefs.say(INCONSISTENT) if inconsistent else ""
+
+    @rx.event
+    async def submit_password(self):
+        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+        if not self._new_password or not self._confirm_password:
+            return rx.toast.error(prefs.say("Empty input!"))
+        if self._new_password != self._confirm_password:
+            return rx.toast.error(prefs.say("Two passwords you typed do not match."))
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                users.set_password(db, actor, editing.saved_owner, editing.saved_name, self._old_password,
+                                   self._new_password)
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        self.asks_old_password = not actor.is_global_admin  # the user has a password now
+        self.password_open = False
+        self._clear_passwords()
+        return rx.toast.success(prefs.say("Password set successfully"))
+
+    # --- avatar (the cropper posts the picture to /api/upload-resource itself) ---
+
+    @rx.event
+    def set_avatar_open(self, value: bool):
+        self.avatar_open = bool(value)
+
+    @rx.event
+    async def avatar_uploaded(self, url: str):
+        """Spec §4: the avatar upload ends with a page reload."""
+        prefs = await self.get_state(Prefs)
+        self.avatar_open = False
+        return [rx.toast.success(prefs.say("File uploaded successfully")), rx.call_script("window.location.reload()")]
+
+    @rx.event
+    async def avatar_failed(self, message: str):
+        prefs = await self.get_state(Prefs)
+        return rx.toast.error(prefs.say(str(message)[:500]))
+
+    # --- API key ---
+
+    @rx.event
+    async def generate_keys(self):
+        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                key, secret = users.add_keys(db, actor, editing.saved_owner, editing.saved_name)
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say("Failed to save: %s", prefs.say(exc.template, *exc.args_)))
+        self.access_key, self.access_secret = key, secret
+
+    # --- groups ---
+
+    @rx.event
+    async def search_groups(self, typed: str):
+        editing = await self.get_state(Editing)
+        chosen = {g["id"] for g in self.groups}
+        try:
+            with session_scope() as db:
+                found = users.group_choices(db, viewer(db, self.router), editing.saved_owner, typed.strip()[:100],
+                                            GROUP_CHOICES)
+        except ServiceError:
+            found = []
+        self.group_options = [{"id": i, "type": kind} for i, kind in found if i not in chosen]
+
+    @rx.event
+    async def add_group(self, group_id: str, kind: str):
+        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+        if "groups" in editing.locked or any(g["id"] == group_id for g in self.groups):
+            return
+        chosen = [g["id"] for g in self.groups] + [group_id]
+        try:
+            with session_scope() as db:
+                rules.check_one_physical_group(db, chosen)
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        self.groups = [*self.groups, {"id": group_id, "type": kind}]
+        self.group_options = [g for g in self.group_options if g["id"] != group_id]
+        editing.stage("groups", chosen)
+
+    @rx.event
+    async def remove_group(self, group_id: str):
+        editing = await self.get_state(Editing)
+        if "groups" in editing.locked:
+            return
+        self.groups = [g for g in self.groups if g["id"] != group_id]
+        editing.stage("groups", [g["id"] for g in self.groups])
+
+    # --- properties ---
+
+    async def _stage_properties(self) -> None:
+        """The table as the user's properties: rows without a key are left out; an unchanged
+        value keeps its stored type."""
+        stored, properties = self._stored_properties, {}
+        for row in self.properties:
+            key = row["key"].strip()
+            if key:
+                value = row["value"]
+                properties[key] = stored[key] if key in stored and _text(stored[key]) == value else value
+        (await self.get_state(Editing)).stage("properties", properties)
+
+    @rx.event
+    async def add_property(self):
+        self.properties = [*self.properties, {"key": "", "value": ""}]
+        self.property_page = self.property_pages
+        await self._stage_properties()
+
+    @rx.event
+    async def delete_property(self, index: str):
+        position = int(index)
+        if 0 <= position < len(self.properties):
+            self.properties = [row for i, row in enumerate(self.properties) if i != position]
+            self.property_page = min(self.property_page, self.property_pages)
+            await self._stage_properties()
+
+    @rx.event
+    async def set_property(self, index: str, column: str, value: str):
+        position = int(index)
+        if column in ("key", "value") and 0 <= position < len(self.properties):
+            rows = [dict(row) for row in self.properties]
+            rows[position][column] = value[:1000]
+            self.properties = rows
+            await self._stage_properties()
+
+    @rx.event
+    def go_to_property_page(self, page: int):
+        self.property_page = max(1, min(int(page), self.property_pages))
+
+
+# --- the email and phone reset dialogs ---
+
+RESET_DONE = {"email": "Email reset successfully", "phone": "Phone reset successfully"}
+
+
+def _send_code(router, kind: str, dest: str) -> None:
+    """In a worker thread: the provider's SMTP server or gateway may take seconds to answer."""
+    with session_scope() as db:
+        verifications.send_code(db, viewer(db, router), dest, kind, client_ip=router.session.client_ip)
+
+
+class ContactReset(rx.State):
+    """The viewer's own email or phone, changed through a code sent to the new address
+    (spec part 1 §2.6, §5: the inputs are for admins; users prove the new address). Every
+    check (empty values, limits, the code, the organization's items) is services/verifications.py's."""
+
+    can_email: bool = False  # the page is the viewer's own and the organization lets them change it
+    can_phone: bool = False
+    kind: str = ""  # the open dialog: "email" | "phone" | ""
+    countdown: int = 0  # seconds before another code may be asked for
+    sending: bool = False
+    _dest: str = ""
+    _code: str = ""
+
+    def _load(self, db, actor, target) -> None:
+        own = actor.user is not None and (actor.user.owner, actor.user.name) == (target.owner, target.name)
+        self.can_email = own and verifications.may_reset(db, actor, verifications.EMAIL_KIND)
+        self.can_phone = own and verifications.may_reset(db, actor, verifications.PHONE_KIND)
+        self.kind, self._dest, self._code = "", "", ""
+
+    @rx.event
+    def open(self, kind: str):
+        if kind in verifications.CATEGORIES:
+            self.kind, self._dest, self._code = kind, "", ""
+
+    @rx.event
+    def set_open(self, value: bool):
+        if not value:
+            self.kind = ""
+
+    @rx.event
+    def set_dest(self, value: str):
+        self._dest = value[:200]
+
+    @rx.event
+    def set_code(self, value: str):
+        self._code = value[:20]
+
+    @rx.event(background=True)
+    async def send_code(self):
+        async with self:
+            if self.sending or self.countdown > 0 or not self.kind:
+                return
+            kind, dest, router = self.kind, self._dest, self.router
+            self.sending = True
+        failure = None
+        try:
+            await asyncio.to_thread(_send_code, router, kind, dest)
+        except ServiceError as exc:
+            failure = exc
+        async with self:
+            self.sending = False
+            prefs = await self.get_state(Prefs)
+            if failure is None:
+                self.countdown = verifications.RESEND_SECONDS
+            message = prefs.say(failure.template, *failure.args_) if failure else prefs.say("Code sent")
+        yield rx.toast.error(message) if failure else rx.toast.success(message)
+        while failure is None:
+            await asyncio.sleep(1)
+            async with self:
+                self.countdown = max(0, self.countdown - 1)
+                if self.countdown == 0:
+                    break
+
+    @rx.event
+    async def submit(self):
+        prefs, kind = await self.get_state(Prefs), self.kind
+        try:
+            with session_scope() as db:
+                verifications.reset(db, viewer(db, self.router), self._dest, kind, self._code.strip())
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        self.kind = ""
+        # spec part 1 §4: the reset ends with a reload
+        return [rx.toast.success(prefs.say(RESET_DONE[kind])), rx.call_script("window.location.reload()")]

@@ -1,0 +1,264 @@
+"""Groups and invitations in the service layer: the tree, the users of a group,
+what a rename takes along, the checks on a group's parent, the refused delete of
+a group with children, and the invitation's signup link."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+from iam_console import models as m
+from iam_console.db import session_scope
+from iam_console.services import crud, groups, invitations, users
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
+from tests.conftest import require_service
+
+GROUP, USER, INVITATION = REGISTRY["group"], REGISTRY["user"], REGISTRY["invitation"]
+
+
+def god() -> Actor:
+    with session_scope() as db:
+        return Actor(user=db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one())
+
+
+def add_group(actor: Actor, owner: str, name: str, parent: str = "", **fields) -> None:
+    with session_scope() as db:
+        crud.add_record(db, actor, GROUP, {"owner": owner, "name": name, "parentId": parent or owner,
+                                           "type": "Virtual", **fields})
+
+
+def stored_group(owner: str, name: str) -> m.Group | None:
+    with session_scope() as db:
+        return db.exec(select(m.Group).where(m.Group.owner == owner, m.Group.name == name)).first()
+
+
+@pytest.fixture
+def org_tree(make_org):
+    """org: top 'eng' with children 'dev' and 'devops' (and 'dev' has 'web'), top 'sales'."""
+    org = make_org()
+    actor = god()
+    add_group(actor, org.name, "eng", type="Physical")
+    add_group(actor, org.name, "dev", "eng")
+    add_group(actor, org.name, "devops", "eng")
+    add_group(actor, org.name, "web", "dev")
+    add_group(actor, org.name, "sales")
+    return org.name
+
+
+def test_the_tree_is_depth_first_with_depths(org_tree):
+    with session_scope() as db:
+        nodes = groups.tree(db, god(), org_tree)
+    assert [(n.name, n.depth, n.have_children) for n in nodes] == [
+        ("eng", 0, True), ("dev", 1, True), ("web", 2, False), ("devops", 1, False), ("sales", 0, False)]
+    assert nodes[0].type == "Physical"
+
+
+def test_lists_say_which_groups_have_children_and_name_the_parent(org_tree):
+    actor = god()
+    with session_scope() as db:
+        page = crud.list_records(db, actor, GROUP, {"p": "1", "pageSize": "10"}, owner=org_tree)
+        one = crud.get_record(db, actor, GROUP, org_tree, "web")
+    rows = {row["name"]: row for row in page.rows}
+    assert rows["eng"]["haveChildren"] and rows["dev"]["haveChildren"] and not rows["web"]["haveChildren"]
+    assert rows["eng"]["isTopGroup"] and not rows["dev"]["isTopGroup"]
+    assert rows["dev"]["parentName"] == "eng" and rows["eng"]["parentName"] == ""
+    assert one["parentId"] == "dev" and one["haveChildren"] is False
+
+
+def test_a_group_with_children_cannot_be_deleted(org_tree):
+    actor = god()
+    with pytest.raises(ServiceError) as refused, session_scope() as db:
+        crud.delete_record(db, actor, GROUP, org_tree, "dev")
+    assert str(refused.value.template % refused.value.args_) == (
+        "The group dev has child groups: delete or move them first")
+    assert stored_group(org_tree, "dev") is not None
+    with session_scope() as db:  # a leaf goes, then its parent may go too
+        assert crud.delete_record(db, actor, GROUP, org_tree, "web") == "Affected"
+        assert crud.delete_record(db, actor, GROUP, org_tree, "dev") == "Affected"
+
+
+def test_users_of_a_group_are_listed_exactly(org_tree, make_user):
+    actor = god()
+    make_user(owner=org_tree, name="ann", groups=[f"{org_tree}/dev"])
+    make_user(owner=org_tree, name="bob", groups=[f"{org_tree}/devops", f"{org_tree}/sales"])
+    make_user(owner=org_tree, name="cid", groups=[f"{org_tree}/Dev"])  # another group: names are case-sensitive
+    with session_scope() as db:
+        def names(group: str) -> list[str]:
+            page = crud.list_records(db, actor, USER, {"p": "1", "pageSize": "10", "groupName": group}, owner=org_tree)
+            return sorted(row["name"] for row in page.rows)
+        assert names("dev") == ["ann"]  # not bob of 'devops'
+        assert names("devops") == ["bob"]
+        assert names(f"{org_tree}/sales") == ["bob"]
+        assert names("web") == []
+        page = crud.list_records(db, actor, USER, {"p": "1", "pageSize": "1", "groupName": "dev"}, owner=org_tree)
+        assert page.total == 1
+        assert groups.members(db, actor, org_tree, "devops", 20) == [f"{org_tree}/bob"]
+
+
+def test_an_organization_admin_lists_only_their_own_groups_users(org_tree, make_user, make_org):
+    boss = make_user(owner=org_tree, is_admin=True)
+    other = make_org()
+    with pytest.raises(ServiceError), session_scope() as db:
+        crud.list_records(db, Actor(user=boss), USER, {"groupName": "dev"}, owner=other.name)
+
+
+def test_a_rename_takes_children_and_members_along(org_tree, make_user):
+    actor = god()
+    make_user(owner=org_tree, name="ann", groups=[f"{org_tree}/dev", f"{org_tree}/sales"])
+    with session_scope() as db:
+        crud.update_record(db, actor, GROUP, org_tree, "dev", {"owner": org_tree, "name": "developers"})
+    assert stored_group(org_tree, "web").parent_id == "developers"
+    with session_scope() as db:
+        ann = db.exec(select(m.User).where(m.User.owner == org_tree, m.User.name == "ann")).one()
+    assert ann.groups == [f"{org_tree}/developers", f"{org_tree}/sales"]
+
+
+def test_a_failed_rename_changes_nothing(org_tree, make_user):
+    actor = god()
+    make_user(owner=org_tree, name="ann", groups=[f"{org_tree}/dev"])
+    with pytest.raises(ServiceError, match="already exists"), session_scope() as db:
+        crud.update_record(db, actor, GROUP, org_tree, "dev", {"owner": org_tree, "name": "sales"})
+    with pytest.raises(ServiceError), session_scope() as db:
+        crud.update_record(db, actor, GROUP, org_tree, "dev", {"owner": org_tree, "name": "a/b"})
+    assert stored_group(org_tree, "web").parent_id == "dev"
+    with session_scope() as db:
+        assert db.exec(select(m.User).where(m.User.owner == org_tree, m.User.name == "ann")).one().groups == [
+            f"{org_tree}/dev"]
+
+
+@pytest.mark.parametrize(("parent", "message"), [
+    ("dev", "under itself"), ("web", "under itself"), ("nowhere", "does not exist")])
+def test_a_parent_must_exist_and_not_be_below(org_tree, parent, message):
+    with pytest.raises(ServiceError) as refused, session_scope() as db:
+        crud.update_record(db, god(), GROUP, org_tree, "dev", {"parentId": parent})
+    assert message in refused.value.template % refused.value.args_
+    assert stored_group(org_tree, "dev").parent_id == "eng"
+
+
+def test_moving_a_group_recomputes_is_top_group(org_tree):
+    with session_scope() as db:
+        crud.update_record(db, god(), GROUP, org_tree, "devops", {"parentId": org_tree})
+        crud.update_record(db, god(), GROUP, org_tree, "sales", {"parentId": "eng"})
+    assert stored_group(org_tree, "devops").is_top_group and not stored_group(org_tree, "sales").is_top_group
+
+
+def test_group_types(org_tree):
+    with pytest.raises(ServiceError, match="Virtual or Physical"), session_scope() as db:
+        crud.update_record(db, god(), GROUP, org_tree, "dev", {"type": "Imaginary"})
+
+
+def test_remove_from_group(org_tree, make_user):
+    make_user(owner=org_tree, name="ann", groups=[f"{org_tree}/dev", f"{org_tree}/sales"])
+    with session_scope() as db:
+        assert users.remove_from_group(db, god(), org_tree, "ann", "dev") == "Affected"
+        assert users.remove_from_group(db, god(), org_tree, "ann", "dev") == "Unaffected"
+        page = crud.list_records(db, god(), USER, {"groupName": "dev"}, owner=org_tree)
+    assert page.rows == []
+
+
+# --- invitations ---
+
+def test_the_signup_link(make_org):
+    actor = god()
+    with_app = make_org(default_application="app-acme")
+    without = make_org()
+    with session_scope() as db:
+        assert invitations.signup_url(db, actor, with_app.name, "All", "abc 1") == (
+            "http://testserver/signup/app-acme?invitationCode=abc%201")
+        assert invitations.signup_url(db, actor, without.name, "app-x", "c").endswith("/signup/app-x?invitationCode=c")
+        assert invitations.signup_url(db, actor, "built-in", "All", "c").endswith(
+            "/signup/app-built-in?invitationCode=c")
+        with pytest.raises(ServiceError) as refused:
+            invitations.signup_url(db, actor, without.name, "All", "c")
+    assert refused.value.template % refused.value.args_ == (
+        f"You need to specify a default application for {without.name}")
+
+
+def test_the_signup_link_is_for_the_organizations_admins(make_org, make_user):
+    org, other = make_org(default_application="a"), make_org(default_application="b")
+    boss, alice = make_user(owner=org.name, is_admin=True), make_user(owner=org.name)
+    with session_scope() as db:
+        assert invitations.signup_url(db, Actor(user=boss), org.name, "All", "c").endswith("/signup/a?invitationCode=c")
+        for actor, owner in ((Actor(user=boss), other.name), (Actor(user=alice), org.name)):
+            with pytest.raises(ServiceError):
+                invitations.signup_url(db, actor, owner, "All", "c")
+
+
+def test_invitation_rules(make_org):
+    org = make_org()
+    actor = god()
+    with session_scope() as db:
+        crud.add_record(db, actor, INVITATION, {"owner": org.name, "name": "inv", "quota": 2, "state": "Active"})
+        crud.add_record(db, actor, INVITATION, {"owner": org.name, "name": "plan-inv", "quota": 1,
+                                                "tag": "auto_created_invitation_for_plan"})
+    for changes, message in (({"usedCount": 3}, "used count must be between 0 and 2"),
+                             ({"quota": -1}, "quota must be at least 0"),
+                             ({"state": "Paused"}, "Active or Suspended")):
+        with pytest.raises(ServiceError) as refused, session_scope() as db:
+            crud.update_record(db, actor, INVITATION, org.name, "inv", changes)
+        assert message in refused.value.template % refused.value.args_
+    with pytest.raises(ServiceError, match="created for a plan"), session_scope() as db:
+        crud.update_record(db, actor, INVITATION, org.name, "plan-inv", {"name": "renamed"})
+    with session_scope() as db:
+        assert crud.update_record(db, actor, INVITATION, org.name, "plan-inv", {"displayName": "ok"}) == "Affected"
+
+
+# --- the membership clause on every database ---
+
+SERVERS = {"postgresql": "postgresql+psycopg://postgres@127.0.0.1:5432",
+           "mariadb": "mysql+pymysql://root@127.0.0.1:3306"}
+
+
+def _reachable(url: str) -> bool:
+    try:
+        with sa.create_engine(url).connect():
+            return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def users_table(request, tmp_path):
+    """An engine with just the user table, on each database."""
+    if request.param == "sqlite":
+        engine = sa.create_engine(f"sqlite:///{tmp_path / 'members.db'}")
+        m.User.__table__.create(engine)
+        yield engine
+        engine.dispose()
+        return
+    server = SERVERS[request.param]
+    require_service(_reachable(f"{server}/test"), request.param)
+    name = f"iam_groups_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(f"{server}/test", isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sa.text(f"CREATE DATABASE {name}"))
+    charset = "?charset=utf8mb4" if request.param == "mariadb" else ""
+    engine = sa.create_engine(f"{server}/{name}{charset}")
+    try:
+        m.User.__table__.create(engine)
+        yield engine
+    finally:
+        engine.dispose()
+        with admin.connect() as connection:
+            force = " WITH (FORCE)" if request.param == "postgresql" else ""
+            connection.execute(sa.text(f"DROP DATABASE {name}{force}"))
+        admin.dispose()
+
+
+def test_membership_is_exact_and_case_sensitive_everywhere(users_table):
+    with Session(users_table) as db:
+        for name, member_of in (("ann", ["acme/dev"]), ("bob", ["acme/devops", "acme/sales"]),
+                                ("cid", ["acme/Dev"]), ("eve", ["acme/dév_1%"]), ("fay", ["other/dev"])):
+            db.add(m.User(owner="acme", name=name, uuid=str(uuid.uuid4()), groups=member_of))
+        db.commit()
+        dialect = users_table.dialect.name
+        found = {group: sorted(db.exec(select(m.User.name).where(
+            m.User.owner == "acme", groups.member_clause(dialect, "acme", group))).all())
+            for group in ("dev", "Dev", "devops", "sales", "dév_1%", "dév_10", "other/dev", "nobody")}
+    assert found == {"dev": ["ann"], "Dev": ["cid"], "devops": ["bob"], "sales": ["bob"], "dév_1%": ["eve"],
+                     "dév_10": [], "other/dev": ["fay"], "nobody": []}

@@ -1,0 +1,94 @@
+"""The screen declarations and the edit state's conversions, without a browser."""
+
+from __future__ import annotations
+
+import pytest
+
+from iam_console.services import accounts
+from iam_console.services.access import Actor
+from iam_console.ui import pages  # noqa: F401  (declares the screens)
+from iam_console.ui.screens import SCREENS, Column, Field, cell, link
+from iam_console.ui.state.editing import _id_from_path, _local, _typed
+from iam_console.ui.state.listing import _display, _route_organization
+
+
+def test_edit_routes_and_urls():
+    users, organizations = SCREENS["user"], SCREENS["organization"]
+    assert users.edit_pattern == "/users/[p0]/[p1]" and users.edit_keys == ["owner", "name"]
+    assert users.edit_url({"owner": "acme", "name": "alice"}) == "/users/acme/alice"
+    assert organizations.edit_pattern == "/organizations/[p0]"
+    assert _id_from_path(users, "/users/acme/alice") == ("acme", "alice")
+    assert _id_from_path(organizations, "/organizations/acme") == ("admin", "acme")
+
+
+def test_cells_are_display_strings():
+    assert cell(Column("isAdmin", "Is admin", "bool"), True) == "true"
+    assert cell(Column("createdTime", "Created time", "time"), "2026-11-22T04:00:00Z") == "2026-11-22 04:00:00"
+    assert cell(Column("tags", "Tags"), ["a", "b"]) == "a, b"
+    assert cell(Column("x", "X"), None) == ""
+    assert link("/organizations/{owner}", {"owner": "acme"}) == "/organizations/acme"
+    assert link("/x/{missing}", {}) == ""
+
+
+def test_rows_carry_links_keys_and_protection():
+    users = SCREENS["user"]
+    row = _display(users, {"owner": "built-in", "name": "admin", "isAdmin": True}, "acme/boss")
+    assert row["__key"] == "built-in/admin" and row["__edit"] == "/users/built-in/admin"
+    assert row["owner__href"] == "/organizations/built-in" and row["__protected"] == "true"
+    mine = _display(users, {"owner": "acme", "name": "boss"}, "acme/boss")
+    assert mine["__protected"] == "true"
+    other = _display(users, {"owner": "acme", "name": "alice"}, "acme/boss")
+    assert other["__protected"] == "false"
+    assert _route_organization("/organizations/acme/users", users) == "acme"
+    assert _route_organization("/users", users) == ""
+
+
+@pytest.mark.parametrize(("widget", "text", "before", "expected"), [
+    ("input", "7", 3, 7), ("number", " 12 ", 0, 12), ("input", "1.5", 2.0, 1.5),
+    ("list", "a, b,,c", [], ["a", "b", "c"]),
+    ("input", "x, y", ["old"], ["x", "y"]), ("input", "plain", "old", "plain"),
+])
+def test_form_text_becomes_the_records_type(widget, text, before, expected):
+    assert _typed(Field("k", "K", widget), text, before) == expected
+
+
+def test_bad_numbers_are_refused_with_the_field_named():
+    with pytest.raises(ValueError, match="score must be a number"):
+        _typed(Field("score", "Score", "number"), "many", 0)
+    with pytest.raises(ValueError, match="at least 0"):
+        _typed(Field("days", "Days", "number", minimum=0), "-1", 0)
+
+
+def test_return_urls_stay_in_the_console():
+    assert _local("/users?p=2") == "/users?p=2"
+    for outside in ("https://evil.example", "//evil.example", "/\\\\evil", "javascript:alert(1)"):
+        assert _local(outside) == ""
+
+
+def test_view_rules_hide_items(make_org, make_user):
+    org = make_org(account_items=[
+        {"name": "Email", "visible": True, "viewRule": "Self", "modifyRule": "Self"},
+        {"name": "Score", "visible": True, "viewRule": "Admin", "modifyRule": "Admin"},
+        {"name": "Bio", "visible": False, "viewRule": "Public", "modifyRule": "Self"},
+    ])
+    alice = make_user(owner=org.name)
+    bob = make_user(owner=org.name)
+    boss = make_user(owner=org.name, is_admin=True)
+    assert accounts.hidden_attributes(Actor(user=bob), org, alice) == {"email", "score", "bio"}
+    assert accounts.hidden_attributes(Actor(user=alice), org, alice) == {"score", "bio"}
+    assert accounts.hidden_attributes(Actor(user=boss), org, alice) == {"bio"}
+
+
+def test_the_group_tree_scopes_the_users_list():
+    from iam_console.ui.state.listing import _route_scope
+
+    users, groups = SCREENS["user"], SCREENS["group"]
+    assert _route_scope("/trees/acme/dev%20ops", users) == ("acme", "dev ops")
+    assert _route_scope("/trees/acme", users) == ("acme", "")
+    assert _route_scope("/trees/acme/dev", groups) == ("", "")
+    top = _display(groups, {"owner": "acme", "name": "eng", "parentId": "acme", "isTopGroup": True,
+                            "haveChildren": True}, "acme/boss")
+    child = _display(groups, {"owner": "acme", "name": "dev", "parentId": "eng", "isTopGroup": False}, "acme/boss")
+    assert top["parentId__href"] == "/organizations/acme" and child["parentId__href"] == "/groups/acme/eng"
+    assert top["__protected"] == "true" and child["__protected"] == "false"  # delete: leaves only
+    assert child["users__href"] == "/trees/acme/dev"
