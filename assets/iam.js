@@ -53,7 +53,7 @@ window.iamAuthorize = async function (organization, application) {
     signinMethod: "Password",
   });
   if (result.status === "ok" && result.data2) {
-    window.location.assign(result.data2);
+    window.location.replace(result.data2); // Back must not land here and issue another code
     return { status: "redirecting", msg: "" };
   }
   return { status: result.status, msg: result.msg };

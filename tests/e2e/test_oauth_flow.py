@@ -248,7 +248,7 @@ def test_second_authorize_with_a_session_redirects_straight_back(server, visit, 
     second = _returned(page, callbacks)
     assert second["state"] == "second"
     assert second["code"] and second["code"] != first["code"]
-    assert len(callbacks) == 2
+    assert len(callbacks) == 2, "\n".join(callbacks)
 
     # prompt=login asks for the password again
     visit(_authorize_url(server, client_app, prompt="login"))

@@ -11,6 +11,7 @@ send the browser to."""
 from __future__ import annotations
 
 import json
+import time
 
 import reflex as rx
 
@@ -23,6 +24,8 @@ from ..state.account import Account
 from ..state.prefs import Prefs
 from ..text import t
 
+ANSWER_RERUN_SECONDS = 10.0
+
 
 class Authorize(rx.State):
     checked: bool = False  # the request has been checked (the page shows the form or the error)
@@ -34,13 +37,24 @@ class Authorize(rx.State):
     app_logo: str = ""
     app_organization: str = ""  # not `organization`: the root state has that route argument
 
-    _answered_query: str = ""  # the request already answered with a redirect (on_load may run twice)
-    _answer: str = ""
+    # The request this tab last answered (a redirect, or a sign-in posted) and when. on_load
+    # may run again for it while the browser leaves (twice on hydrate, and again when the
+    # socket reconnects with the new session cookie): such a rerun must not issue a second
+    # code. A later visit to the same URL (reload) is a new request.
+    _answered_query: str = ""
+    _answered_at: float = 0.0
+
+    def _answer(self) -> None:
+        self._answered_query, self._answered_at = self.router.url.query, time.monotonic()
+
+    def _answered(self) -> bool:
+        return (self._answered_query == self.router.url.query
+                and time.monotonic() - self._answered_at < ANSWER_RERUN_SECONDS)
 
     @rx.event
     async def prepare(self):
-        if self._answer and self._answered_query == self.router.url.query:
-            return rx.call_script(f"window.location.replace({json.dumps(self._answer)})")
+        if self._answered():
+            return
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
         prefs = await self.get_state(Prefs)
@@ -71,7 +85,7 @@ class Authorize(rx.State):
                 request.redirect_uri, {"error": "login_required", "state": request.state},
                 fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
         if target:
-            self._answered_query, self._answer = self.router.url.query, target
+            self._answer()
             # a full navigation (the redirect URI is another site); replace, so that
             # Back does not land here and issue another code
             return rx.call_script(f"window.location.replace({json.dumps(target)})")
@@ -82,6 +96,7 @@ class Authorize(rx.State):
         if self.busy or self.error:
             return
         self.sign_in_error, self.busy = "", True
+        self._answer()
         script = f"window.iamAuthorize({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
         return rx.call_script(script, callback=Authorize.finished)
 
@@ -95,6 +110,7 @@ class Authorize(rx.State):
         failure = (await self.get_state(Prefs)).script_failure(result)
         if failure is not None:
             self.busy, self.sign_in_error = False, failure
+            self._answered_query = ""
 
 
 def _header() -> rx.Component:
