@@ -16,13 +16,14 @@ from .text import t
 
 
 def themed(*children: rx.Component) -> rx.Component:
-    """Compact scaling from the viewer's choice (Default/Dark is the color mode)."""
+    """The viewer's Compact choice, and the accent, radius and compactness of their
+    organization's own theme (ui/theme.py); Default/Dark is the color mode."""
     return rx.theme(
         *children,
-        scaling=rx.cond(Prefs.is_compact, "90%", "100%"),
+        scaling=rx.cond(Prefs.is_compact | Account.compact_theme, "90%", "100%"),
         has_background=True,
-        accent_color="blue",
-        radius="medium",
+        accent_color=Account.accent,
+        radius=Account.radius,
     )
 
 

@@ -17,6 +17,7 @@ from ...i18n import LANGUAGE_NAMES
 from ...services import accounts, auth, lookup, navigation
 from ...services.access import ANONYMOUS, Actor
 from ..routes import SCREENS
+from ..theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
 from .prefs import Prefs
 
 ORGANIZATION_CHOICES_LIMIT = 500
@@ -52,6 +53,10 @@ class Account(rx.State):
     menu_keys: list[str] = []  # routes of the items shown
     languages: list[str] = []  # the organization's languages the catalog has
     organization_names: list[str] = []  # for the global admin's selector
+    # the look of the account's organization (ui/theme.py)
+    accent: str = CONSOLE_DEFAULT.accent
+    radius: str = CONSOLE_DEFAULT.radius
+    compact_theme: bool = CONSOLE_DEFAULT.compact
 
     def _reset(self) -> None:
         self.signed_in = False
@@ -59,6 +64,10 @@ class Account(rx.State):
         self.is_admin = self.is_global_admin = False
         self.menu_groups, self.menu_keys, self.organization_names = [], [], []
         self.languages = ["en"]
+        self._set_theme(CONSOLE_DEFAULT)
+
+    def _set_theme(self, theme: ConsoleTheme) -> None:
+        self.accent, self.radius, self.compact_theme = theme.accent, theme.radius, theme.compact
 
     def _load(self) -> bool:
         """Read the account behind the cookie; returns whether it needs a new password."""
@@ -79,6 +88,8 @@ class Account(rx.State):
                 self.is_admin, self.is_global_admin = user.is_admin, viewer.is_global_admin
                 self.menu_groups = [group.key for group in groups]
                 self.menu_keys = [item.key for group in groups for item in group.items]
+                if organization is not None:
+                    self._set_theme(console_theme(organization.theme_data))
                 offered = organization.languages if organization and organization.languages else []
                 self.languages = [code for code in LANGUAGE_NAMES if code in offered or code == "en"]
                 if viewer.is_global_admin:
