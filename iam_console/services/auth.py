@@ -74,12 +74,22 @@ def _check_request(req: SignInRequest) -> None:
 
 
 def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization]:
+    application, organization = resolve_application(db, req.application, req.organization)
+    if not application.enable_password:
+        raise ServiceError("The login method: login with password is not enabled for the application")
+    return application, organization
+
+
+def resolve_application(db: Session, application_name: str, organization_name: str,
+                        ) -> tuple[Application, Organization]:
+    """The application a sign-in is for (the organization's default, else the built-in one)
+    and the organization whose users sign in, refused where sign-in is disabled."""
     organization = None
-    if req.organization:
-        organization = lookup.organization(db, req.organization)
+    if organization_name:
+        organization = lookup.organization(db, organization_name)
         if organization is None:
-            raise ServiceError("The organization: %s does not exist", req.organization)
-    app_name = req.application or (organization and organization.default_application) or b.BUILT_IN_APP
+            raise ServiceError("The organization: %s does not exist", organization_name)
+    app_name = application_name or (organization and organization.default_application) or b.BUILT_IN_APP
     application = lookup.application(db, app_name)
     if application is None:
         raise ServiceError("The application: %s does not exist", app_name)
@@ -93,8 +103,6 @@ def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization
                            application.name, organization.name)
     if application.disable_signin or organization.disable_signin:
         raise ServiceError("The application: %s has disabled users to signin", application.name)
-    if not application.enable_password:
-        raise ServiceError("The login method: login with password is not enabled for the application")
     return application, organization
 
 
@@ -126,6 +134,16 @@ def _check_frozen(db: Session, user: User, application: Application) -> None:
     if left > 0:
         raise _frozen_message(left)
     user.signin_wrong_times = 0  # the frozen time has passed: a fresh count
+
+
+def refuse_if_frozen(db: Session, user: User, application: Application) -> None:
+    """The failed sign-in limit, for checks other than the password (WebAuthn)."""
+    _check_frozen(db, user, application)
+
+
+def count_failure(db: Session, user: User, application: Application) -> ServiceError:
+    """Count a failed check other than the password against the same limit; the error to raise."""
+    return _record_failure(db, user, application)
 
 
 def _record_failure(db: Session, user: User, application: Application) -> ServiceError:
@@ -197,8 +215,15 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn:
     _check_request(req)
     application, organization = _resolve(db, req)
     user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
-    now = user.last_signin_time
+    return open_session(db, user, organization, application, req)
 
+
+def open_session(db: Session, user: User, organization: Organization, application: Application,
+                 req: SignInRequest, request_uri: str = "/api/login") -> SignedIn:
+    """The session of a user whose credentials were checked (a password, a WebAuthn
+    assertion): the cookie's token, the listed session id and the audit record.
+    From `req`: auto_signin, client_ip, user_agent and previous_token."""
+    now = user.last_signin_time or utcnow()
     if req.previous_token:  # rotate: the id the browser had before sign-in dies here
         _close(db, req.previous_token)
     if req.auto_signin:
@@ -212,9 +237,10 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn:
                        user_name=user.name, application=application.name, expires_at=expires_at,
                        client_ip=req.client_ip[:100], user_agent=req.user_agent[:255]))
     _listed_session(db, user.owner, user.name, application.name, add=session_id)
-    audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
+    audit(db, organization=user.owner, user=user.name, action="login", request_uri=request_uri,
           client_ip=req.client_ip, obj={"application": application.name, "organization": organization.name,
-                                        "username": user.name, "autoSignin": req.auto_signin})
+                                        "username": user.name, "autoSignin": req.auto_signin,
+                                        "signinMethod": req.signin_method or "Password"})
     db.flush()
     return SignedIn(token, user, organization, application, expires_at, persistent=req.auto_signin)
 

@@ -1,0 +1,58 @@
+"""WebAuthn ceremonies in progress, and failed sign-in checks counted per key
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-11-22
+
+webauthn_challenge keeps each challenge the server sent until its ceremony
+finishes (single use) or expires, found by the hash of a random cookie;
+failed_attempt counts failed sign-in checks per client address over a
+sliding window (services/webauthn.py, services/throttle.py).
+"""
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+from iam_console.models.base import UTCDateTime
+
+revision: str = "0005"
+down_revision: str | None = "0004"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "failed_attempt",
+        sa.Column("pk", sa.Integer(), nullable=False),
+        sa.Column("key", sa.String(length=200), nullable=False),
+        sa.Column("created_time", UTCDateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("pk"),
+    )
+    op.create_index("ix_failed_attempt_key_time", "failed_attempt", ["key", "created_time"])
+    op.create_table(
+        "webauthn_challenge",
+        sa.Column("pk", sa.Integer(), nullable=False),
+        sa.Column("token_hash", sa.String(length=64), nullable=False),
+        sa.Column("purpose", sa.String(length=20), nullable=False),
+        sa.Column("challenge", sa.String(length=100), nullable=False),
+        sa.Column("owner", sa.String(length=100), nullable=False),
+        sa.Column("user_name", sa.String(length=100), nullable=False),
+        sa.Column("application", sa.String(length=100), nullable=False),
+        sa.Column("session_id", sa.String(length=100), nullable=False),
+        sa.Column("client_ip", sa.String(length=100), nullable=False),
+        sa.Column("expires_at", UTCDateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("pk"),
+        sa.UniqueConstraint("token_hash", name="uq_webauthn_challenge_token_hash"),
+    )
+    op.create_index("ix_webauthn_challenge_expires", "webauthn_challenge", ["expires_at"])
+    op.create_index("ix_webauthn_challenge_ip", "webauthn_challenge", ["client_ip", "expires_at"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_webauthn_challenge_ip", table_name="webauthn_challenge")
+    op.drop_index("ix_webauthn_challenge_expires", table_name="webauthn_challenge")
+    op.drop_table("webauthn_challenge")
+    op.drop_index("ix_failed_attempt_key_time", table_name="failed_attempt")
+    op.drop_table("failed_attempt")
