@@ -125,7 +125,7 @@ class WebAuthnChallenge(Row, table=True):
 
 class FailedAttempt(Row, table=True):
     """A failed sign-in check, counted per key (an address, or an account) over a sliding
-    window (services/throttle.py); rows older than the window are pruned as keys fail again."""
+    window (services/throttle.py); rows older than the window are pruned at each new failure."""
 
     __tablename__ = "failed_attempt"
     __table_args__ = (sa.Index("ix_failed_attempt_key_time", "key", "created_time"),)

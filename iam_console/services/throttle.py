@@ -38,8 +38,9 @@ def check(db: Session, key: str, limit: int = ADDRESS_LIMIT, window: timedelta =
 
 
 def record(db: Session, key: str, window: timedelta = ADDRESS_WINDOW) -> None:
-    """Count one failure and commit it, whatever the caller does next (it usually raises)."""
+    """Count one failure and commit it, whatever the caller does next (it usually raises).
+    Failures older than the window go, whatever their key: the table holds one window's worth."""
     now = utcnow()
-    db.exec(delete(FailedAttempt).where(FailedAttempt.key == key, FailedAttempt.created_time <= now - window))
+    db.exec(delete(FailedAttempt).where(FailedAttempt.created_time <= now - window))
     db.add(FailedAttempt(key=key, created_time=now))
     db.commit()
