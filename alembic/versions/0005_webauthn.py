@@ -1,13 +1,12 @@
-"""WebAuthn ceremonies in progress, and failed sign-in checks counted per key
+"""WebAuthn ceremonies
 
 Revision ID: 0005
 Revises: 0004
 Create Date: 2026-11-22
 
-webauthn_challenge keeps each challenge the server sent until its ceremony
-finishes (single use) or expires, found by the hash of a random cookie;
-failed_attempt counts failed sign-in checks per client address over a
-sliding window (services/webauthn.py, services/throttle.py).
+webauthn_challenge keeps each challenge the server sent, found by the hash of a
+random cookie, until it expires: used once, and counted per client address
+(services/webauthn.py).
 """
 from collections.abc import Sequence
 
@@ -24,14 +23,6 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.create_table(
-        "failed_attempt",
-        sa.Column("pk", sa.Integer(), nullable=False),
-        sa.Column("key", sa.String(length=200), nullable=False),
-        sa.Column("created_time", UTCDateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("pk"),
-    )
-    op.create_index("ix_failed_attempt_key_time", "failed_attempt", ["key", "created_time"])
-    op.create_table(
         "webauthn_challenge",
         sa.Column("pk", sa.Integer(), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
@@ -43,6 +34,7 @@ def upgrade() -> None:
         sa.Column("session_id", sa.String(length=100), nullable=False),
         sa.Column("client_ip", sa.String(length=100), nullable=False),
         sa.Column("expires_at", UTCDateTime(timezone=True), nullable=False),
+        sa.Column("used", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("pk"),
         sa.UniqueConstraint("token_hash", name="uq_webauthn_challenge_token_hash"),
     )
@@ -54,5 +46,3 @@ def downgrade() -> None:
     op.drop_index("ix_webauthn_challenge_ip", table_name="webauthn_challenge")
     op.drop_index("ix_webauthn_challenge_expires", table_name="webauthn_challenge")
     op.drop_table("webauthn_challenge")
-    op.drop_index("ix_failed_attempt_key_time", table_name="failed_attempt")
-    op.drop_table("failed_attempt")

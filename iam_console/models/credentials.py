@@ -1,5 +1,5 @@
-"""Credential tables: OAuth tokens, uploaded resources, verification codes, WebAuthn
-challenges and the failed-attempt counts behind the sign-in throttle."""
+"""Credential tables: OAuth tokens, uploaded resources, verification codes and WebAuthn
+challenges."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlmodel import Field
 
-from iam_console.models.base import Named, Row, UTCDateTime, big_int, created, long_text, named_keys, text
+from iam_console.models.base import Named, Row, UTCDateTime, big_int, long_text, named_keys, text
 
 
 class Token(Named, table=True):
@@ -101,9 +101,10 @@ class Verification(Named, table=True):
 
 
 class WebAuthnChallenge(Row, table=True):
-    """A WebAuthn ceremony in progress (services/webauthn.py): the challenge the server
-    sent, found by the SHA-256 of the random cookie set with it, never by anything the
-    client echoes back. Deleted when used; worthless after expires_at."""
+    """A WebAuthn ceremony (services/webauthn.py): the challenge the server sent, found by
+    the SHA-256 of the random cookie set with it, never by anything the client echoes back.
+    Marked used by the first finish; kept until expires_at, so that the ceremonies of the
+    last few minutes can be counted per client address."""
 
     __tablename__ = "webauthn_challenge"
     __table_args__ = (
@@ -121,14 +122,5 @@ class WebAuthnChallenge(Row, table=True):
     session_id: str = text(100)  # signup: the console session that asked for it
     client_ip: str = text(100)
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    used: bool = False
 
-
-class FailedAttempt(Row, table=True):
-    """A failed sign-in check, counted per key (an address, or an account) over a sliding
-    window (services/throttle.py); rows older than the window are pruned at each new failure."""
-
-    __tablename__ = "failed_attempt"
-    __table_args__ = (sa.Index("ix_failed_attempt_key_time", "key", "created_time"),)
-
-    key: str = text(200)
-    created_time: datetime = created()

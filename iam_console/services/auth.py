@@ -204,9 +204,6 @@ def authenticate(db: Session, organization: Organization, application: Applicati
     if user.is_forbidden:
         raise ServiceError("The user is forbidden to sign in, please contact the administrator")
     check_password(db, user, organization, application, password)
-    user.last_signin_time = utcnow()
-    user.last_signin_ip = client_ip[:100]
-    db.add(user)
     return user
 
 
@@ -215,18 +212,24 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn:
     _check_request(req)
     application, organization = _resolve(db, req)
     user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
-    return open_session(db, user, organization, application, req)
+    return complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
+                            client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token)
 
 
-def open_session(db: Session, user: User, organization: Organization, application: Application,
-                 req: SignInRequest, request_uri: str = "/api/login") -> SignedIn:
-    """The session of a user whose credentials were checked (a password, a WebAuthn
-    assertion): the cookie's token, the listed session id and the audit record.
-    From `req`: auto_signin, client_ip, user_agent and previous_token."""
-    now = user.last_signin_time or utcnow()
-    if req.previous_token:  # rotate: the id the browser had before sign-in dies here
-        _close(db, req.previous_token)
-    if req.auto_signin:
+def complete_sign_in(db: Session, user: User, organization: Organization, application: Application, *,
+                     auto_signin: bool = False, client_ip: str = "", user_agent: str = "",
+                     previous_token: str = "", signin_method: str = "Password") -> SignedIn:
+    """Open a session for a user whose every factor is satisfied: the one place a console
+    session is created (password sign-in without a second factor, the second factor's
+    completion, and any sign-in that is multi-factor by itself, such as WebAuthn with user
+    verification). Callers must have checked the credentials."""
+    now = utcnow()
+    user.last_signin_time = now
+    user.last_signin_ip = client_ip[:100]
+    db.add(user)
+    if previous_token:  # rotate: the id the browser had before sign-in dies here
+        _close(db, previous_token)
+    if auto_signin:
         hours = application.cookie_expire_in_hours or b.DEFAULT_COOKIE_EXPIRE_HOURS
     else:
         hours = b.SESSION_HOURS_WITHOUT_AUTO_SIGNIN
@@ -235,14 +238,13 @@ def open_session(db: Session, user: User, organization: Organization, applicatio
     expires_at = now + timedelta(hours=hours)
     db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner,
                        user_name=user.name, application=application.name, expires_at=expires_at,
-                       client_ip=req.client_ip[:100], user_agent=req.user_agent[:255]))
+                       client_ip=client_ip[:100], user_agent=user_agent[:255]))
     _listed_session(db, user.owner, user.name, application.name, add=session_id)
-    audit(db, organization=user.owner, user=user.name, action="login", request_uri=request_uri,
-          client_ip=req.client_ip, obj={"application": application.name, "organization": organization.name,
-                                        "username": user.name, "autoSignin": req.auto_signin,
-                                        "signinMethod": req.signin_method or "Password"})
+    audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
+          client_ip=client_ip, obj={"application": application.name, "organization": organization.name,
+                                    "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
-    return SignedIn(token, user, organization, application, expires_at, persistent=req.auto_signin)
+    return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin)
 
 
 def _listed_session(db: Session, owner: str, name: str, application: str, *,

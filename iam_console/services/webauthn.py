@@ -4,9 +4,12 @@ The ceremonies are py_webauthn's (Duo Labs); this module holds the rules around 
 
 Challenges are the server's: each begin stores one in webauthn_challenge, found at finish
 by the SHA-256 of a random cookie value set with it (never by what the client echoes back),
-deleted before the response is checked (single use) and refused after CHALLENGE_SECONDS.
+marked used before the response is checked (single use) and refused after CHALLENGE_SECONDS.
 A registration challenge is bound to the user and the console session that asked for it;
 a sign-in challenge to the account named at begin, whose credentials alone are allowed.
+Rows stay until they expire, so the ceremonies one address began in the last
+CHALLENGE_SECONDS are counted: past MAX_CEREMONIES_PER_ADDRESS, begin is refused. A failed
+assertion also counts against the account's failed sign-in limit (services/auth.py).
 
 The relying party is IAM_ORIGIN: its host is the rp id, the origin itself the only origin
 accepted, whatever the request's Host header says. Both ceremonies require user
@@ -28,7 +31,7 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import webauthn
-from sqlmodel import Session, delete, func, select
+from sqlmodel import Session, delete, func, select, update
 from webauthn.helpers import (
     base64url_to_bytes,
     options_to_json_dict,
@@ -47,14 +50,14 @@ from webauthn.helpers.structs import (
 from ..models import Application, AuthSession, Organization, User, WebAuthnChallenge
 from ..models.base import utcnow
 from ..settings import settings
-from . import auth, lookup, throttle
+from . import auth, lookup
 from .errors import ServiceError
 from .records import audit
 
 CHALLENGE_SECONDS = 300
 TIMEOUT_MS = 60_000  # the browser's prompt
 MAX_CREDENTIALS = 20  # per user: the list lives in the user row
-MAX_OPEN_PER_ADDRESS = 30  # live challenges one address may hold (each begin writes a row)
+MAX_CEREMONIES_PER_ADDRESS = 60  # begun from one address within CHALLENGE_SECONDS
 MAX_NAME_LENGTH = 100
 MAX_RESPONSE_LENGTH = 64 * 1024  # a credential JSON is a few kB; attestation certificates included
 SIGNUP, SIGNIN = "signup", "signin"
@@ -144,11 +147,12 @@ def _store(db: Session, *, purpose: str, challenge: bytes, user: User, client_ip
            session_id: str = "", previous_token: str = "") -> str:
     now = utcnow()
     db.exec(delete(WebAuthnChallenge).where(WebAuthnChallenge.expires_at <= now))
-    if previous_token:  # a second begin from the same browser replaces the first
-        db.exec(delete(WebAuthnChallenge).where(WebAuthnChallenge.token_hash == _hash(previous_token)))
-    live = db.exec(select(func.count()).select_from(WebAuthnChallenge).where(
+    if previous_token:  # a second begin from the same browser voids the first
+        db.exec(update(WebAuthnChallenge).where(WebAuthnChallenge.token_hash == _hash(previous_token))
+                .values(used=True))
+    recent = db.exec(select(func.count()).select_from(WebAuthnChallenge).where(
         WebAuthnChallenge.client_ip == client_ip[:100])).one()
-    if live >= MAX_OPEN_PER_ADDRESS:
+    if recent >= MAX_CEREMONIES_PER_ADDRESS:
         raise ServiceError("Too many WebAuthn requests from this address, please try again later")
     token = secrets.token_urlsafe(32)
     db.add(WebAuthnChallenge(token_hash=_hash(token), purpose=purpose, challenge=_url64(challenge),
@@ -158,16 +162,17 @@ def _store(db: Session, *, purpose: str, challenge: bytes, user: User, client_ip
 
 
 def _take(db: Session, token: str, purpose: str) -> WebAuthnChallenge:
-    """The challenge behind this browser's cookie, deleted (and committed) before anything is
-    checked: whatever follows, it never serves again."""
+    """The challenge behind this browser's cookie, marked used (and committed) before anything
+    is checked: whatever follows, it never serves again."""
     row = db.exec(select(WebAuthnChallenge).where(WebAuthnChallenge.token_hash == _hash(token or ""))).first() \
         if token and len(token) <= 100 else None
     if row is None or row.purpose != purpose:
         raise ServiceError("Please call WebAuthnSigninBegin first" if purpose == SIGNIN
                            else "Please call WebAuthnSignupBegin first")
-    gone = db.exec(delete(WebAuthnChallenge).where(WebAuthnChallenge.pk == row.pk)).rowcount
+    taken = db.exec(update(WebAuthnChallenge).where(WebAuthnChallenge.pk == row.pk,
+                                                    WebAuthnChallenge.used.is_(False)).values(used=True)).rowcount
     db.commit()
-    if gone != 1 or row.expires_at <= utcnow():  # a concurrent finish took it first, or it is stale
+    if taken != 1 or row.expires_at <= utcnow():  # used before (or by a concurrent finish), or stale
         raise ServiceError("Please call WebAuthnSigninBegin first" if purpose == SIGNIN
                            else "Please call WebAuthnSignupBegin first")
     return row
@@ -280,7 +285,6 @@ def begin_authentication(db: Session, owner: str, name: str, application: str = 
             raise ServiceError("The %s is too long (at most %d characters)", label, auth.MAX_NAME_LENGTH)
     if not owner or not name.strip():
         raise ServiceError("Please input your username")
-    throttle.check(db, throttle.address_key(client_ip))
     app, organization = auth.resolve_application(db, application, owner)
     user = _signing_in(db, app, organization, owner, name.strip())
     auth.refuse_if_frozen(db, user, app)
@@ -298,12 +302,11 @@ def begin_authentication(db: Session, owner: str, name: str, application: str = 
 def finish_authentication(db: Session, token: str, credential: object, req: auth.SignInRequest,
                           application: str = "") -> auth.SignedIn:
     """Check the assertion against the challenge this browser was given and the account it
-    was given for, then open a session as a password sign-in does. `application`: the one an
-    authorization request names (it must allow WebAuthn too); else the one named at begin.
-    A failed check counts against the account's failed sign-in limit and the address's."""
+    was given for, then open a session as a password sign-in does (no second factor: user
+    verification was required). `application`: the one an authorization request names (it
+    must allow WebAuthn too); else the one named at begin. A failed check counts against the
+    account's failed sign-in limit. From `req`: auto_signin, client_ip, user_agent, previous_token."""
     row = _take(db, token, SIGNIN)
-    address = throttle.address_key(req.client_ip)
-    throttle.check(db, address)
     app, organization = auth.resolve_application(db, application or row.application, row.owner)
     user = _signing_in(db, app, organization, row.owner, row.user_name)
     auth.refuse_if_frozen(db, user, app)
@@ -329,7 +332,6 @@ def finish_authentication(db: Session, token: str, credential: object, req: auth
         except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
             failure = str(exc)[:200]
     if failure is not None:
-        throttle.record(db, address)
         frozen = auth.count_failure(db, user, app)
         if frozen.template.startswith("You have entered"):  # that was the last chance
             raise frozen
@@ -337,10 +339,9 @@ def finish_authentication(db: Session, token: str, credential: object, req: auth
     _count_signature(user, credential_id, verified.new_sign_count)
     user.signin_wrong_times = 0
     user.last_signin_wrong_time = None
-    user.last_signin_time = utcnow()
-    user.last_signin_ip = req.client_ip[:100]
-    db.add(user)
-    return auth.open_session(db, user, organization, app, req, request_uri="/api/webauthn/signin/finish")
+    return auth.complete_sign_in(db, user, organization, app, auto_signin=req.auto_signin, client_ip=req.client_ip,
+                                 user_agent=req.user_agent, previous_token=req.previous_token,
+                                 signin_method=METHOD)
 
 
 def _count_signature(user: User, credential_id: str, sign_count: int) -> None:
