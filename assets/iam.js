@@ -62,3 +62,116 @@ window.iamAuthorize = async function (organization, application) {
 window.iamLogout = function () {
   return window.iamPost("/api/logout");
 };
+
+// WebAuthn: the server's options carry base64url strings where the browser wants bytes,
+// and the browser's credential carries bytes where the server reads base64url.
+window.iamB64ToBytes = function (text) {
+  const b64 = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
+  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+};
+
+window.iamBytesToB64 = function (buffer) {
+  let text = "";
+  for (const byte of new Uint8Array(buffer)) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+};
+
+window.iamWebauthnGet = async function (path) {
+  try {
+    const response = await fetch(path, {
+      credentials: "same-origin", headers: { "Accept-Language": window.iamLanguage() },
+    });
+    return await response.json();
+  } catch (e) {
+    return { status: "network", msg: String(e) };
+  }
+};
+
+// The ceremony itself (create or get) failed in the browser: cancelled, timed out, no authenticator.
+window.iamWebauthnFailure = function (e) {
+  return { status: "error", msg: (e && e.name ? e.name + ": " : "") + (e && e.message ? e.message : String(e)) };
+};
+
+// The account page's Add: begin, navigator.credentials.create, finish. {status, msg}.
+window.iamWebauthnRegister = async function (name) {
+  const options = await window.iamWebauthnGet("/api/webauthn/signup/begin");
+  if (!options.publicKey) return options;
+  const pk = options.publicKey;
+  pk.challenge = window.iamB64ToBytes(pk.challenge);
+  pk.user.id = window.iamB64ToBytes(pk.user.id);
+  (pk.excludeCredentials || []).forEach((c) => { c.id = window.iamB64ToBytes(c.id); });
+  let credential;
+  try {
+    credential = await navigator.credentials.create({ publicKey: pk });
+  } catch (e) {
+    return window.iamWebauthnFailure(e);
+  }
+  const response = credential.response;
+  return window.iamPost("/api/webauthn/signup/finish?name=" + encodeURIComponent(name || ""), {
+    id: credential.id,
+    rawId: window.iamBytesToB64(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment,
+    response: {
+      clientDataJSON: window.iamBytesToB64(response.clientDataJSON),
+      attestationObject: window.iamBytesToB64(response.attestationObject),
+      transports: response.getTransports ? response.getTransports() : [],
+    },
+    clientExtensionResults: credential.getClientExtensionResults(),
+  });
+};
+
+// Sign-in with WebAuthn: begin for the typed username, navigator.credentials.get, finish
+// (with `query`, an authorization request the answer completes). The server's answer.
+window.iamWebauthnSignIn = async function (organization, application, usernameId, query) {
+  const username = document.getElementById(usernameId)?.value ?? "";
+  const params = new URLSearchParams({ owner: organization, name: username.trim(), application: application });
+  const options = await window.iamWebauthnGet("/api/webauthn/signin/begin?" + params.toString());
+  if (!options.publicKey) return options;
+  const pk = options.publicKey;
+  pk.challenge = window.iamB64ToBytes(pk.challenge);
+  (pk.allowCredentials || []).forEach((c) => { c.id = window.iamB64ToBytes(c.id); });
+  let assertion;
+  try {
+    assertion = await navigator.credentials.get({ publicKey: pk });
+  } catch (e) {
+    return window.iamWebauthnFailure(e);
+  }
+  const response = assertion.response;
+  return window.iamPost("/api/webauthn/signin/finish" + (query || ""), {
+    id: assertion.id,
+    rawId: window.iamBytesToB64(assertion.rawId),
+    type: assertion.type,
+    authenticatorAttachment: assertion.authenticatorAttachment,
+    response: {
+      clientDataJSON: window.iamBytesToB64(response.clientDataJSON),
+      authenticatorData: window.iamBytesToB64(response.authenticatorData),
+      signature: window.iamBytesToB64(response.signature),
+      userHandle: response.userHandle ? window.iamBytesToB64(response.userHandle) : null,
+    },
+    clientExtensionResults: assertion.getClientExtensionResults(),
+  });
+};
+
+// The console's sign-in page: as iamLogin, with a WebAuthn credential instead of the password.
+window.iamWebauthnLogin = async function (organization, returnTo) {
+  const auto = document.getElementById("login-auto");
+  const autoSignin = auto ? auto.getAttribute("data-state") === "checked" : true;
+  const result = await window.iamWebauthnSignIn(organization, "", "login-username", "?autoSignin=" + autoSignin);
+  if (result.status === "ok") {
+    window.location.assign(returnTo);
+    return { status: "redirecting", msg: "" };
+  }
+  return { status: result.status, msg: result.msg };
+};
+
+// The OAuth authorize page: as iamAuthorize, with a WebAuthn credential.
+window.iamWebauthnAuthorize = async function (organization, application) {
+  const result = await window.iamWebauthnSignIn(organization, application, "authorize-username",
+    window.location.search);
+  if (result.status === "ok" && result.data2) {
+    window.location.replace(result.data2);
+    return { status: "redirecting", msg: "" };
+  }
+  return { status: result.status, msg: result.msg };
+};

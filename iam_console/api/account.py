@@ -98,3 +98,29 @@ async def get_account(request: Request) -> JSONResponse:
             raise Unauthorized()
         organization = lookup.organization(db, user.owner)
         return ok(user_wire(user), organization_wire(organization), sub=user.uuid, name=user.name)
+
+
+# For sign-ins other than the password's (api/webauthn.py): the same answer as /api/login's.
+def authorization_in(db, params: dict) -> oauth.Authorization | None:
+    """The authorization request a sign-in carries in its query (clientId, responseType,
+    redirectUri...), checked; None for a plain sign-in."""
+    if not (params.get("clientId") or params.get("client_id")):
+        return None
+    return oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(params))
+
+
+def signed_in(db, checked: oauth.Authorization | None, result: auth.SignedIn, method: str) -> JSONResponse:
+    """/api/login's answer to a sign-in: the user's id, or the authorization's code (or
+    token) and the URL to send the browser to; with the session cookie."""
+    if checked is None:
+        response = ok(f"{result.user.owner}/{result.user.name}")
+    else:
+        answer = oauth.authorize(db, checked, result.user, method)
+        response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
+                      answer.url)
+    response.set_cookie(
+        SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
+        max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
+        else None,
+    )
+    return response

@@ -23,6 +23,7 @@ from .oauth import CROSS_ORIGIN_PATHS
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish"})  # no cookie yet, one to come
 
 
 def origin_of(url: str) -> str:
@@ -62,7 +63,7 @@ class CsrfGuard:
             if path.startswith("/api/") and path not in CROSS_ORIGIN_PATHS:
                 headers = Headers(scope=scope)
                 origin = headers.get("origin")
-                rides_cookie = path == "/api/login" or _has_session_cookie(headers)
+                rides_cookie = path in SIGN_IN_PATHS or _has_session_cookie(headers)
                 if rides_cookie and origin and origin_of(origin) not in allowed_origins():
                     response = error(Request(scope), "The request's origin %s is not allowed", origin)
                     await response(scope, receive, send)

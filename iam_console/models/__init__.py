@@ -5,7 +5,7 @@ from .audit import AuthSession, Record, Session
 from .authz import Adapter, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
-from .credentials import Resource, Token, Verification
+from .credentials import Resource, Token, Verification, WebAuthnChallenge
 from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
 from .operations import Syncer, Webhook
@@ -15,5 +15,6 @@ __all__ = [
     "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
     "Invitation", "Ldap", "Named", "Order", "Organization", "Payment", "Permission", "Plan", "Pricing",
     "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session", "Subscription", "Syncer",
-    "Token", "Transaction", "User", "Verification", "Webhook", "detached_copy", "to_wire", "wire_name",
+    "Token", "Transaction", "User", "Verification", "WebAuthnChallenge", "Webhook", "detached_copy", "to_wire",
+    "wire_name",
 ]

@@ -1,12 +1,15 @@
-"""Credential tables: OAuth tokens, uploaded resources and verification codes."""
+"""Credential tables: OAuth tokens, uploaded resources, verification codes and WebAuthn
+challenges."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
 import sqlalchemy as sa
+from sqlmodel import Field
 
-from iam_console.models.base import Named, big_int, long_text, named_keys, text
+from iam_console.models.base import Named, Row, UTCDateTime, big_int, long_text, named_keys, text
 
 
 class Token(Named, table=True):
@@ -95,3 +98,29 @@ class Verification(Named, table=True):
     time: int = big_int()  # unix seconds, as in Casdoor
     is_used: bool = False
     attempts: int = 0  # checks made against this code: it is void after the limit
+
+
+class WebAuthnChallenge(Row, table=True):
+    """A WebAuthn ceremony (services/webauthn.py): the challenge the server sent, found by
+    the SHA-256 of the random cookie set with it, never by anything the client echoes back.
+    Marked used by the first finish; kept until expires_at, so that the ceremonies of the
+    last few minutes can be counted per client address."""
+
+    __tablename__ = "webauthn_challenge"
+    __table_args__ = (
+        sa.UniqueConstraint("token_hash", name="uq_webauthn_challenge_token_hash"),
+        sa.Index("ix_webauthn_challenge_expires", "expires_at"),
+        sa.Index("ix_webauthn_challenge_ip", "client_ip", "expires_at"),
+    )
+
+    token_hash: str = text(64)
+    purpose: str = text(20)  # "signup" (registration) | "signin" (authentication)
+    challenge: str = text(100)  # base64url
+    owner: str = text(100)  # the user it was issued for
+    user_name: str = text(100)
+    application: str = text(100)  # signin: the application named at begin
+    session_id: str = text(100)  # signup: the console session that asked for it
+    client_ip: str = text(100)
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    used: bool = False
+

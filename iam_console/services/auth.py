@@ -74,12 +74,22 @@ def _check_request(req: SignInRequest) -> None:
 
 
 def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization]:
+    application, organization = resolve_application(db, req.application, req.organization)
+    if not application.enable_password:
+        raise ServiceError("The login method: login with password is not enabled for the application")
+    return application, organization
+
+
+def resolve_application(db: Session, application_name: str, organization_name: str,
+                        ) -> tuple[Application, Organization]:
+    """The application a sign-in is for (the organization's default, else the built-in one)
+    and the organization whose users sign in, refused where sign-in is disabled."""
     organization = None
-    if req.organization:
-        organization = lookup.organization(db, req.organization)
+    if organization_name:
+        organization = lookup.organization(db, organization_name)
         if organization is None:
-            raise ServiceError("The organization: %s does not exist", req.organization)
-    app_name = req.application or (organization and organization.default_application) or b.BUILT_IN_APP
+            raise ServiceError("The organization: %s does not exist", organization_name)
+    app_name = application_name or (organization and organization.default_application) or b.BUILT_IN_APP
     application = lookup.application(db, app_name)
     if application is None:
         raise ServiceError("The application: %s does not exist", app_name)
@@ -93,8 +103,6 @@ def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization
                            application.name, organization.name)
     if application.disable_signin or organization.disable_signin:
         raise ServiceError("The application: %s has disabled users to signin", application.name)
-    if not application.enable_password:
-        raise ServiceError("The login method: login with password is not enabled for the application")
     return application, organization
 
 
@@ -126,6 +134,16 @@ def _check_frozen(db: Session, user: User, application: Application) -> None:
     if left > 0:
         raise _frozen_message(left)
     user.signin_wrong_times = 0  # the frozen time has passed: a fresh count
+
+
+def refuse_if_frozen(db: Session, user: User, application: Application) -> None:
+    """The failed sign-in limit, for checks other than the password (WebAuthn)."""
+    _check_frozen(db, user, application)
+
+
+def count_failure(db: Session, user: User, application: Application) -> ServiceError:
+    """Count a failed check other than the password against the same limit; the error to raise."""
+    return _record_failure(db, user, application)
 
 
 def _record_failure(db: Session, user: User, application: Application) -> ServiceError:
@@ -186,9 +204,6 @@ def authenticate(db: Session, organization: Organization, application: Applicati
     if user.is_forbidden:
         raise ServiceError("The user is forbidden to sign in, please contact the administrator")
     check_password(db, user, organization, application, password)
-    user.last_signin_time = utcnow()
-    user.last_signin_ip = client_ip[:100]
-    db.add(user)
     return user
 
 
@@ -197,11 +212,24 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn:
     _check_request(req)
     application, organization = _resolve(db, req)
     user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
-    now = user.last_signin_time
+    return complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
+                            client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token)
 
-    if req.previous_token:  # rotate: the id the browser had before sign-in dies here
-        _close(db, req.previous_token)
-    if req.auto_signin:
+
+def complete_sign_in(db: Session, user: User, organization: Organization, application: Application, *,
+                     auto_signin: bool = False, client_ip: str = "", user_agent: str = "",
+                     previous_token: str = "", signin_method: str = "Password") -> SignedIn:
+    """Open a session for a user whose every factor is satisfied: the one place a console
+    session is created (password sign-in without a second factor, the second factor's
+    completion, and any sign-in that is multi-factor by itself, such as WebAuthn with user
+    verification). Callers must have checked the credentials."""
+    now = utcnow()
+    user.last_signin_time = now
+    user.last_signin_ip = client_ip[:100]
+    db.add(user)
+    if previous_token:  # rotate: the id the browser had before sign-in dies here
+        _close(db, previous_token)
+    if auto_signin:
         hours = application.cookie_expire_in_hours or b.DEFAULT_COOKIE_EXPIRE_HOURS
     else:
         hours = b.SESSION_HOURS_WITHOUT_AUTO_SIGNIN
@@ -210,13 +238,13 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn:
     expires_at = now + timedelta(hours=hours)
     db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner,
                        user_name=user.name, application=application.name, expires_at=expires_at,
-                       client_ip=req.client_ip[:100], user_agent=req.user_agent[:255]))
+                       client_ip=client_ip[:100], user_agent=user_agent[:255]))
     _listed_session(db, user.owner, user.name, application.name, add=session_id)
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
-          client_ip=req.client_ip, obj={"application": application.name, "organization": organization.name,
-                                        "username": user.name, "autoSignin": req.auto_signin})
+          client_ip=client_ip, obj={"application": application.name, "organization": organization.name,
+                                    "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
-    return SignedIn(token, user, organization, application, expires_at, persistent=req.auto_signin)
+    return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin)
 
 
 def _listed_session(db: Session, owner: str, name: str, application: str, *,

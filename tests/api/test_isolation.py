@@ -247,12 +247,45 @@ OAUTH = {
 }
 # sso-logout ends the caller's own sessions: called last, by a caller of its own
 SELF_ONLY = {"/api/sso-logout"}
+# WebAuthn: registration and delete-credential act on the caller's own account alone; the
+# sign-in routes are public (their attacks are in tests/api/test_webauthn.py)
+WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/webauthn/delete-credential",
+            "/api/webauthn/signin/begin", "/api/webauthn/signin/finish"}
+OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN
 
 
 def test_every_route_is_known():
     for _, path in api_routes():
-        if path not in ACCOUNT_ROUTES and path not in EXTRAS and path not in OAUTH and path not in SELF_ONLY:
+        if path not in OTHER_ROUTES:
             classify(path)
+
+
+B_CREDENTIAL = "Y3JlZGVudGlhbC1vZi1i"  # base64 of "credential-of-b", as credentials are stored
+
+
+@pytest.mark.parametrize("caller", ["anonymous", "user_a", "admin_a", "app", "global_admin"])
+def test_webauthn_acts_on_the_callers_own_account_only(callers, world, caller):
+    with session_scope() as db:
+        boss = db.exec(select(m.User).where(m.User.owner == world.b, m.User.name == "boss")).one()
+        boss.webauthn_credentials = [{"ID": B_CREDENTIAL, "PublicKey": "", "Name": "B's key"}]
+        db.add(boss)
+    client = callers[caller]
+    deleted = client.post("/api/webauthn/delete-credential", data={"credentialID": B_CREDENTIAL}).json()
+    begun = client.get("/api/webauthn/signup/begin").json()
+    finished = client.post("/api/webauthn/signup/finish", json={"id": B_CREDENTIAL}).json()
+    if caller in ("anonymous", "app"):  # registration is the console user's, from their session
+        assert deleted["msg"] == begun["msg"] == finished["msg"] == "Please login first", (deleted, begun)
+    else:
+        me = client.get("/api/get-account").json()["data"]
+        assert deleted["data"] == "Unaffected" and begun["publicKey"]["user"]["name"] == me["name"], begun
+        assert finished["status"] == "error"
+    # sign-in is public: it offers B's boss their own credentials only; a finish without its challenge fails
+    offered = client.get("/api/webauthn/signin/begin", params={"owner": world.b, "name": "boss"}).json()
+    assert [c["id"] for c in offered["publicKey"]["allowCredentials"]] == ["Y3JlZGVudGlhbC1vZi1i"]
+    assert client.post("/api/webauthn/signin/finish", json={"id": B_CREDENTIAL}).json()["status"] == "error"
+    with session_scope() as db:
+        boss = db.exec(select(m.User).where(m.User.owner == world.b, m.User.name == "boss")).one()
+        assert [c["ID"] for c in boss.webauthn_credentials] == [B_CREDENTIAL]
 
 
 @pytest.mark.parametrize("caller", ["anonymous", "user_a", "admin_a", "global_admin"])
@@ -308,8 +341,7 @@ def test_global_callers_download_a_private_key(callers, world):
         assert "PRIVATE KEY" in answer.text
 
 
-CRUD_ROUTES = [r for r in api_routes()
-               if r[1] not in ACCOUNT_ROUTES and r[1] not in EXTRAS and r[1] not in OAUTH and r[1] not in SELF_ONLY]
+CRUD_ROUTES = [r for r in api_routes() if r[1] not in OTHER_ROUTES]
 
 
 @pytest.mark.parametrize(("method", "path"), CRUD_ROUTES)

@@ -6,7 +6,8 @@ has a console session is sent straight back with a code (single sign-on)
 unless the client asked for prompt=login. Otherwise the page signs in: the
 password is posted from the browser (`window.iamAuthorize` in assets/iam.js)
 to POST /api/login with this page's own query, which answers with the URL to
-send the browser to."""
+send the browser to. With an application that allows WebAuthn, a credential may
+stand for the password (`window.iamWebauthnAuthorize`, the same query)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import time
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, oauth, redirects
+from ...services import lookup, oauth, redirects, webauthn
 from ...services.errors import ServiceError
 from ..routes import page
 from ..shell import themed
@@ -36,6 +37,7 @@ class Authorize(rx.State):
     app_display_name: str = ""
     app_logo: str = ""
     app_organization: str = ""  # not `organization`: the root state has that route argument
+    app_webauthn: bool = False  # the application allows WebAuthn sign-in
 
     # The request this tab last answered (a redirect, or a sign-in posted) and when. on_load
     # may run again for it while the browser leaves (twice on hydrate, and again when the
@@ -57,6 +59,7 @@ class Authorize(rx.State):
             return
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
+        self.app_webauthn = False
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
         account._load()
@@ -73,6 +76,7 @@ class Authorize(rx.State):
             self.app_name, self.app_organization = application.name, application.organization
             self.app_display_name = application.display_name or application.name
             self.app_logo = application.logo
+            self.app_webauthn = webauthn.allows(application)
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
                 try:
@@ -98,6 +102,15 @@ class Authorize(rx.State):
         self.sign_in_error, self.busy = "", True
         self._answer()
         script = f"window.iamAuthorize({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
+        return rx.call_script(script, callback=Authorize.finished)
+
+    @rx.event
+    def submit_webauthn(self):
+        if self.busy or self.error or not self.app_webauthn:
+            return
+        self.sign_in_error, self.busy = "", True
+        self._answer()
+        script = f"window.iamWebauthnAuthorize({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
         return rx.call_script(script, callback=Authorize.finished)
 
     @rx.event
@@ -141,6 +154,10 @@ def _form() -> rx.Component:
                            id="authorize-error")),
         rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
                   loading=Authorize.busy, width="100%", id="authorize-submit"),
+        rx.cond(Authorize.app_webauthn,
+                rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
+                          on_click=Authorize.submit_webauthn, disabled=Authorize.busy, variant="outline",
+                          width="100%", id="authorize-webauthn")),
         spacing="3",
         width="100%",
     )

@@ -1,4 +1,5 @@
-"""/login and /login/{organization}: username and password sign-in."""
+"""/login and /login/{organization}: username and password sign-in, and WebAuthn when the
+application signed in to allows it (the username, then the browser's credential prompt)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import json
 
 import reflex as rx
 
-from ...services import navigation
+from ...db import session_scope
+from ...services import navigation, webauthn
 from ..routes import page
 from ..shell import themed
 from ..state.account import Account
@@ -18,6 +20,7 @@ class Login(rx.State):
     error: str = ""
     busy: bool = False
     return_to: str = "/"
+    webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
 
     @rx.var
     def organization_name(self) -> str:
@@ -31,11 +34,22 @@ class Login(rx.State):
         account._load()
         if account.signed_in:
             return rx.redirect(self.return_to)
+        with session_scope() as db:
+            target = webauthn.signin_target(db, "", self.organization_name)
+        self.webauthn_org = target[0] if target else ""
 
     @rx.event
     def submit(self):
         self.error, self.busy = "", True
         script = f"window.iamLogin({json.dumps(self.organization_name)}, {json.dumps(self.return_to)})"
+        return rx.call_script(script, callback=Login.finished)
+
+    @rx.event
+    def submit_webauthn(self):
+        if self.busy or not self.webauthn_org:
+            return
+        self.error, self.busy = "", True
+        script = f"window.iamWebauthnLogin({json.dumps(self.webauthn_org)}, {json.dumps(self.return_to)})"
         return rx.call_script(script, callback=Login.finished)
 
     @rx.event
@@ -69,6 +83,10 @@ def _form() -> rx.Component:
                                                   width="100%", id="login-error")),
             rx.button(rx.cond(Login.busy, t("Signing in..."), t("Sign in")), on_click=Login.submit,
                       loading=Login.busy, width="100%", id="login-submit"),
+            rx.cond(Login.webauthn_org != "",
+                    rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
+                              on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",
+                              id="login-webauthn")),
             spacing="3",
             width="100%",
         ),

@@ -14,6 +14,7 @@ from ..components.avatar import avatar_cropper
 from ..components.dialogs import cancel_ok
 from ..components.editing import edit_page
 from ..components.listing import list_page
+from ..components.webauthn import webauthn_section
 from ..routes import SCREENS as ROUTES
 from ..routes import page
 from ..screens import Column, Field, Screen, screen
@@ -300,7 +301,7 @@ def _user_edit() -> rx.Component:
     return edit_page(USERS, _password(), _reset_dialog(), _api_key(), _groups(),
                      _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
                      _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
-                     _properties())
+                     _properties(), webauthn_section())
 
 
 def _users() -> rx.Component:

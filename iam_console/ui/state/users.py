@@ -19,6 +19,7 @@ from ...services.errors import ServiceError
 from .account import viewer
 from .editing import Editing
 from .prefs import Prefs
+from .webauthn import WebauthnSection
 
 PROPERTY_PAGE_SIZE = 10  # spec part 1 §9
 GROUP_CHOICES = 20  # groups offered per search: never the whole organization
@@ -103,6 +104,7 @@ class UserEdit(rx.State):
             if not editing.return_url and not actor.is_admin:
                 editing.return_url = "/"  # spec §4: Save & Exit goes to / for non-admins
             (await self.get_state(ContactReset))._load(db, actor, target)
+            (await self.get_state(WebauthnSection))._load(db, actor, target)
 
     # --- the password dialog ---
 

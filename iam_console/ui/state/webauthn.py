@@ -1,0 +1,91 @@
+"""The WebAuthn credentials section of /account and the user edit page (spec part 1 §2.6):
+the list (name, created time); on the viewer's own account, Add (the browser's ceremony,
+window.iamWebauthnRegister in assets/iam.js, posts to the API) and delete with confirmation.
+An admin sees another user's list read-only. The rules are services/webauthn.py's."""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+
+from ...db import session_scope
+from ...services import accounts, lookup
+from ...services import webauthn as service
+from ...services.errors import ServiceError
+from .account import viewer
+from .prefs import Prefs
+
+ITEM = "WebAuthn credentials"
+
+
+class WebauthnSection(rx.State):
+    rows: list[dict[str, str]] = []  # {"id", "name", "createdTime"}
+    shown: bool = False  # the account item is visible to this viewer
+    is_self: bool = False  # the viewer's own account: Add and delete
+    new_name: str = ""
+    busy: bool = False
+    deleting: str = ""  # the credential id awaiting confirmation
+    deleting_name: str = ""
+
+    def _load(self, db, actor, target) -> None:
+        self.is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (target.owner, target.name)
+        hidden = accounts.hidden_items(actor, lookup.organization(db, target.owner), target)
+        self.shown = ITEM not in hidden
+        self.rows = self._listed(target) if self.shown else []
+        self.new_name, self.busy, self.deleting, self.deleting_name = "", False, "", ""
+
+    @staticmethod
+    def _listed(user) -> list[dict[str, str]]:
+        return [{**row, "createdTime": row["createdTime"][:19].replace("T", " ")} for row in service.listing(user)]
+
+    def _reload(self) -> None:
+        with session_scope() as db:
+            me = viewer(db, self.router).user
+            self.rows = self._listed(me) if me is not None else []
+
+    @rx.event
+    def set_new_name(self, value: str):
+        self.new_name = value[:service.MAX_NAME_LENGTH]
+
+    @rx.event
+    def add(self):
+        if not self.is_self or self.busy:
+            return
+        self.busy = True
+        return rx.call_script(f"window.iamWebauthnRegister({json.dumps(self.new_name.strip())})",
+                              callback=WebauthnSection.added)
+
+    @rx.event
+    async def added(self, result: dict):
+        prefs = await self.get_state(Prefs)
+        self.busy = False
+        if (result or {}).get("status") != "ok":
+            return rx.toast.error(prefs.say("Failed to add: %s", prefs.script_failure(result) or ""))
+        self.new_name = ""
+        self._reload()
+        return rx.toast.success(prefs.say("Successfully added webauthn credentials"))
+
+    @rx.event
+    def ask_delete(self, credential_id: str, name: str):
+        if self.is_self:
+            self.deleting, self.deleting_name = credential_id, name
+
+    @rx.event
+    def cancel_delete(self):
+        self.deleting, self.deleting_name = "", ""
+
+    @rx.event
+    async def confirm_delete(self):
+        prefs, credential_id = await self.get_state(Prefs), self.deleting
+        self.deleting, self.deleting_name = "", ""
+        try:
+            with session_scope() as db:
+                me = viewer(db, self.router).user
+                if me is None:
+                    return rx.redirect("/login")
+                service.delete_credential(db, me, credential_id, self.router.session.client_ip)
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        self._reload()
+        return rx.toast.success(prefs.say("Successfully deleted"))
