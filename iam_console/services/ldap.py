@@ -59,13 +59,19 @@ def server(db: Session, actor: Actor, owner: str, name: str) -> m.Ldap:
     return row
 
 
-def exist_uuids(db: Session, organization: str, uuids: Iterable[str]) -> set[str]:
-    """Which of these directory uuids already have a user in the organization."""
-    found: set[str] = set()
+def synced_users(db: Session, organization: str, uuids: Iterable[str]) -> dict[str, str]:
+    """{directory uuid: user name} of those uuids that already have a user in the organization."""
+    found: dict[str, str] = {}
     pending = iter(dict.fromkeys(u for u in uuids if u))
     while chunk := list(islice(pending, BATCH)):
-        found.update(db.exec(select(m.User.ldap).where(m.User.owner == organization, m.User.ldap.in_(chunk))).all())
+        found.update(db.exec(select(m.User.ldap, m.User.name).where(m.User.owner == organization,
+                                                                    m.User.ldap.in_(chunk))).all())
     return found
+
+
+def exist_uuids(db: Session, organization: str, uuids: Iterable[str]) -> set[str]:
+    """Which of these directory uuids already have a user in the organization."""
+    return set(synced_users(db, organization, uuids))
 
 
 # --- reading the directory ---
@@ -84,7 +90,7 @@ class DirectoryPage:
     rows: list[dict[str, str]]
     total: int
     group_ids: list[str]  # the distinct group ids of the directory's users (the filter's options)
-    synced: set[str]  # uuids of the shown rows that have a user
+    synced: dict[str, str]  # {uuid: user name} of the shown rows that have a user
 
 
 def _sort_key(column: str):
@@ -124,7 +130,7 @@ def directory_page(db: Session, actor: Actor, owner: str, name: str, *, page: in
                 kept.append(user)
     rows = kept[(page - 1) * page_size:wanted]
     ordered_ids = sorted(group_ids, key=lambda g: (0, int(g), "") if g.isdigit() else (1, 0, g))
-    return DirectoryPage(rows, total, ordered_ids, exist_uuids(db, row.owner, (u["uuid"] for u in rows)))
+    return DirectoryPage(rows, total, ordered_ids, synced_users(db, row.owner, (u["uuid"] for u in rows)))
 
 
 # --- syncing ---

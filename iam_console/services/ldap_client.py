@@ -36,7 +36,7 @@ ATTRIBUTES = (
 FIELDS = ("uidNumber", "uid", "cn", "gidNumber", "groupId", "uuid", "userPrincipalName", "displayName", "email",
           "mobile", "address", "memberOf")
 # the filter fields sign-in may match a user by, and the user attribute each reads
-FILTER_FIELDS = {"uid": "name", "sAMAccountName": "name", "mail": "email", "mobile": "phone"}
+FILTER_FIELDS = {"uid": "name", "mail": "email", "mobile": "phone", "sAMAccountName": "name"}
 
 
 class BindRefused(ServiceError):
