@@ -317,3 +317,16 @@ def test_an_unreachable_directory_is_tried_again_later(directory, org):
     with session_scope() as db:
         assert dict(ldap.auto_sync(db, now))[f"{org}/{ident}"] is None
     assert _row(org, ident).last_sync == now and _users(org) == {}
+
+
+def test_a_name_taken_meanwhile_fails_only_its_own_user(directory, org, monkeypatch):
+    ident = _add_server(org, directory)
+    with session_scope() as db:
+        crud.add_record(db, _god(), REGISTRY["user"], {"owner": org, "name": "user0008", "password": PASSWORD})
+    # the batch's look-up of taken names misses it, as when another writer adds it meanwhile
+    monkeypatch.setattr(ldap._Batch, "__init__", lambda self, db, organization, users: setattr(self, "taken", set()))
+    with session_scope() as db:
+        picked = [u for u in ldap_client.users(_row(org, ident)) if u["uid"] in ("user0007", "user0008", "user0009")]
+        result = ldap.sync_users(db, _god(), org, ident, picked)
+    assert result.added == 2 and [u["uid"] for u in result.failed] == ["user0008"]
+    assert set(_users(org)) == {"user0007", "user0009"}
