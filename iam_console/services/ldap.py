@@ -322,7 +322,18 @@ def sync_selected(db: Session, actor: Actor, owner: str, name: str, uuids: Itera
     wanted = set(uuids)
     if not wanted:
         raise ServiceError("Please select al least 1 user first")
-    return sync(db, actor, row, (u for u in ldap_client.users(row) if u["uuid"] in wanted))
+    seen: set[str] = set()
+
+    def selected() -> Iterator[dict[str, str]]:
+        for user in ldap_client.users(row):
+            if user["uuid"] in wanted:
+                seen.add(user["uuid"])
+                yield user
+
+    result = sync(db, actor, row, selected())
+    for gone in sorted(wanted - seen):  # left the directory since the page showed it
+        _fail(result, {"uuid": gone, "cn": gone}, keep=True)
+    return result
 
 
 # --- auto sync ---

@@ -330,3 +330,14 @@ def test_a_name_taken_meanwhile_fails_only_its_own_user(directory, org, monkeypa
         result = ldap.sync_users(db, _god(), org, ident, picked)
     assert result.added == 2 and [u["uid"] for u in result.failed] == ["user0008"]
     assert set(_users(org)) == {"user0007", "user0009"}
+
+
+def test_the_console_sync_reads_the_selected_entries_from_the_directory(directory, org):
+    ident = _add_server(org, directory)
+    chosen = [u["uuid"] for u in ldap_client.users(_row(org, ident)) if u["uid"] in ("user0050", "user0051")]
+    with session_scope() as db:
+        result = ldap.sync_selected(db, _god(), org, ident, [*chosen, "gone-from-the-directory"])
+    assert result.added == 2 and [u["cn"] for u in result.failed] == ["gone-from-the-directory"]
+    assert set(_users(org)) == {"user0050", "user0051"}
+    with session_scope() as db, pytest.raises(ServiceError, match="Please select al least 1 user first"):
+        ldap.sync_selected(db, _god(), org, ident, [])
