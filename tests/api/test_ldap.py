@@ -219,6 +219,12 @@ def test_a_synced_user_signs_in_with_the_directory_password(directory, org, ssl)
     wrong = _login(org, "user0020", "not-the-password")
     assert wrong["status"] == "error" and "remaining chances" in wrong["msg"], wrong
     assert _users(org)["user0020"].signin_wrong_times == 1
+    # Casdoor's LDAP sign-in method names itself; the same bind answers it
+    ldap_method = TestClient(api).post("/api/login", json={
+        "organization": org, "username": "user0020", "password": ldap_server.password_of("user0020"),
+        "signinMethod": "LDAP"}).json()
+    assert ldap_method["status"] == "ok", ldap_method
+    assert _users(org)["user0020"].signin_wrong_times == 0
     # an account of the organization that is not an LDAP user keeps its own password
     assert _login(org, "alice", PASSWORD)["status"] == "ok"
 
