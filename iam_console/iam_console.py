@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from .api.app import api
+from .scheduler import run_scheduled_work
 from .startup import prepare_database
 from .ui import pages  # noqa: F401  (registers the pages)
 from .ui.routes import PAGES
@@ -28,3 +29,4 @@ for spec in PAGES:
         app.add_page(spec.component, route=spec.route, title=spec.title, on_load=own or None)
 
 app.register_lifespan_task(prepare_database)
+app.register_lifespan_task(run_scheduled_work)

@@ -79,3 +79,19 @@ def make_user(database):
 def reload_user(owner: str, name: str) -> User:
     with session_scope() as db:
         return db.exec(select(User).where(User.owner == owner, User.name == name)).one()
+
+
+@pytest.fixture(scope="session")
+def directory():
+    """A real OpenLDAP slapd with 300 users on free ldap:// and ldaps:// ports (tests/ldap_server.py)."""
+    from tests import ldap_server
+
+    if not ldap_server.available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("OpenLDAP slapd is required under CI (apt-get install slapd ldap-utils)")
+        pytest.skip("OpenLDAP slapd is not installed (apt-get install slapd ldap-utils)")
+    server = ldap_server.Directory(users=300).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -19,7 +19,7 @@ from ..models import Application, AuthSession, Organization, User
 from ..models import Session as UserSession
 from ..models.base import utcnow
 from . import builtin as b
-from . import lookup
+from . import ldap_client, lookup
 from .errors import ServiceError
 from .passwords import hash_password, needs_rehash, new_salt, verify_password
 from .records import audit
@@ -67,7 +67,7 @@ def _check_request(req: SignInRequest) -> None:
         raise ServiceError("The password is too long (at most %d characters)", MAX_PASSWORD_LENGTH)
     if req.type not in ("login", "", "code", "token", "id_token"):
         raise ServiceError("Unsupported login type: %s", req.type)
-    if req.signin_method not in ("Password", ""):
+    if req.signin_method not in ("Password", "LDAP", ""):
         raise ServiceError("Unsupported signin method: %s", req.signin_method)
     if not req.username.strip() or not req.password:
         raise ServiceError("Please input your username and password")
@@ -182,15 +182,21 @@ def check_password(db: Session, user: User, organization: Organization, applicat
                    password: str) -> None:
     """Verify a password under the failed sign-in limit: a frozen account is refused
     before its password is checked, a wrong one counts, a right one resets the count
-    (and re-hashes a legacy hash)."""
+    (and re-hashes a legacy hash). A user synced from LDAP (`ldap` set) has no password
+    here: the directory checks it by a bind, as Casdoor's LDAP sign-in does."""
     if application is None:
         application = lookup.application(db, b.BUILT_IN_APP)
     _check_frozen(db, user, application)
-    if not _password_matches(user, organization, password):
+    if user.ldap:
+        matches = ldap_client.bind_user(db, user, password)
+    else:
+        matches = _password_matches(user, organization, password)
+    if not matches:
         raise _record_failure(db, user, application)
     user.signin_wrong_times = 0
     user.last_signin_wrong_time = None
-    _rehash_if_needed(user, organization, password)
+    if not user.ldap:
+        _rehash_if_needed(user, organization, password)
     db.add(user)
 
 

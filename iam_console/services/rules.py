@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts, certs, groups, lookup
+from . import accounts, certs, groups, ldap_client, lookup
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
@@ -33,6 +33,8 @@ PLAN_PRODUCT_TAG = "auto_created_product_for_plan"
 PLAN_PRODUCT_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", "providers")
 PLAN_INVITATION_TAG = "auto_created_invitation_for_plan"
 INVITATION_STATES = ("Active", "Suspended")
+LDAP_PASSWORD_TYPES = ("Plain", "SSHA", "MD5")
+LDAP_FILTER_FIELDS = tuple(ldap_client.FILTER_FIELDS)
 
 
 # --- protections: what may never be deleted, renamed or changed ---
@@ -202,8 +204,17 @@ def _group(db: Session, actor: Actor, row: m.Group) -> None:
 def _ldap(db: Session, actor: Actor, row: m.Ldap) -> None:
     _range(row.port, 0, 65535, "port")
     _range(row.auto_sync, 0, None, "auto sync interval")
-    if row.password_type not in ("", "Plain", "SSHA", "MD5"):
+    if row.password_type not in ("", *LDAP_PASSWORD_TYPES):
         raise ServiceError("The password type must be Plain, SSHA or MD5")
+    unknown = [f for f in row.filter_fields if f not in LDAP_FILTER_FIELDS]
+    if unknown:
+        raise ServiceError("Unknown filter field: %s (uid, mail, mobile or sAMAccountName)", str(unknown[0])[:100])
+    if row.default_group:
+        owner, _, group = row.default_group.partition("/")
+        if owner != row.owner or not db.exec(select(m.Group.pk).where(m.Group.owner == owner,
+                                                                      m.Group.name == group)).first():
+            raise ServiceError("The default group %s is not a group of the organization %s",
+                               row.default_group, row.owner)
 
 
 def _application(db: Session, actor: Actor, row: m.Application) -> None:

@@ -28,8 +28,8 @@ class Column:
 class Field:
     key: str  # the wire name
     label: str  # a catalog key
-    widget: str = "input"  # input | password | number | switch | textarea | select | list
-    options: tuple[str, ...] = ()  # for select
+    widget: str = "input"  # input | password | number | switch | textarea | select | list | checks
+    options: tuple[str, ...] = ()  # for select, and for checks (a list field: one checkbox per option)
     global_admin_only: bool = False  # shown disabled to others (e.g. an owner organization)
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
     # hidden unless true of the edited (values, flags): Vars, evaluated in the browser
@@ -41,7 +41,8 @@ class Field:
     # other values this one's change sets: {wire name: text} from the new value (a str, or a bool for a switch)
     then: Callable[[Any], dict[str, str]] | None = None
     addon: Callable[[], Any] | None = None  # the screen's own component under the widget (a preview, a dialog)
-    # a select's options read when the record is: (db, actor, record) -> [(value, label)];
+    # a select's options read when the record is: (db, actor, record) -> [(value, label)] or
+    # [(value, label, icon)] (icon: a key of the edit page's CHOICE_ICONS, "Physical" or "Virtual");
     # labels go through the catalog, values may be "" (shown as the first label)
     choices: Callable[[Any, Any, dict[str, Any]], list[tuple[str, str]]] | None = None
     # typing into this field also copies the text into another one when it fully matches the pattern
@@ -65,6 +66,10 @@ class Screen:
     owner_locked: Callable[[dict[str, Any]], bool] = lambda record: False  # beyond "global admins only"
     # delete disabled for this record and viewer (record, viewer's "owner/name")
     protected: Callable[[dict[str, Any], str], bool] = lambda record, me: False
+    # where Save & Exit goes without a returnUrl: a template over the record's wire fields
+    # ("/organizations/{owner}" for an LDAP server, reached from its organization); the list by default
+    exit_route: str = ""
+    name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -91,6 +96,9 @@ class Screen:
 
     def edit_url(self, record: dict[str, Any]) -> str:
         return self.edit_route.format(**{k: record.get(k, "") for k in self.edit_keys})
+
+    def exit_url(self, record: dict[str, Any]) -> str:
+        return link(self.exit_route, record) if self.exit_route else self.list_route
 
 
 SCREENS: dict[str, Screen] = {}

@@ -220,6 +220,10 @@ EXTRAS = {
     # only ever the caller's own address: a code sent for someone else proves nothing
     "/api/reset-email-or-phone": lambda c, w, o: c.post("/api/reset-email-or-phone", data={
         "type": "email", "dest": f"boss@{o}.test", "code": "123456"}),
+    # the directory behind organization o's LDAP server, and a forged entry synced into o
+    "/api/get-ldap-users": lambda c, w, o: c.get("/api/get-ldap-users", params={"id": f"{o}/{w.names['ldap'][o]}"}),
+    "/api/sync-ldap-users": lambda c, w, o: c.post("/api/sync-ldap-users", params={
+        "id": f"{o}/{w.names['ldap'][o]}"}, json=[{"uid": "forged", "cn": "forged", "uuid": "forged"}]),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),

@@ -237,8 +237,9 @@ def test_the_ldap_servers_table(visit, page, api_login, accounts, server):
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("Example LDAP Server")
     expect(rows.first).to_contain_text("389")
-    # the LDAP edit page comes with LDAP support
-    expect(rows.first.get_by_role("button", name="Edit")).to_be_disabled()
+    # Edit opens the server's own page (tests/e2e/test_ldap.py)
+    edit = rows.first.get_by_role("link").filter(has=page.get_by_role("button", name="Edit"))
+    expect(edit).to_have_attribute("href", re.compile(rf"^/ldap/{name}/ldap_"))
     page.click("#ldap-add")
     expect(rows).to_have_count(2)
     ldaps = page.request.get(f"/api/get-ldaps?owner={name}").json()["data"]

@@ -92,3 +92,16 @@ def test_the_group_tree_scopes_the_users_list():
     assert top["parentId__href"] == "/organizations/acme" and child["parentId__href"] == "/groups/acme/eng"
     assert top["__protected"] == "true" and child["__protected"] == "false"  # delete: leaves only
     assert child["users__href"] == "/trees/acme/dev"
+
+
+def test_the_ldap_screen_is_addressed_by_its_id_and_exits_to_its_organization():
+    ldap = SCREENS["ldap"]
+    assert ldap.edit_pattern == "/ldap/[p0]/[p1]" and ldap.edit_keys == ["owner", "id"]
+    assert _id_from_path(ldap, "/ldap/acme/ldap_1") == ("acme", "ldap_1")
+    assert ldap.edit_url({"owner": "acme", "id": "ldap_1"}) == "/ldap/acme/ldap_1"
+    assert ldap.exit_url({"owner": "acme", "id": "ldap_1"}) == "/organizations/acme"
+    assert SCREENS["user"].exit_url({"owner": "acme", "name": "x"}) == "/users"
+    assert ldap.name_locked({}) and ldap.name_label == "ID"
+    checks = next(f for f in ldap.fields if f.key == "filterFields")
+    assert checks.widget == "checks" and checks.options == ("uid", "mail", "mobile", "sAMAccountName")
+    assert _typed(checks, "uid, mail", []) == ["uid", "mail"] and _typed(checks, "", ["uid"]) == []

@@ -9,10 +9,33 @@ from ..screens import Field, Screen
 from ..state.editing import EMPTY_CHOICE, Editing
 from ..text import t
 
+# what a select's option may show before its label (Screen Field.choices' third element)
+CHOICE_ICONS = {"Physical": "users", "Virtual": "layers"}
+
+
+def _choice_label(choice: rx.Var) -> rx.Component:
+    icon = rx.fragment()
+    for kind, tag in CHOICE_ICONS.items():
+        icon = rx.cond(choice[2] == kind, rx.icon(tag, size=14, class_name=f"choice-icon-{kind.lower()}",
+                                                  aria_label=kind), icon)
+    return rx.hstack(icon, rx.text(choice[1]), align="center", spacing="2")
+
+
+def _checks(field: Field, disabled: rx.Var) -> rx.Component:
+    """A list field as one checkbox per option (a multi-select of a few fixed values)."""
+    chosen = Editing.values[field.key].split(", ")
+    return rx.hstack(*[
+        rx.checkbox(option, checked=chosen.contains(option), disabled=disabled, id=f"field-{field.key}-{option}",
+                    on_change=lambda on, option=option: Editing.toggle_option(field.key, option, on))
+        for option in field.options
+    ], spacing="4", wrap="wrap", id=f"field-{field.key}", padding_top="0.4em")
+
 
 def _widget(field: Field) -> rx.Component:
     disabled = Editing.locked.contains(field.key)
     ident = f"field-{field.key}"
+    if field.widget == "checks":
+        return _checks(field, disabled)
     if field.widget == "switch":
         return rx.switch(checked=Editing.flags[field.key], on_change=lambda v: Editing.set_flag(field.key, v),
                          disabled=disabled, id=ident)
@@ -22,7 +45,7 @@ def _widget(field: Field) -> rx.Component:
         return rx.select.root(
             rx.select.trigger(id=ident, width="100%"),
             rx.select.content(rx.foreach(Editing.choices[field.key],
-                                         lambda choice: rx.select.item(choice[1], value=choice[0]))),
+                                         lambda choice: rx.select.item(_choice_label(choice), value=choice[0]))),
             value=rx.cond(value == "", EMPTY_CHOICE, value), on_change=on_change, disabled=disabled,
         )
     if field.widget == "select":
@@ -55,7 +78,7 @@ def _identity(screen: Screen) -> list[rx.Component]:
         columns="12em 1fr", spacing="3", width="100%",
     )
     name = rx.grid(
-        rx.text(t("Name"), size="2", weight="medium", padding_top="0.4em"),
+        rx.text(t(screen.name_label), size="2", weight="medium", padding_top="0.4em"),
         rx.input(value=Editing.values["name"], on_change=lambda v: Editing.set_value("name", v),
                  disabled=Editing.locked.contains("name"), id="field-name", width="100%"),
         columns="12em 1fr", spacing="3", width="100%",
@@ -64,8 +87,9 @@ def _identity(screen: Screen) -> list[rx.Component]:
     return [owner, name] if shows_owner else [name]
 
 
-def _buttons(where: str) -> rx.Component:
-    """The same buttons above and below the form; `where` keeps their ids apart."""
+def _buttons(where: str, actions: tuple[rx.Component, ...] = ()) -> rx.Component:
+    """The same buttons above and below the form; `where` keeps their ids apart.
+    `actions`: the screen's own buttons after Save & Exit (top row only: their ids are unique)."""
     suffix = "" if where == "top" else "-bottom"
     return rx.hstack(
         rx.button(t("Save"), on_click=Editing.save(False), loading=Editing.busy, id=f"edit-save{suffix}"),
@@ -73,14 +97,17 @@ def _buttons(where: str) -> rx.Component:
         rx.cond(Editing.mode == "add",
                 rx.button(t("Cancel"), on_click=Editing.cancel, variant="soft", color_scheme="gray",
                           id=f"edit-cancel{suffix}")),
+        *(actions if where == "top" else ()),
         spacing="2",
     )
 
 
-def edit_page(screen: Screen, *extra: rx.Component) -> rx.Component:
-    """`extra`: the screen's own sections under the fields (tables, trees)."""
+def edit_page(screen: Screen, *extra: rx.Component, actions: tuple[rx.Component, ...] = ()) -> rx.Component:
+    """`extra`: the screen's own sections under the fields (tables, trees); `actions`: its own
+    buttons beside Save and Save & Exit (the LDAP server's Sync LDAP)."""
     return rx.vstack(
-        rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons("top"), width="100%", align="center"),
+        rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons("top", actions), width="100%",
+                  align="center"),
         rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields], *extra, spacing="3",
                           width="100%"), width="100%"),
         _buttons("bottom"),

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     groups,
     home,
     invitations,
+    ldap,
     login,
     organizations,
     shortcuts,

@@ -4,8 +4,6 @@ states are in ui/state/organization.py)."""
 
 from __future__ import annotations
 
-import re
-
 import reflex as rx
 
 from ...services import builtin as b
@@ -15,7 +13,7 @@ from ...services.passwords import TYPES as PASSWORD_TYPES
 from ..components.dialogs import confirm
 from ..components.editing import edit_page
 from ..components.listing import list_page
-from ..routes import PAGES, page
+from ..routes import page
 from ..screens import Column, Field, Screen, screen
 from ..state.editing import Editing
 from ..state.listing import Listing
@@ -276,17 +274,8 @@ def _navigation() -> rx.Component:
 
 # --- LDAP servers ---
 
-def _has_ldap_page() -> bool:
-    """The LDAP edit page belongs to a later issue: link to it once it is registered."""
-    return any(re.fullmatch(r"/ldap/\[[^/\]]+\]/\[[^/\]]+\]", p.route) for p in PAGES)
-
-
 def _ldap_row(row: rx.Var) -> rx.Component:
-    if _has_ldap_page():
-        edit = rx.link(rx.button(t("Edit"), size="1", variant="soft"), href=row["__edit"])
-    else:
-        edit = rx.tooltip(rx.box(rx.button(t("Edit"), size="1", variant="soft", disabled=True)),
-                          content=t("available with LDAP support"))
+    edit = rx.link(rx.button(t("Edit"), size="1", variant="soft"), href=row["__edit"])
     return rx.table.row(
         *[rx.table.cell(rx.text(row[key], size="2")) for key in
           ("serverName", "host", "port", "baseDn", "autoSync", "lastSync")],

@@ -15,7 +15,7 @@ import reflex as rx
 
 from ...db import session_scope
 from ...models import User
-from ...models.base import wire_names
+from ...models.base import wire_name, wire_names
 from ...services import accounts, crud, lookup, policy
 from ...services.access import Actor
 from ...services.errors import ServiceError
@@ -100,7 +100,7 @@ class Editing(rx.State):
             prefs = await self.get_state(Prefs)
             return rx.toast.error(prefs.say(exc.template, *exc.args_))
         self._record = record
-        self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get("name", ""))
+        self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
         self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields if f.widget != "switch"}
         self.values |= {"owner": self.saved_owner, "name": self.saved_name}
         self.flags = {f.key: bool(record.get(f.key)) for f in screen.fields if f.widget == "switch"}
@@ -124,6 +124,16 @@ class Editing(rx.State):
                 field.copy_pattern, value):
             self.values[field.copy_to] = value
         self._then(key, value)
+
+    @rx.event
+    def toggle_option(self, key: str, option: str, on: bool):
+        """A checks field: one of its options checked or unchecked (kept in the options' order)."""
+        field = next((f for f in self._screen.fields if f.key == key), None)
+        if key in self.locked or field is None or option not in field.options:
+            return
+        chosen = {part.strip() for part in self.values.get(key, "").split(",") if part.strip()}
+        chosen = chosen | {option} if on else chosen - {option}
+        self.values[key] = ", ".join(o for o in field.options if o in chosen)
 
     @rx.event
     def set_flag(self, key: str, value: bool):
@@ -152,7 +162,7 @@ class Editing(rx.State):
                 record[field.key] = _typed(field, self.values[field.key], self._record.get(field.key))
         record |= {key: value for key, value in self._staged.items()
                    if key not in self.locked and key not in self.hidden}
-        record["owner"], record["name"] = self.values.get("owner", ""), self.values.get("name", "")
+        record["owner"], record[_name_key(self._screen)] = self.values.get("owner", ""), self.values.get("name", "")
         return record
 
     @rx.event
@@ -171,15 +181,16 @@ class Editing(rx.State):
             # the spec: a failed save puts the saved name (and owner) back
             self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
             message = prefs.say(exc.template, *exc.args_) if isinstance(exc, ServiceError) else str(exc)
-            return rx.toast.error(prefs.say("Failed to save: %s", message))
+            return rx.toast.error(prefs.say(screen.extra.get("failed_message", "Failed to save: %s"), message))
         self.busy = False
-        toast = rx.toast.success(prefs.say("Successfully saved"))
+        toast = rx.toast.success(prefs.say(screen.extra.get("saved_message", "Successfully saved")))
         if leave:
-            return [toast, rx.redirect(self.return_url or screen.list_route)]
-        renamed = (changes["owner"], changes["name"]) != (self.saved_owner, self.saved_name)
+            return [toast, rx.redirect(self.return_url or screen.exit_url(changes))]
+        name = changes[_name_key(screen)]
+        renamed = (changes["owner"], name) != (self.saved_owner, self.saved_name)
         # re-read before the page moves: an edit made before the new page's on_load
         # arrives then goes to the renamed record, not to the name that is gone
-        reloaded = await self._read(changes["owner"], changes["name"])
+        reloaded = await self._read(changes["owner"], name)
         self.mode = "edit"
         if renamed and self.router.url.path != "/account":
             back = f"?returnUrl={quote(self.return_url, safe='/')}" if self.return_url else ""
@@ -197,7 +208,7 @@ class Editing(rx.State):
                                        self.saved_name)
             except ServiceError as exc:
                 return rx.toast.error(prefs.say("Failed to delete: %s", prefs.say(exc.template, *exc.args_)))
-        return rx.redirect(self.return_url or screen.list_route)
+        return rx.redirect(self.return_url or screen.exit_url(self._record))
 
 
 def _local(url: str) -> str:
@@ -205,10 +216,15 @@ def _local(url: str) -> str:
     return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
 
 
+def _name_key(screen: Screen) -> str:
+    """The wire key of the record's name (an LDAP server's is `id`)."""
+    return wire_name(screen.kind.model, "name")
+
+
 def _id_from_path(screen: Screen, path: str) -> tuple[str, str]:
     values = dict(zip(screen.edit_keys, [p for p in path.split("/") if p][-len(screen.edit_keys):], strict=False))
     owner = values.get("owner", "admin" if screen.kind.ownership is Ownership.ADMIN else "")
-    return owner, values.get("name", "")
+    return owner, values.get(_name_key(screen), "")
 
 
 def _text(value: Any) -> str:
@@ -263,10 +279,10 @@ def _choices(db, actor: Actor, screen: Screen, record: dict[str, Any], prefs: Pr
     for field in screen.fields:
         if field.choices is None:
             continue
-        options = [[value or EMPTY_CHOICE, prefs.say(label) if label else value]
-                   for value, label in field.choices(db, actor, record)]
+        options = [[value or EMPTY_CHOICE, prefs.say(label) if label else value, icon]
+                   for value, label, icon, *_ in ([*c, ""] for c in field.choices(db, actor, record))]
         current = _text(record.get(field.key)) or EMPTY_CHOICE
-        if all(value != current for value, _ in options):
-            options.append([current, current if current != EMPTY_CHOICE else ""])
+        if all(value != current for value, *_ in options):
+            options.append([current, current if current != EMPTY_CHOICE else "", ""])
         out[field.key] = options
     return out

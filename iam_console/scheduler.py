@@ -1,0 +1,31 @@
+"""Scheduled work, run by every worker as a Reflex lifespan task.
+
+Each tick asks the services for what is due; a job is claimed in the database
+before it runs (see services/ldap.claim), so with several workers (or several
+servers on one database) each run happens once. The work itself runs in a
+thread: the event loop keeps serving pages and the API meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from .db import session_scope
+from .services import ldap
+
+log = logging.getLogger("iam_console.scheduler")
+TICK_SECONDS = 60  # the auto sync's unit is the minute
+
+
+def _ldap_auto_sync() -> None:
+    with session_scope() as db:
+        ldap.auto_sync(db)
+
+
+async def run_scheduled_work() -> None:
+    while True:
+        await asyncio.sleep(TICK_SECONDS)
+        try:
+            await asyncio.to_thread(_ldap_auto_sync)
+        except Exception:  # a bad run is logged; the next tick tries again
+            log.exception("scheduled LDAP auto sync failed")

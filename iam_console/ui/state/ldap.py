@@ -1,0 +1,195 @@
+"""The LDAP sync page (spec part 1 §2.15): the directory's users, ten to a page.
+
+The state holds the visible page and the uuids selected, never the directory:
+each page, sort or filter reads the directory again through
+services/ldap.directory_page (a stream), and Sync sends only the uuids, the
+service reading the selected entries from the directory itself. Reading and
+syncing run as background events, in a worker thread: a large directory never
+holds the session's other events."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import quote
+
+import reflex as rx
+
+from ...db import session_scope
+from ...services import ldap, policy
+from ...services.errors import ServiceError
+from .account import viewer
+from .prefs import Prefs
+
+PAGE_SIZE = 10  # spec §9
+ALL_GROUPS = "__all__"
+
+
+def _display(user: dict[str, str], synced: dict[str, str], organization: str) -> dict[str, str]:
+    name = synced.get(user["uuid"], "")
+    return {**{k: user.get(k, "") for k in ("uuid", "cn", "uid", "uidNumber", "groupId", "email", "mobile",
+                                            "address")},
+            "__synced": "true" if name else "false",
+            "__href": f"/users/{quote(organization, safe='')}/{quote(name, safe='')}" if name else ""}
+
+
+def _read(router, owner: str, name: str, args: dict) -> tuple[ldap.DirectoryPage | None, str, Any]:
+    """(page, server name, error), read in a worker thread; a refused viewer gets "403"."""
+    try:
+        with session_scope() as db:
+            actor = viewer(db, router)
+            row = ldap.server(db, actor, owner, name)
+            found = ldap.directory_page(db, actor, owner, name, page_size=PAGE_SIZE, **args)
+            return found, row.server_name, ""
+    except ServiceError as exc:
+        if exc.template in (policy.UNAUTHORIZED, "Please login first"):
+            return None, "", "403"
+        return None, "", exc
+
+
+def _sync(router, owner: str, name: str, uuids: list[str]) -> tuple[ldap.SyncResult | None, Any]:
+    try:
+        with session_scope() as db:
+            return ldap.sync_selected(db, viewer(db, router), owner, name, uuids), ""
+    except ServiceError as exc:
+        return None, exc
+
+
+class LdapSync(rx.State):
+    organization: str = ""
+    ldap_id: str = ""
+    server_name: str = ""
+    rows: list[dict[str, str]] = []
+    total: int = 0
+    page: int = 1
+    sort_field: str = ""
+    sort_order: str = ""  # "ascend", "descend" or "" (the directory's order)
+    group_id: str = ""
+    group_ids: list[str] = []
+    selected: list[str] = []  # uuids, kept across pages
+    loading: bool = False
+    syncing: bool = False
+    confirming: bool = False
+    error: str = ""
+
+    @rx.var
+    def page_count(self) -> int:
+        return max(1, -(-self.total // PAGE_SIZE))
+
+    @rx.var
+    def selectable_on_page(self) -> list[str]:
+        return [r["uuid"] for r in self.rows if r["__synced"] != "true"]
+
+    @rx.var
+    def page_all_selected(self) -> bool:
+        mine = [r["uuid"] for r in self.rows if r["__synced"] != "true"]
+        return bool(mine) and all(u in self.selected for u in mine)
+
+    @rx.event
+    def open(self):
+        """on_load: /ldap/sync/{organization}/{ldapId}."""
+        parts = [p for p in self.router.url.path.split("/") if p]
+        self.organization, self.ldap_id = (parts[-2], parts[-1]) if len(parts) >= 4 else ("", "")
+        self.page, self.sort_field, self.sort_order, self.group_id = 1, "", "", ""
+        self.rows, self.total, self.selected, self.error, self.server_name = [], 0, [], "", ""
+        self.confirming = False
+        return LdapSync.load
+
+    @rx.event(background=True)
+    async def load(self):
+        async with self:
+            self.loading = True
+            target = (self.router, self.organization, self.ldap_id)
+            args = {"page": self.page, "sort_field": self.sort_field, "sort_order": self.sort_order,
+                    "group_id": self.group_id}
+        found, server_name, error = await asyncio.to_thread(_read, *target, args)
+        async with self:
+            self.loading = False
+            if error == "403":
+                return rx.redirect("/403")
+            prefs = await self.get_state(Prefs)
+            if found is None:
+                self.error = prefs.say(error.template, *error.args_)
+                self.rows, self.total = [], 0
+                return
+            self.error, self.server_name = "", server_name
+            self.rows = [_display(u, found.synced, self.organization) for u in found.rows]
+            self.total, self.group_ids = found.total, found.group_ids
+            # a user synced meanwhile (elsewhere) cannot stay selected
+            self.selected = [u for u in self.selected if u not in found.synced]
+
+    @rx.event
+    def sort(self, field: str):
+        if field not in ldap.SORTABLE:
+            return None
+        if self.sort_field != field:
+            self.sort_field, self.sort_order = field, "ascend"
+        else:
+            self.sort_order = {"ascend": "descend", "descend": ""}.get(self.sort_order, "ascend")
+            if not self.sort_order:
+                self.sort_field = ""
+        self.page = 1
+        return LdapSync.load
+
+    @rx.event
+    def filter_group(self, value: str):
+        self.group_id = "" if value == ALL_GROUPS else value[:100]
+        self.page = 1
+        return LdapSync.load
+
+    @rx.event
+    def go_to(self, page: int):
+        self.page = max(1, min(int(page), self.page_count))
+        return LdapSync.load
+
+    @rx.event
+    def toggle(self, uuid: str, on: bool):
+        if uuid not in self.selectable_on_page and uuid not in self.selected:
+            return  # a synced row cannot be selected (spec §5)
+        if on and uuid not in self.selected:
+            self.selected = [*self.selected, uuid]
+        elif not on:
+            self.selected = [u for u in self.selected if u != uuid]
+
+    @rx.event
+    def toggle_page(self, on: bool):
+        mine = set(self.selectable_on_page)
+        kept = [u for u in self.selected if u not in mine]
+        self.selected = kept + sorted(mine) if on else kept
+
+    @rx.event
+    async def ask_sync(self):
+        if not self.selected:
+            prefs = await self.get_state(Prefs)
+            return rx.toast.error(prefs.say("Please select al least 1 user first"))
+        self.confirming = True
+        return None
+
+    @rx.event
+    def cancel_sync(self):
+        self.confirming = False
+
+    @rx.event(background=True)
+    async def confirm_sync(self):
+        async with self:
+            self.confirming, self.syncing = False, True
+            router, uuids, organization = self.router, list(self.selected), self.organization
+        result, error = await asyncio.to_thread(_sync, router, organization, self.ldap_id, uuids)
+        async with self:
+            self.syncing = False
+            prefs = await self.get_state(Prefs)
+            if result is None:
+                return rx.toast.error(prefs.say(error.template, *error.args_))
+            self.selected = []
+            messages = []
+            if result.exist:
+                messages.append(rx.toast.error(prefs.say("User [%s] is already exist",
+                                                         ", ".join(u["cn"] for u in result.exist))))
+            if result.failed:
+                messages.append(rx.toast.error(prefs.say("Sync [%s] failed",
+                                                         ", ".join(u.get("cn", "") for u in result.failed))))
+            if messages:
+                return [*messages, LdapSync.load]
+            # spec §4: all went well, on to the organization's users
+            return [rx.toast.success(prefs.say("Successfully synced %s users", result.added)),
+                    rx.redirect(f"/organizations/{quote(organization, safe='')}/users")]
