@@ -81,7 +81,8 @@ async def login(request: Request) -> JSONResponse:
             answer = oauth.authorize(db, checked, result.user, form.signin_method or "Password")
             response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                           answer.url)
-    response.delete_cookie(MFA_COOKIE, path="/api/")
+    if MFA_COOKIE in request.cookies:
+        response.delete_cookie(MFA_COOKIE, path="/api/")
     response.set_cookie(
         SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
         max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
