@@ -347,6 +347,16 @@ def rule_for(organization: m.Organization | None, user: m.User) -> str:
     return "Required" if "Required" in rules else "Prompt" if "Prompt" in rules else ""
 
 
+def setup_type(organization: m.Organization | None) -> str:
+    """The type the Required (else Prompt) item names: where the console sends the user."""
+    items = [i for i in (organization.mfa_items if organization else []) or [] if isinstance(i, dict)]
+    for rule in ("Required", "Prompt"):
+        for item in items:
+            if item.get("rule") == rule and item.get("name") in ITEM_TYPES:
+                return ITEM_TYPES[item["name"]]
+    return APP
+
+
 def qr_svg(url: str) -> str:
     """The QR code of an otpauth URL, as SVG markup made here (no network)."""
     import io

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     home,
     invitations,
     login,
+    mfa,
     organizations,
     shortcuts,
     users,

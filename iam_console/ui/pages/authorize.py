@@ -18,10 +18,12 @@ import reflex as rx
 from ...db import session_scope
 from ...services import lookup, oauth, redirects
 from ...services.errors import ServiceError
+from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import themed
 from ..state.account import Account
 from ..state.prefs import Prefs
+from ..state.second_factor import SecondStep
 from ..text import t
 
 ANSWER_RERUN_SECONDS = 10.0
@@ -57,6 +59,7 @@ class Authorize(rx.State):
             return
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
+        (await self.get_state(SecondStep)).reset_step()
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
         account._load()
@@ -107,10 +110,24 @@ class Authorize(rx.State):
 
     @rx.event
     async def finished(self, result: dict):
+        if (result or {}).get("status") == "mfa":  # a second factor is owed
+            self.busy = False
+            (await self.get_state(SecondStep)).begin("authorize", True, "", result.get("methods") or [])
+            return
         failure = (await self.get_state(Prefs)).script_failure(result)
         if failure is not None:
             self.busy, self.sign_in_error = False, failure
             self._answered_query = ""
+
+    @rx.event
+    def submit_code(self):
+        self._answer()  # the sign-in is being answered: a rerun of on_load must not issue a code
+        return SecondStep.submit
+
+    @rx.event
+    def on_code_key(self, key: str):
+        if key == "Enter":
+            return Authorize.submit_code
 
 
 def _header() -> rx.Component:
@@ -160,7 +177,11 @@ def authorize_page() -> rx.Component:
     return themed(rx.center(
         rx.cond(
             Authorize.checked,
-            rx.card(rx.cond(Authorize.error != "", _refused(), _form()), width="22em", size="3"),
+            rx.card(rx.cond(Authorize.error != "", _refused(),
+                            rx.cond(SecondStep.active, rx.vstack(_header(), second_factor_form(
+                                "authorize", Authorize.submit_code, Authorize.on_code_key), width="100%"),
+                                    _form())),
+                    width="22em", size="3"),
             rx.spinner(size="3"),
         ),
         min_height="100vh",

@@ -14,7 +14,7 @@ import reflex as rx
 from ...api.callers import SESSION_COOKIE
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
-from ...services import accounts, auth, lookup, navigation
+from ...services import accounts, auth, lookup, mfa, navigation
 from ...services.access import ANONYMOUS, Actor
 from ..routes import SCREENS
 from .prefs import Prefs
@@ -52,6 +52,10 @@ class Account(rx.State):
     menu_keys: list[str] = []  # routes of the items shown
     languages: list[str] = []  # the organization's languages the catalog has
     organization_names: list[str] = []  # for the global admin's selector
+    # the organization's MFA items for an account without MFA (spec §2.7): "Required", "Prompt" or ""
+    mfa_rule: str = ""
+    mfa_setup_type: str = ""  # the type to set up
+    mfa_prompt_dismissed: bool = False  # 'Later'
 
     def _reset(self) -> None:
         self.signed_in = False
@@ -59,6 +63,7 @@ class Account(rx.State):
         self.is_admin = self.is_global_admin = False
         self.menu_groups, self.menu_keys, self.organization_names = [], [], []
         self.languages = ["en"]
+        self.mfa_rule = self.mfa_setup_type = ""
 
     def _load(self) -> bool:
         """Read the account behind the cookie; returns whether it needs a new password."""
@@ -85,6 +90,8 @@ class Account(rx.State):
                     self.organization_names = [name for name, _ in accounts.organization_names(
                         db, Actor(user=user), ORGANIZATION_CHOICES_LIMIT)]
                 needs_password_update = user.need_update_password
+                self.mfa_rule = mfa.rule_for(organization, user)
+                self.mfa_setup_type = mfa.setup_type(organization) if self.mfa_rule else ""
         self.loaded = True
         return needs_password_update
 
@@ -95,10 +102,16 @@ class Account(rx.State):
         url = self.router.url
         path = url.path + (f"?{url.query}" if url.query else "")
         decision = navigation.guard(path, loaded=self.loaded, signed_in=self.signed_in,
-                                    needs_password_update=needs_password_update)
+                                    needs_password_update=needs_password_update,
+                                    mfa_setup_required=self.mfa_setup_type if self.mfa_rule == "Required" else "")
         self.show_page = decision.show
         if decision.redirect:
             return rx.redirect(decision.redirect)
+
+    @rx.event
+    def later(self):
+        """The MFA prompt's 'Later': not again in this tab."""
+        self.mfa_prompt_dismissed = True
 
     @rx.event
     def refresh(self):

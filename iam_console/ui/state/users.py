@@ -18,6 +18,7 @@ from ...services import accounts, lookup, rules, users, verifications
 from ...services.errors import ServiceError
 from .account import viewer
 from .editing import Editing
+from .mfa import MfaSection
 from .prefs import Prefs
 
 PROPERTY_PAGE_SIZE = 10  # spec part 1 §9
@@ -103,6 +104,7 @@ class UserEdit(rx.State):
             if not editing.return_url and not actor.is_admin:
                 editing.return_url = "/"  # spec §4: Save & Exit goes to / for non-admins
             (await self.get_state(ContactReset))._load(db, actor, target)
+            (await self.get_state(MfaSection))._load(db, actor, target)
 
     # --- the password dialog ---
 
