@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, lookup, oauth
+from ..services import auth, lookup, mfa, oauth
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
@@ -75,8 +75,12 @@ async def login(request: Request) -> JSONResponse:
                                 secure=settings.cookie_secure, path="/api/",
                                 max_age=auth.PENDING_MINUTES * 60)
             return response
+        setup = mfa.required_setup_path(result.organization, result.user,
+                                        f"/login/oauth/authorize?{request.url.query}") if checked else ""
         if checked is None:
             response = ok(f"{result.user.owner}/{result.user.name}")
+        elif setup:  # the organization requires MFA: no code until it is set up
+            response = ok(f"{result.user.owner}/{result.user.name}", setup)
         else:
             answer = oauth.authorize(db, checked, result.user, form.signin_method or "Password")
             response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),

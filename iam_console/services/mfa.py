@@ -27,6 +27,7 @@ import hmac
 import time
 import uuid
 from datetime import timedelta
+from urllib.parse import quote
 
 import pyotp
 from sqlmodel import Session, delete, select
@@ -355,6 +356,14 @@ def setup_type(organization: m.Organization | None) -> str:
             if item.get("rule") == rule and item.get("name") in ITEM_TYPES:
                 return ITEM_TYPES[item["name"]]
     return APP
+
+
+def required_setup_path(organization: m.Organization | None, user: m.User, return_path: str) -> str:
+    """Where an account that must set up MFA goes instead of an application (the authorize
+    page issues no code until then), coming back to `return_path`; '' when nothing is owed."""
+    if rule_for(organization, user) != "Required":
+        return ""
+    return f"/mfa/setup?mfaType={setup_type(organization)}&from={quote(return_path, safe='')}"
 
 
 def qr_svg(url: str) -> str:

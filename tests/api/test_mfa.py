@@ -433,3 +433,22 @@ def test_python_sdk_mfa_calls(sdk, make_user, org):  # noqa: F811
     assert not any(p["enabled"] for p in cleared)
     stored = reload_user(org, user.name)
     assert not (stored.mfa_email_enabled or stored.mfa_phone_enabled or stored.preferred_mfa_type)
+
+
+def test_an_application_gets_no_code_until_a_required_mfa_is_set_up(make_user, org):
+    with session_scope() as db:
+        organization = db.exec(select(m.Organization).where(m.Organization.name == org)).one()
+        organization.mfa_items = [{"name": "App", "rule": "Required"}]
+        db.add(organization)
+    user = _user(make_user, org)
+    app = make_app(org, redirect_uris=[REDIRECT])
+    query = {"clientId": app.client_id, "responseType": "code", "redirectUri": REDIRECT, "scope": "openid",
+             "state": "st"}
+    client, body = first_step(user, **query)
+    assert body["status"] == "ok" and body["data2"].startswith("/mfa/setup?mfaType=app&from=%2Flogin%2Foauth%2F")
+    with session_scope() as db:
+        assert db.exec(select(m.Token).where(m.Token.application == app.name)).first() is None
+    # signed in to the console (to set it up), and once it is, the application gets its code
+    enable_app(client, user)
+    client, body = first_step(user, **query)
+    assert body["data"] == "NextMfa"

@@ -16,7 +16,7 @@ import time
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, oauth, redirects
+from ...services import lookup, mfa, oauth, redirects
 from ...services.errors import ServiceError
 from ..components.second_factor import second_factor_form
 from ..routes import page
@@ -78,8 +78,11 @@ class Authorize(rx.State):
             self.app_logo = application.logo
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
+                url = self.router.url
+                target = mfa.required_setup_path(lookup.organization(db, user.owner), user,
+                                                 f"{url.path}?{url.query}")
                 try:
-                    target = oauth.authorize(db, authorization, user).url
+                    target = target or oauth.authorize(db, authorization, user).url
                 except ServiceError:
                     target = ""  # this account may not use the application: sign in as another
         if not target and request.prompt == "none":

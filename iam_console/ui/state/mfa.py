@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 
 import reflex as rx
 
 from ...db import session_scope
-from ...services import accounts, lookup, mfa
+from ...services import accounts, lookup, mfa, navigation
 from ...services.errors import ServiceError
 from ...services.mfa_props import TYPES, all_props
 from .account import viewer
@@ -104,9 +105,11 @@ class MfaSetup(rx.State):
         except ServiceError as exc:
             return rx.toast.error(prefs.say("Failed to enable: %s", prefs.say(exc.template, *exc.args_)))
         self.recovery_code = ""  # shown once
-        # a full load: the shell learns that the required setup is done
+        # back where the setup was asked for (an application's sign-in), else the account page;
+        # a full load, so that the shell learns the required setup is done
+        target = navigation.safe_return_path(self.router.url.query_parameters.get("from") or "/account")
         return [rx.toast.success(prefs.say("Enabled successfully")),
-                rx.call_script("window.location.assign('/account')")]
+                rx.call_script(f"window.location.assign({json.dumps(target)})")]
 
 
 class MfaSection(rx.State):
