@@ -42,6 +42,11 @@ window.iamSignedIn = function (result, authorize, returnTo) {
   if (result.status === "ok" && result.data === "NextMfa") {
     return { status: "mfa", msg: "", methods: result.data2 || [] };
   }
+  if (result.status === "ok" && authorize && String(result.data2).startsWith("/mfa/setup")) {
+    // the organization requires MFA: set it up first, then back to the authorize page
+    window.location.assign(result.data2);
+    return { status: "mfa-setup", msg: "" };
+  }
   if (result.status === "ok" && authorize && result.data2) {
     window.location.replace(result.data2);
     return { status: "redirecting", msg: "" };

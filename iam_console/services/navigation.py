@@ -117,7 +117,7 @@ def guard(path: str, *, loaded: bool, signed_in: bool, needs_password_update: bo
         return GuardDecision(show=False, redirect=f"/login?from={quote(safe_return_path(path), safe='/')}")
     if needs_password_update:
         return GuardDecision(show=False, redirect=f"/forget/{application}")
-    if mfa_setup_required and urlsplit(path).path != MFA_SETUP_PATH:
+    if mfa_setup_required and urlsplit(path).path.rstrip("/") != MFA_SETUP_PATH:
         return GuardDecision(show=False, redirect=f"{MFA_SETUP_PATH}?mfaType={mfa_setup_required}")
     return ALLOW
 

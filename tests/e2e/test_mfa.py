@@ -127,22 +127,27 @@ def test_enable_totp_sign_in_with_the_code_and_a_recovery_code_once(server, visi
     expect(page.locator("#account-name")).to_have_count(0)
 
 
-@pytest.fixture
-def mfa_client(server):
-    """An application of acme with a registered callback; removed afterwards."""
-    from sqlmodel import delete
-
+def _client_app(server, organization: str = "acme") -> str:
+    """An application of the organization with a registered callback: its client id."""
     from iam_console.models import Application
 
-    name = f"app-mfa-{uuid.uuid4().hex[:6]}"
     client_id = secrets.token_hex(10)
     with _db(server) as db:
-        db.add(Application(owner="admin", name=name, display_name="MFA client", organization="acme",
-                           cert="cert-built-in", client_id=client_id, client_secret=secrets.token_hex(20),
-                           redirect_uris=[CALLBACK], grant_types=["authorization_code"], enable_password=True))
-    yield client_id
-    with _db(server) as db:
-        db.exec(delete(Application).where(Application.name == name))
+        db.add(Application(owner="admin", name=f"app-mfa-{uuid.uuid4().hex[:6]}", display_name="MFA client",
+                           organization=organization, cert="cert-built-in", client_id=client_id,
+                           client_secret=secrets.token_hex(20), redirect_uris=[CALLBACK],
+                           grant_types=["authorization_code"], enable_password=True))
+    return client_id
+
+
+def _authorize_url(client_id: str) -> str:
+    return (f"/login/oauth/authorize?client_id={client_id}&response_type=code&redirect_uri={CALLBACK}"
+            "&scope=openid&state=st-mfa")
+
+
+@pytest.fixture
+def mfa_client(server):
+    return _client_app(server)
 
 
 def test_the_authorize_page_asks_for_the_code(server, visit, page, context, mfa_client):
@@ -151,8 +156,7 @@ def test_the_authorize_page_asks_for_the_code(server, visit, page, context, mfa_
     seen: list[str] = []
     context.route(re.compile(r"^http://127\.0\.0\.1:9/"), lambda route: (
         seen.append(route.request.url), route.fulfill(status=200, content_type="text/html", body="<p>client</p>")))
-    visit(f"/login/oauth/authorize?client_id={mfa_client}&response_type=code&redirect_uri={CALLBACK}"
-          "&scope=openid&state=st-mfa")
+    visit(_authorize_url(mfa_client))
     page.fill("#authorize-username", account.username)
     page.fill("#authorize-password", account.password)
     page.click("#authorize-submit")
@@ -240,3 +244,22 @@ def test_an_ordinary_user_sets_up_only_their_own(server, visit, page, api_login)
     page.click("#mfa-setup-sms")
     expect(page).to_have_url(re.compile(r"/mfa/setup\?mfaType=sms$"))
     expect(page.locator("#mfa-error")).to_contain_text("Failed to initiate MFA: Please input your phone number!")
+
+
+def test_required_mfa_holds_back_an_application_until_it_is_set_up(server, visit, page, context):
+    organization = _new_org(server, "Required")
+    account, client_id = _new_user(server, organization), _client_app(server, organization)
+    context.route(re.compile(r"^http://127\.0\.0\.1:9/"), lambda route: route.fulfill(
+        status=200, content_type="text/html", body="<p>client</p>"))
+    visit(_authorize_url(client_id))
+    page.fill("#authorize-username", account.username)
+    page.fill("#authorize-password", account.password)
+    page.click("#authorize-submit")
+    expect(page).to_have_url(re.compile(r"/mfa/setup/?\?mfaType=app&from="))
+    expect(page.locator("#mfa-secret")).to_have_text(re.compile(r"^[A-Z2-7]{32}$"))
+    secret = page.locator("#mfa-secret").inner_text().strip()
+    page.fill("#mfa-passcode", pyotp.TOTP(secret).now())
+    page.click("#mfa-verify")
+    page.click("#mfa-enable")
+    # back on the authorize page, signed in: the code goes to the application
+    expect(page).to_have_url(re.compile(r"^http://127\.0\.0\.1:9/mfa-callback\?code=[^&]+&state=st-mfa$"))

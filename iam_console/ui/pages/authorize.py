@@ -49,6 +49,9 @@ class Authorize(rx.State):
     def _answer(self) -> None:
         self._answered_query, self._answered_at = self.router.url.query, time.monotonic()
 
+    def forget_answer(self) -> None:
+        self._answered_query, self.busy = "", False
+
     def _answered(self) -> bool:
         return (self._answered_query == self.router.url.query
                 and time.monotonic() - self._answered_at < ANSWER_RERUN_SECONDS)
@@ -91,7 +94,8 @@ class Authorize(rx.State):
                 request.redirect_uri, {"error": "login_required", "state": request.state},
                 fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
         if target:
-            self._answer()
+            if not target.startswith("/mfa/setup"):  # coming back from the setup is a new request
+                self._answer()
             # a full navigation (the redirect URI is another site); replace, so that
             # Back does not land here and issue another code
             return rx.call_script(f"window.location.replace({json.dumps(target)})")
@@ -113,6 +117,9 @@ class Authorize(rx.State):
 
     @rx.event
     async def finished(self, result: dict):
+        if (result or {}).get("status") == "mfa-setup":  # no code: coming back here is a new request
+            self._answered_query = ""
+            return
         if (result or {}).get("status") == "mfa":  # a second factor is owed
             self.busy = False
             (await self.get_state(SecondStep)).begin("authorize", True, "", result.get("methods") or [])

@@ -108,6 +108,11 @@ class MfaSetup(rx.State):
         # back where the setup was asked for (an application's sign-in), else the account page;
         # a full load, so that the shell learns the required setup is done
         target = navigation.safe_return_path(self.router.url.query_parameters.get("from") or "/account")
+        from ..pages.authorize import Authorize  # here: the page module imports the states
+
+        # the authorize page this tab left for the setup must answer its request anew (its
+        # guard against reruns of on_load would otherwise take the return for one)
+        (await self.get_state(Authorize)).forget_answer()
         return [rx.toast.success(prefs.say("Enabled successfully")),
                 rx.call_script(f"window.location.assign({json.dumps(target)})")]
 
