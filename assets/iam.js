@@ -31,11 +31,45 @@ window.iamLogin = async function (organization, returnTo) {
     type: "login",
     signinMethod: "Password",
   });
-  if (result.status === "ok") {
-    // a full load: the websocket reconnects carrying the new cookie
+  return window.iamSignedIn(result, false, returnTo);
+};
+
+// What the page does with /api/login's answer: a second factor owed ("NextMfa": the
+// page asks for the code), or signed in (a full load: the websocket reconnects carrying
+// the new cookie; the authorize page goes to the redirect URI, replacing itself so that
+// Back cannot issue another code).
+window.iamSignedIn = function (result, authorize, returnTo) {
+  if (result.status === "ok" && result.data === "NextMfa") {
+    return { status: "mfa", msg: "", methods: result.data2 || [] };
+  }
+  if (result.status === "ok" && authorize && String(result.data2).startsWith("/mfa/setup")) {
+    // the organization requires MFA: set it up first, then back to the authorize page
+    window.location.assign(result.data2);
+    return { status: "mfa-setup", msg: "" };
+  }
+  if (result.status === "ok" && authorize && result.data2) {
+    window.location.replace(result.data2);
+    return { status: "redirecting", msg: "" };
+  }
+  if (result.status === "ok" && !authorize) {
     window.location.assign(returnTo);
     return { status: "redirecting", msg: "" };
   }
+  return { status: result.status, msg: result.msg };
+};
+
+// The second step: the code of the chosen method, or a recovery code, completes the
+// pending sign-in (an HttpOnly cookie the page never sees).
+window.iamSecondFactor = async function (prefix, authorize, returnTo, mfaType, recovery) {
+  const code = (document.getElementById(prefix + "-passcode")?.value ?? "").trim();
+  const body = recovery ? { recoveryCode: code } : { passcode: code, mfaType: mfaType };
+  const result = await window.iamPost("/api/login" + (authorize ? window.location.search : ""), body);
+  return window.iamSignedIn(result, authorize, returnTo);
+};
+
+window.iamSendMfaCode = async function (mfaType) {
+  const result = await window.iamPost("/api/send-verification-code",
+    { type: mfaType === "sms" ? "phone" : "email", method: "mfaAuth" });
   return { status: result.status, msg: result.msg };
 };
 
@@ -52,11 +86,7 @@ window.iamAuthorize = async function (organization, application) {
     type: "login",
     signinMethod: "Password",
   });
-  if (result.status === "ok" && result.data2) {
-    window.location.replace(result.data2); // Back must not land here and issue another code
-    return { status: "redirecting", msg: "" };
-  }
-  return { status: result.status, msg: result.msg };
+  return window.iamSignedIn(result, true, "");
 };
 
 window.iamLogout = function () {

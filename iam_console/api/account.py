@@ -10,11 +10,11 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, lookup, oauth
+from ..services import auth, lookup, mfa, oauth
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
-from .callers import SESSION_COOKIE, actor, client_ip, session_token
+from .callers import MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
 from .oauth import end_session
 
@@ -34,15 +34,21 @@ async def login(request: Request) -> JSONResponse:
     """Casdoor's AuthForm: application, organization, username, password, autoSignin, type, signinMethod.
     With an authorization request in the query (clientId, responseType, redirectUri, scope, state,
     nonce, code_challenge...) the sign-in also answers it: data is the code (or the token), data2
-    the URL to send the browser to."""
+    the URL to send the browser to.
+
+    An account with a second factor gets data "NextMfa" and data2 its enabled methods (masked),
+    and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
+    call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
     params = dict(request.query_params)
     wants_code = bool(params.get("clientId") or params.get("client_id"))
+    password = field(body, "password", str, "")
+    passcode, recovery_code = field(body, "passcode", str, ""), field(body, "recoveryCode", str, "")
     form = auth.SignInRequest(
         application=field(body, "application", str, ""),
         organization=field(body, "organization", str, ""),
         username=field(body, "username", str, ""),
-        password=field(body, "password", str, ""),
+        password=password,
         auto_signin=field(body, "autoSignin", bool, False),
         type=field(body, "type", str, "login"),
         signin_method=field(body, "signinMethod", str, "Password"),
@@ -55,13 +61,32 @@ async def login(request: Request) -> JSONResponse:
         if checked is not None:  # the sign-in is for that application, whatever the body says
             form = dataclasses.replace(form, application=checked.application.name, type="login",
                                        organization=form.organization or checked.organization.name)
-        result = auth.sign_in(db, form)
+        if (passcode or recovery_code) and not password:
+            result = auth.complete_second_factor(db, auth.SecondFactor(
+                pending_token=request.cookies.get(MFA_COOKIE, ""), passcode=passcode,
+                mfa_type=field(body, "mfaType", str, ""), recovery_code=recovery_code,
+                application=checked.application.name if checked else "", client_ip=form.client_ip,
+                user_agent=form.user_agent, previous_token=form.previous_token))
+        else:
+            result = auth.sign_in(db, form)
+        if isinstance(result, auth.SecondFactorOwed):
+            response = ok(auth.NEXT_MFA, result.methods)
+            response.set_cookie(MFA_COOKIE, result.token, httponly=True, samesite="lax",
+                                secure=settings.cookie_secure, path="/api/",
+                                max_age=auth.PENDING_MINUTES * 60)
+            return response
+        setup = mfa.required_setup_path(result.organization, result.user,
+                                        f"/login/oauth/authorize?{request.url.query}") if checked else ""
         if checked is None:
             response = ok(f"{result.user.owner}/{result.user.name}")
+        elif setup:  # the organization requires MFA: no code until it is set up
+            response = ok(f"{result.user.owner}/{result.user.name}", setup)
         else:
             answer = oauth.authorize(db, checked, result.user, form.signin_method or "Password")
             response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                           answer.url)
+    if MFA_COOKIE in request.cookies:
+        response.delete_cookie(MFA_COOKIE, path="/api/")
     response.set_cookie(
         SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
         max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent

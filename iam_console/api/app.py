@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
-from . import account, certs, extras, files, ldap, oauth, resources, sessions, uploads, verifications, webauthn
+from . import account, certs, extras, files, ldap, mfa, oauth, resources, sessions, uploads, verifications, webauthn
 from .envelope import error, service_error
 from .middleware import CsrfGuard, OAuthCors
 
@@ -56,6 +56,7 @@ def create_api() -> FastAPI:
     api.include_router(uploads.router)
     api.include_router(verifications.router)
     api.include_router(webauthn.router)
+    api.include_router(mfa.router)
     api.include_router(certs.router)
     api.include_router(ldap.router)
     api.include_router(files.router)

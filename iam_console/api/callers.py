@@ -15,6 +15,7 @@ from ..services.auth import account_for_token
 from ..services.errors import ServiceError
 
 SESSION_COOKIE = "iam_session"
+MFA_COOKIE = "iam_mfa"  # a pending sign-in that owes its second factor (services/auth.py)
 
 
 def client_ip(request: Request) -> str:

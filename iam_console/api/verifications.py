@@ -12,9 +12,9 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
-from ..services import verifications
+from ..services import auth, mfa, verifications
 from .bodies import form_or_json
-from .callers import actor, client_ip
+from .callers import MFA_COOKIE, actor, client_ip
 from .envelope import ok
 from .resources import audit_context
 
@@ -30,17 +30,31 @@ def _text(form: dict, key: str) -> str:
 async def send_verification_code(request: Request) -> JSONResponse:
     """Form: dest, type (email | phone), countryCode, applicationId (owner/name, optional: the
     organization's default application), method (reset). The captcha fields (captchaType,
-    captchaToken, clientSecret) and checkUser are not checked yet; only the signed-in user's
-    reset codes are sent."""
+    captchaToken, clientSecret) and checkUser are not checked yet. Methods: reset (the signed-in
+    user's new address), mfaSetup (the signed-in user's own address, for an email or sms setup
+    they initiated) and mfaAuth (a pending sign-in's second factor, to the account's own
+    address); type email or phone (sms). For the MFA methods dest is not used: codes only ever
+    go to the address the account has."""
     form = await form_or_json(request)
     context = audit_context(request)
 
+    method = _text(form, "method") or "reset"
+    kind = _text(form, "type")
+    mfa_type = {"email": "email", "phone": "sms"}.get(kind, kind)
+
     def send() -> None:
         with session_scope() as db:
+            if method == "mfaAuth":  # the second factor of a pending sign-in: the account's own address
+                auth.send_pending_code(db, request.cookies.get(MFA_COOKIE, ""), mfa_type, client_ip(request))
+                return
+            if method == "mfaSetup":  # a setup the caller initiated: the account's own address
+                mfa.send_setup_code(db, actor(db, request), mfa_type, client_ip=client_ip(request),
+                                    request=context)
+                return
             verifications.send_code(db, actor(db, request), _text(form, "dest"), _text(form, "type"),
                                     country_code=_text(form, "countryCode"),
                                     application_id=_text(form, "applicationId"),
-                                    method=_text(form, "method") or "reset", client_ip=client_ip(request),
+                                    method=method, client_ip=client_ip(request),
                                     request=context)
 
     await run_in_threadpool(send)

@@ -1,7 +1,7 @@
 """Every table of the product; importing this package registers them all."""
 
 from .applications import Application, Cert, Provider
-from .audit import AuthSession, Record, Session
+from .audit import AuthSession, MfaSetup, PendingSignIn, Record, Session, Throttle
 from .authz import Adapter, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
@@ -13,8 +13,8 @@ from .stats import RowCount
 
 __all__ = [
     "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
-    "Invitation", "Ldap", "Named", "Order", "Organization", "Payment", "Permission", "Plan", "Pricing",
-    "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session", "Subscription", "Syncer",
-    "Token", "Transaction", "User", "Verification", "WebAuthnChallenge", "Webhook", "detached_copy", "to_wire",
-    "wire_name",
+    "Invitation", "Ldap", "MfaSetup", "Named", "Order", "Organization", "Payment", "PendingSignIn", "Permission",
+    "Plan", "Pricing", "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session",
+    "Subscription", "Syncer", "Throttle", "Token", "Transaction", "User", "Verification", "WebAuthnChallenge",
+    "Webhook", "detached_copy", "to_wire", "wire_name",
 ]

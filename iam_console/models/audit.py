@@ -80,3 +80,53 @@ class Record(Named, table=True):
 
 
 
+
+
+class PendingSignIn(Row, table=True):
+    """A sign-in whose password was right and whose second factor is still owed.
+
+    Found by the SHA-256 of a short-lived HttpOnly cookie; no session exists
+    until a code (or a recovery code) completes it (services/auth.py)."""
+
+    __tablename__ = "pending_signin"
+    __table_args__ = (sa.UniqueConstraint("token_hash", name="uq_pending_signin_token_hash"),)
+
+    token_hash: str = text(64)
+    owner: str = text(100)
+    user_name: str = text(100)
+    application: str = text(100)
+    auto_signin: bool = False
+    signin_method: str = text(100)
+    created_time: datetime = created()
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    attempts: int = 0
+
+
+class MfaSetup(Row, table=True):
+    """A second factor being set up: the secret the server chose at initiate (a TOTP
+    seed, or the address codes go to), the hash of the recovery code shown then,
+    and whether a code has proven it. Enable stores only what is here."""
+
+    __tablename__ = "mfa_setup"
+    __table_args__ = (sa.UniqueConstraint("owner", "user_name", "mfa_type", name="uq_mfa_setup_user_type"),)
+
+    owner: str = text(100)
+    user_name: str = text(100)
+    mfa_type: str = text(20)
+    secret: str = text(100)
+    recovery_code_hash: str = text(100)
+    verified: bool = False
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+
+
+class Throttle(Row, table=True):
+    """Counters and one-time marks under a key, living until `expires` (Unix time):
+    the code checks per account and per client address, and the TOTP time steps
+    already used (services/throttle.py)."""
+
+    __tablename__ = "throttle"
+    __table_args__ = (sa.UniqueConstraint("key", name="uq_throttle_key"), sa.Index("ix_throttle_expires", "expires"))
+
+    key: str = text(200)
+    count: int = 0
+    expires: int = Field(default=0, sa_type=sa.BigInteger)

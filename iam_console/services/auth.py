@@ -13,13 +13,13 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlmodel import Session, select, update
+from sqlmodel import Session, delete, select, update
 
-from ..models import Application, AuthSession, Organization, User
+from ..models import Application, AuthSession, Organization, PendingSignIn, User
 from ..models import Session as UserSession
 from ..models.base import utcnow
 from . import builtin as b
-from . import ldap_client, lookup
+from . import ldap_client, lookup, mfa_props
 from .errors import ServiceError
 from .passwords import hash_password, needs_rehash, new_salt, verify_password
 from .records import audit
@@ -213,11 +213,14 @@ def authenticate(db: Session, organization: Organization, application: Applicati
     return user
 
 
-def sign_in(db: Session, req: SignInRequest) -> SignedIn:
-    """Check the credentials and open a session, or raise ServiceError."""
+def sign_in(db: Session, req: SignInRequest) -> SignedIn | SecondFactorOwed:
+    """Check the password; open a session, or (the account has a second factor enabled)
+    a pending sign-in that only `complete_second_factor` turns into one. ServiceError otherwise."""
     _check_request(req)
     application, organization = _resolve(db, req)
     user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
+    if mfa_props.enabled_types(user):
+        return _owe_second_factor(db, user, application, req)
     return complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
                             client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token)
 
@@ -251,6 +254,118 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
                                     "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
     return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin)
+
+
+# --- the second factor ---
+
+PENDING_MINUTES = 5
+MAX_PENDING_ATTEMPTS = 5
+PENDING_EXPIRED = "The sign-in has expired, please sign in again"
+NEXT_MFA = "NextMfa"  # Casdoor's answer when a second factor is owed
+
+
+@dataclass(frozen=True)
+class SecondFactorOwed:
+    token: str  # the pending sign-in's cookie value
+    user: User
+    methods: list[dict]  # the enabled methods, masked (Casdoor's MfaProps)
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class SecondFactor:
+    pending_token: str
+    passcode: str = ""
+    mfa_type: str = ""
+    recovery_code: str = ""
+    application: str = ""  # when given (an authorization request's), the pending sign-in must be for it
+    client_ip: str = ""
+    user_agent: str = ""
+    previous_token: str = ""
+
+
+def _owe_second_factor(db: Session, user: User, application: Application, req: SignInRequest) -> SecondFactorOwed:
+    token = secrets.token_urlsafe(32)
+    expires_at = utcnow() + timedelta(minutes=PENDING_MINUTES)
+    db.add(PendingSignIn(token_hash=hash_token(token), owner=user.owner, user_name=user.name,
+                         application=application.name, auto_signin=req.auto_signin,
+                         signin_method=req.signin_method or "Password", expires_at=expires_at))
+    db.execute(delete(PendingSignIn).where(PendingSignIn.expires_at < utcnow()))
+    methods = [p for p in mfa_props.all_props(user) if p["enabled"]]
+    methods.sort(key=lambda p: not p["isPreferred"])  # the preferred one first
+    return SecondFactorOwed(token, user, methods, expires_at)
+
+
+def pending_user(db: Session, token: str) -> tuple[PendingSignIn, User] | None:
+    """The live pending sign-in behind a cookie, and its usable user."""
+    if not token or len(token) > 200:
+        return None
+    row = db.exec(select(PendingSignIn).where(PendingSignIn.token_hash == hash_token(token))).first()
+    if row is None:
+        return None
+    user = lookup.user(db, row.owner, row.user_name)
+    if row.expires_at <= utcnow() or user is None or user.is_deleted or user.is_forbidden:
+        db.delete(row)
+        db.commit()
+        return None
+    return row, user
+
+
+def send_pending_code(db: Session, token: str, mfa_type: str, client_ip: str = "") -> str:
+    """An email or SMS code for a pending sign-in, to the account's own address (masked in the answer)."""
+    from . import mfa  # mfa needs verifications, which needs access, which needs this module
+
+    found = pending_user(db, token)
+    if found is None:
+        raise ServiceError(PENDING_EXPIRED)
+    _, user = found
+    if not mfa_props.enabled(user, mfa.check_type(mfa_type)):
+        raise ServiceError("The multi-factor authentication type %s is not enabled for this account", mfa_type)
+    return mfa.send_code(db, user, mfa_type, client_ip=client_ip)
+
+
+def complete_second_factor(db: Session, form: SecondFactor) -> SignedIn:
+    """Finish a pending sign-in with a code of an enabled method (the preferred one when no
+    type is named) or a recovery code. Each try counts against the pending sign-in (5 at
+    most), the account's failed sign-in limit, and the code-check limits of services/mfa.py."""
+    from . import mfa
+
+    found = pending_user(db, form.pending_token)
+    if found is None:
+        raise ServiceError(PENDING_EXPIRED)
+    row, user = found
+    if form.application and form.application != row.application:
+        raise ServiceError("The sign-in in progress is for another application")
+    application = lookup.application(db, row.application)
+    organization = lookup.organization(db, user.owner)
+    if application is None or organization is None:
+        raise ServiceError(PENDING_EXPIRED)
+    _check_frozen(db, user, application)
+    counted = db.exec(update(PendingSignIn).where(PendingSignIn.pk == row.pk,
+                                                  PendingSignIn.attempts < MAX_PENDING_ATTEMPTS)
+                      .values(attempts=PendingSignIn.attempts + 1))
+    db.commit()
+    if counted.rowcount != 1:
+        db.delete(row)
+        db.commit()
+        raise ServiceError(PENDING_EXPIRED)
+    if form.passcode:
+        mfa_type = form.mfa_type or user.preferred_mfa_type or (mfa_props.enabled_types(user) or [""])[0]
+        passed = mfa.check_sign_in_code(db, user, mfa_type, form.passcode[:100], form.client_ip)
+        method = mfa_type
+    elif form.recovery_code:
+        passed = mfa.use_recovery_code(db, user, form.recovery_code, form.client_ip)
+        method = "recovery"
+    else:
+        raise ServiceError("missing passcode or recovery code")
+    if not passed:
+        raise _record_failure(db, user, application)
+    user.signin_wrong_times = 0
+    user.last_signin_wrong_time = None
+    db.delete(row)
+    return complete_sign_in(db, user, organization, application, auto_signin=row.auto_signin,
+                            client_ip=form.client_ip, user_agent=form.user_agent,
+                            previous_token=form.previous_token, signin_method=f"{row.signin_method}+{method}")
 
 
 def _listed_session(db: Session, owner: str, name: str, application: str, *,

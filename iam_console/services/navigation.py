@@ -102,16 +102,23 @@ def safe_return_path(value: str | None) -> str:
     return value
 
 
+MFA_SETUP_PATH = "/mfa/setup"
+
+
 def guard(path: str, *, loaded: bool, signed_in: bool, needs_password_update: bool = False,
-          application: str = b.BUILT_IN_APP) -> GuardDecision:
+          application: str = b.BUILT_IN_APP, mfa_setup_required: str = "") -> GuardDecision:
     """Spec §2.1: still loading shows nothing; nobody signed in goes to /login
-    remembering where they were; a forced password change goes to /forget."""
+    remembering where they were; a forced password change goes to /forget; an account
+    whose organization requires MFA and that has none (§2.7: `mfa_setup_required` is the
+    type to set up) sees only the MFA setup page until one method is enabled."""
     if not loaded:
         return WAIT
     if not signed_in:
         return GuardDecision(show=False, redirect=f"/login?from={quote(safe_return_path(path), safe='/')}")
     if needs_password_update:
         return GuardDecision(show=False, redirect=f"/forget/{application}")
+    if mfa_setup_required and urlsplit(path).path.rstrip("/") != MFA_SETUP_PATH:
+        return GuardDecision(show=False, redirect=f"{MFA_SETUP_PATH}?mfaType={mfa_setup_required}")
     return ALLOW
 
 

@@ -24,7 +24,7 @@ from sqlmodel import Session, select, update
 from ..models import Application, Organization, Token, User
 from ..models.base import utcnow
 from ..settings import settings
-from . import auth, jwt_tokens, lookup, redirects
+from . import auth, jwt_tokens, lookup, mfa_props, redirects
 from . import builtin as b
 from .errors import ServiceError
 from .records import audit
@@ -362,6 +362,12 @@ def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
         user = auth.authenticate(db, organization, application, req.username, req.password, req.client_ip)
     except ServiceError as exc:
         raise OAuthError("invalid_grant", str(exc)) from None
+    if mfa_props.enabled_types(user):
+        # the grant has no place for a second factor: it must not become a way around it
+        raise OAuthError("invalid_grant", "This account has multi-factor authentication enabled; the password grant "
+                                          "cannot carry a second factor: use the authorization code flow")
+    user.last_signin_time = utcnow()
+    user.last_signin_ip = req.client_ip[:100]
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login/oauth/access_token",
           client_ip=req.client_ip, obj={"application": application.name, "grantType": req.grant_type})
     grant = _grant(db, application, scope, user, signin_method="Password")

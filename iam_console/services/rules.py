@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts, certs, groups, ldap_client, lookup
+from . import accounts, certs, groups, ldap_client, lookup, mfa_props
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
@@ -347,6 +347,7 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
         row.last_change_password_time = utcnow()
     if "is_deleted" in changed or old is None:
         row.deleted_time = (row.deleted_time or utcnow()) if row.is_deleted else None
+    row.multi_factor_auths = mfa_props.all_props(row)  # its masked email or phone follows the fields
     row.updated_time = utcnow()
 
 

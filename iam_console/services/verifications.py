@@ -55,8 +55,8 @@ RESEND_SECONDS = 60
 LIFETIME_MINUTES = 10
 MAX_ATTEMPTS = 5
 CODE_DIGITS = 6
-# the application provider rules that allow a reset code (Casdoor also matches an empty rule, All and None)
-RESET_RULES = frozenset({"", "all", "none", "reset"})
+# the application provider rules that allow a code, by purpose (Casdoor also matches an empty rule, All and None)
+RULES = {"reset": frozenset({"", "all", "none", "reset"}), "mfa": frozenset({"", "all", "none", "mfa"})}
 NOT_SENT = "Code has not been sent yet!"
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
 # the attributes a checked code proves, by kind (accounts.locked_attributes)
@@ -167,22 +167,22 @@ def _application(db: Session, actor: Actor, organization: m.Organization, applic
     return lookup.application(db, name) if name else None
 
 
-def _applies(item: dict, to: Receiver) -> bool:
-    if str(item.get("rule") or "").lower() not in RESET_RULES:
+def _applies(item: dict, to: Receiver, purpose: str) -> bool:
+    if str(item.get("rule") or "").lower() not in RULES[purpose]:
         return False
     codes = item.get("countryCodes") or []
     return to.kind != PHONE_KIND or not codes or "All" in codes or to.region in codes
 
 
 def find_provider(db: Session, organization: m.Organization, application: m.Application | None,
-                  to: Receiver) -> m.Provider:
+                  to: Receiver, purpose: str = "reset") -> m.Provider:
     category = CATEGORIES[to.kind]
     usable = select(m.Provider).where(m.Provider.owner.in_((organization.name, b.ADMIN_OWNER)),
                                       m.Provider.category == category)
     own_first = sa.case((m.Provider.owner == organization.name, 0), else_=1)
     if application is not None:
         names = [item["name"] for item in application.providers or []
-                 if isinstance(item, dict) and isinstance(item.get("name"), str) and _applies(item, to)]
+                 if isinstance(item, dict) and isinstance(item.get("name"), str) and _applies(item, to, purpose)]
         if names:
             rows = db.exec(usable.where(m.Provider.name.in_(names)).order_by(own_first)).all()
             by_name: dict[str, m.Provider] = {}
@@ -243,8 +243,16 @@ def send_code(db: Session, actor: Actor, dest: str, kind: str, *, country_code: 
     to = receiver(actor, organization, kind, dest, country_code)
     _check_allowed(db, actor, organization, to)
     _check_unique(db, actor, to)
+    return deliver(db, actor, organization, to, application_id=application_id, method=method, client_ip=client_ip,
+                   request=request)
+
+
+def deliver(db: Session, actor: Actor, organization: m.Organization, to: Receiver, *, application_id: str = "",
+            method: str = "reset", client_ip: str = "", request: Request = NO_REQUEST) -> m.Verification:
+    """Send a new code to a checked receiver through the organization's provider, under the
+    resend limits, and record it (also the second factor's codes: services/mfa.py)."""
     application = _application(db, actor, organization, application_id)
-    provider = find_provider(db, organization, application, to)
+    provider = find_provider(db, organization, application, to, "mfa" if method.startswith("mfa") else "reset")
     now = _now()
     wait = application.code_resend_timeout if application is not None and application.code_resend_timeout > 0 \
         else RESEND_SECONDS
@@ -263,7 +271,7 @@ def send_code(db: Session, actor: Actor, dest: str, kind: str, *, country_code: 
     db.add(row)
     audit(db, organization=organization.name, user=actor.id, action="send-verification-code",
           request_uri=request.uri, client_ip=client_ip, language=request.language,
-          obj={"type": kind, "dest": to.address, "provider": provider.name, "method": method})
+          obj={"type": to.kind, "dest": to.address, "provider": provider.name, "method": method})
     return row
 
 
@@ -296,6 +304,15 @@ def check_code(db: Session, actor: Actor, to: Receiver, code: str) -> m.Verifica
     return row
 
 
+def spend(db: Session, row: m.Verification) -> None:
+    """A checked code works once, even for two requests racing with it."""
+    verification = m.Verification.__table__
+    spent = db.execute(sa.update(verification).where(verification.c.pk == row.pk, verification.c.is_used.is_(False))
+                       .values(is_used=True))
+    if spent.rowcount != 1:
+        raise ServiceError(NOT_SENT)
+
+
 def reset(db: Session, actor: Actor, dest: str, kind: str, code: str, *, country_code: str = "",
           request: Request = NO_REQUEST) -> str:
     """reset-email-or-phone: the signed-in user's own email (then verified) or phone becomes
@@ -307,13 +324,7 @@ def reset(db: Session, actor: Actor, dest: str, kind: str, code: str, *, country
         raise ServiceError("Empty code")
     _check_allowed(db, actor, organization, to)
     _check_unique(db, actor, to)
-    row = check_code(db, actor, to, code)
-    # the code works once, even for two requests racing with it
-    verification = m.Verification.__table__
-    spent = db.execute(sa.update(verification).where(verification.c.pk == row.pk, verification.c.is_used.is_(False))
-                       .values(is_used=True))
-    if spent.rowcount != 1:
-        raise ServiceError(NOT_SENT)
+    spend(db, check_code(db, actor, to, code))
     changes = {"email": to.value, "emailVerified": True} if kind == EMAIL_KIND else \
         {"phone": to.value, "countryCode": to.region or actor.user.country_code}
     user = actor.user

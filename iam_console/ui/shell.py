@@ -123,8 +123,11 @@ def _organization_selector() -> rx.Component:
 
 
 def _user_menu() -> rx.Component:
+    # spec §2.2: hidden while MFA setup is required
     account_item = (
-        [rx.menu.item(rx.link(t("My Account"), href="/account", underline="none"))] if "/account" in SCREENS else []
+        [rx.cond(Account.mfa_rule != "Required",
+                 rx.menu.item(rx.link(t("My Account"), href="/account", underline="none", id="my-account")))]
+        if "/account" in SCREENS else []
     )
     return rx.menu.root(
         rx.menu.trigger(
@@ -160,12 +163,34 @@ def header() -> rx.Component:
     )
 
 
+def _mfa_notice() -> rx.Component:
+    """Spec §2.7, after sign-in: MFA must be enabled (Required), or may be (Prompt: 'Later' or 'Go to enable')."""
+    setup = "/mfa/setup?mfaType=" + Account.mfa_setup_type
+    required = rx.callout(t("Your organization requires multi-factor authentication: please enable it"),
+                          icon="shield-alert", color_scheme="orange", id="mfa-required", margin="1em 1.5em 0")
+    prompt = rx.callout(
+        rx.hstack(
+            rx.text(t("Enable multi-factor authentication to protect your account")),
+            rx.spacer(),
+            rx.button(t("Later"), on_click=Account.later, variant="soft", size="1", id="mfa-later"),
+            rx.link(rx.button(t("Go to enable"), size="1", id="mfa-go"), href=setup),
+            align="center", width="100%",
+        ),
+        icon="shield", id="mfa-prompt", margin="1em 1.5em 0",
+    )
+    on_setup = rx.State.router.url.path.startswith("/mfa/setup")
+    return rx.cond(
+        Account.mfa_rule == "Required", required,
+        rx.cond((Account.mfa_rule == "Prompt") & ~Account.mfa_prompt_dismissed & ~on_setup, prompt, rx.fragment()),
+    )
+
+
 def guarded(content: rx.Component) -> rx.Component:
     """Nothing until the account is known, then the shell around the page."""
     return themed(
         rx.cond(
             Account.show_page,
-            rx.box(header(), rx.box(content, padding="1.5em"), min_height="100vh"),
+            rx.box(header(), _mfa_notice(), rx.box(content, padding="1.5em"), min_height="100vh"),
             rx.fragment(),
         )
     )

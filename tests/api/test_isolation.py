@@ -224,6 +224,16 @@ EXTRAS = {
     "/api/get-ldap-users": lambda c, w, o: c.get("/api/get-ldap-users", params={"id": f"{o}/{w.names['ldap'][o]}"}),
     "/api/sync-ldap-users": lambda c, w, o: c.post("/api/sync-ldap-users", params={
         "id": f"{o}/{w.names['ldap'][o]}"}, json=[{"uid": "forged", "cn": "forged", "uuid": "forged"}]),
+    # multi-factor setup of organization o's admin: only the user sets up, only their admins enable or remove
+    "/api/mfa/setup/initiate": lambda c, w, o: c.post("/api/mfa/setup/initiate", data={
+        "owner": o, "name": "boss", "mfaType": "app"}),
+    "/api/mfa/setup/verify": lambda c, w, o: c.post("/api/mfa/setup/verify", data={
+        "owner": o, "name": "boss", "mfaType": "app", "passcode": "123456"}),
+    "/api/mfa/setup/enable": lambda c, w, o: c.post("/api/mfa/setup/enable", data={
+        "owner": o, "name": "boss", "mfaType": "email"}),
+    "/api/set-preferred-mfa": lambda c, w, o: c.post("/api/set-preferred-mfa", data={
+        "owner": o, "name": "boss", "mfaType": "email"}),
+    "/api/delete-mfa": lambda c, w, o: c.post("/api/delete-mfa", params={"owner": o, "name": "boss"}),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),

@@ -96,3 +96,14 @@ def test_where_logout_goes():
     assert after_logout("https://app.example/", "acme") == "https://app.example/"
     assert after_logout("", "acme") == "/login/acme"
     assert after_logout("", "built-in") == "/"
+
+
+def test_guard_sends_an_account_that_must_set_up_mfa_to_the_setup_page():
+    decision = guard("/users?p=2", loaded=True, signed_in=True, mfa_setup_required="sms")
+    assert (decision.show, decision.redirect) == (False, "/mfa/setup?mfaType=sms")
+    assert guard("/mfa/setup?mfaType=app", loaded=True, signed_in=True, mfa_setup_required="sms").show
+    assert guard("/mfa/setup/?mfaType=app&from=%2Fx", loaded=True, signed_in=True, mfa_setup_required="app").show
+    # a password update comes first; nobody signed in goes to /login whatever the rule
+    assert guard("/", loaded=True, signed_in=True, needs_password_update=True,
+                 mfa_setup_required="app").redirect.startswith("/forget/")
+    assert guard("/", loaded=True, signed_in=False, mfa_setup_required="app").redirect.startswith("/login")

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     invitations,
     ldap,
     login,
+    mfa,
     organizations,
     shortcuts,
     users,

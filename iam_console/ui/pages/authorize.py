@@ -17,12 +17,14 @@ import time
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, oauth, redirects, webauthn
+from ...services import lookup, mfa, oauth, redirects, webauthn
 from ...services.errors import ServiceError
+from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import themed
 from ..state.account import Account
 from ..state.prefs import Prefs
+from ..state.second_factor import SecondStep
 from ..text import t
 
 ANSWER_RERUN_SECONDS = 10.0
@@ -49,6 +51,9 @@ class Authorize(rx.State):
     def _answer(self) -> None:
         self._answered_query, self._answered_at = self.router.url.query, time.monotonic()
 
+    def forget_answer(self) -> None:
+        self._answered_query, self.busy = "", False
+
     def _answered(self) -> bool:
         return (self._answered_query == self.router.url.query
                 and time.monotonic() - self._answered_at < ANSWER_RERUN_SECONDS)
@@ -60,6 +65,7 @@ class Authorize(rx.State):
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
         self.app_webauthn = False
+        (await self.get_state(SecondStep)).reset_step()
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
         account._load()
@@ -79,8 +85,11 @@ class Authorize(rx.State):
             self.app_webauthn = webauthn.allows(application)
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
+                url = self.router.url
+                target = mfa.required_setup_path(lookup.organization(db, user.owner), user,
+                                                 f"{url.path}?{url.query}")
                 try:
-                    target = oauth.authorize(db, authorization, user).url
+                    target = target or oauth.authorize(db, authorization, user).url
                 except ServiceError:
                     target = ""  # this account may not use the application: sign in as another
         if not target and request.prompt == "none":
@@ -89,7 +98,8 @@ class Authorize(rx.State):
                 request.redirect_uri, {"error": "login_required", "state": request.state},
                 fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
         if target:
-            self._answer()
+            if not target.startswith("/mfa/setup"):  # coming back from the setup is a new request
+                self._answer()
             # a full navigation (the redirect URI is another site); replace, so that
             # Back does not land here and issue another code
             return rx.call_script(f"window.location.replace({json.dumps(target)})")
@@ -120,10 +130,27 @@ class Authorize(rx.State):
 
     @rx.event
     async def finished(self, result: dict):
+        if (result or {}).get("status") == "mfa-setup":  # no code: coming back here is a new request
+            self._answered_query = ""
+            return
+        if (result or {}).get("status") == "mfa":  # a second factor is owed
+            self.busy = False
+            (await self.get_state(SecondStep)).begin("authorize", True, "", result.get("methods") or [])
+            return
         failure = (await self.get_state(Prefs)).script_failure(result)
         if failure is not None:
             self.busy, self.sign_in_error = False, failure
             self._answered_query = ""
+
+    @rx.event
+    def submit_code(self):
+        self._answer()  # the sign-in is being answered: a rerun of on_load must not issue a code
+        return SecondStep.submit
+
+    @rx.event
+    def on_code_key(self, key: str):
+        if key == "Enter":
+            return Authorize.submit_code
 
 
 def _header() -> rx.Component:
@@ -177,7 +204,11 @@ def authorize_page() -> rx.Component:
     return themed(rx.center(
         rx.cond(
             Authorize.checked,
-            rx.card(rx.cond(Authorize.error != "", _refused(), _form()), width="22em", size="3"),
+            rx.card(rx.cond(Authorize.error != "", _refused(),
+                            rx.cond(SecondStep.active, rx.vstack(_header(), second_factor_form(
+                                "authorize", Authorize.submit_code, Authorize.on_code_key), width="100%"),
+                                    _form())),
+                    width="22em", size="3"),
             rx.spinner(size="3"),
         ),
         min_height="100vh",

@@ -9,10 +9,12 @@ import reflex as rx
 
 from ...db import session_scope
 from ...services import navigation, webauthn
+from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import themed
 from ..state.account import Account
 from ..state.prefs import Prefs
+from ..state.second_factor import SecondStep
 from ..text import t
 
 
@@ -29,6 +31,7 @@ class Login(rx.State):
     @rx.event
     async def prepare(self):
         self.error, self.busy = "", False
+        (await self.get_state(SecondStep)).reset_step()
         self.return_to = navigation.safe_return_path(self.router.url.query_parameters.get("from"))
         account = await self.get_state(Account)
         account._load()
@@ -59,6 +62,10 @@ class Login(rx.State):
 
     @rx.event
     async def finished(self, result: dict):
+        if (result or {}).get("status") == "mfa":  # a second factor is owed
+            self.busy = False
+            (await self.get_state(SecondStep)).begin("login", False, self.return_to, result.get("methods") or [])
+            return
         failure = (await self.get_state(Prefs)).script_failure(result)
         if failure is not None:
             self.busy, self.error = False, failure
@@ -96,7 +103,8 @@ def _form() -> rx.Component:
 
 
 def login_page() -> rx.Component:
-    return themed(rx.center(_form(), min_height="100vh"))
+    second = rx.card(second_factor_form("login", SecondStep.submit, SecondStep.on_key), width="22em", size="3")
+    return themed(rx.center(rx.cond(SecondStep.active, second, _form()), min_height="100vh"))
 
 
 page("/login", "Sign in", guarded=False, on_load=Login.prepare)(login_page)

@@ -20,6 +20,8 @@ from ..routes import page
 from ..screens import Column, Field, Screen, screen
 from ..state.editing import Editing
 from ..state.listing import Listing
+from ..state.mfa import MfaSection
+from ..state.prefs import Prefs
 from ..state.users import ContactReset, UserEdit
 from ..text import t
 
@@ -297,8 +299,56 @@ def _properties() -> rx.Component:
     return _labelled("Properties", "Properties", rx.vstack(table, pager, spacing="2", width="100%"))
 
 
+def _mfa_row(row: rx.Var) -> rx.Component:
+    kind, on = row["mfaType"], row["enabled"] == "1"
+    setup = rx.link(rx.button(t("Setup"), size="1", variant="soft", id="mfa-setup-" + kind),
+                    href="/mfa/setup?mfaType=" + kind)
+    # an admin of another user: email and sms may be enabled, never set up, the app type not at all
+    admin_enable = rx.button(t("Enable"), size="1", variant="soft", on_click=MfaSection.enable(kind),
+                             id="mfa-enable-" + kind)
+    action = rx.cond(
+        on,
+        rx.cond(row["preferred"] == "1",
+                rx.badge(t("Preferred"), color_scheme="green", id="mfa-preferred-" + kind),
+                rx.button(t("Set preferred"), size="1", variant="outline", on_click=MfaSection.set_preferred(kind),
+                          disabled=~MfaSection.may_manage, id="mfa-prefer-" + kind)),
+        rx.cond(MfaSection.is_self, setup,
+                rx.cond(MfaSection.may_manage & (kind != "app"), admin_enable, rx.fragment())),
+    )
+    return rx.table.row(
+        rx.table.cell(Prefs.tr[row["label"]]),
+        rx.table.cell(rx.cond(on, rx.badge(t("Enabled"), id="mfa-enabled-" + kind),
+                              rx.badge(t("Not enabled"), color_scheme="gray"))),
+        rx.table.cell(action),
+    )
+
+
+def _mfa() -> rx.Component:
+    """Spec §2.6, §2.7, §4: the methods, and Disable (removes all) after a confirmation."""
+    disable = rx.alert_dialog.root(
+        rx.alert_dialog.trigger(rx.button(t("Disable"), color_scheme="red", variant="soft", size="1",
+                                          id="mfa-disable")),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(t("Disable multi-factor authentication")),
+            rx.alert_dialog.description(t("Every method and the recovery codes will be removed.")),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button(t("Cancel"), variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(rx.button(t("Disable"), color_scheme="red", on_click=MfaSection.disable,
+                                                 id="mfa-disable-confirm")),
+                justify="end", spacing="3",
+            ),
+        ),
+    )
+    section = _labelled("Multi-factor authentication", "Multi-factor authentication", rx.vstack(
+        rx.table.root(rx.table.body(rx.foreach(MfaSection.rows, _mfa_row)), size="1", id="mfa-methods"),
+        rx.cond(MfaSection.any_enabled & MfaSection.may_manage, disable),
+        spacing="2", width="100%",
+    ))
+    return rx.cond(MfaSection.visible, section, rx.fragment())
+
+
 def _user_edit() -> rx.Component:
-    return edit_page(USERS, _password(), _reset_dialog(), _api_key(), _groups(),
+    return edit_page(USERS, _password(), _reset_dialog(), _api_key(), _mfa(), _groups(),
                      _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
                      _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
                      _properties(), webauthn_section())

@@ -14,7 +14,7 @@ import reflex as rx
 from ...api.callers import SESSION_COOKIE
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
-from ...services import accounts, auth, lookup, navigation
+from ...services import accounts, auth, lookup, mfa, navigation
 from ...services.access import ANONYMOUS, Actor
 from ..routes import SCREENS
 from ..theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
@@ -57,6 +57,10 @@ class Account(rx.State):
     accent: str = CONSOLE_DEFAULT.accent
     radius: str = CONSOLE_DEFAULT.radius
     compact_theme: bool = CONSOLE_DEFAULT.compact
+    # the organization's MFA items for an account without MFA (spec §2.7): "Required", "Prompt" or ""
+    mfa_rule: str = ""
+    mfa_setup_type: str = ""  # the type to set up
+    mfa_prompt_dismissed: bool = False  # 'Later'
 
     def _reset(self) -> None:
         self.signed_in = False
@@ -65,6 +69,7 @@ class Account(rx.State):
         self.menu_groups, self.menu_keys, self.organization_names = [], [], []
         self.languages = ["en"]
         self._set_theme(CONSOLE_DEFAULT)
+        self.mfa_rule = self.mfa_setup_type = ""
 
     def _set_theme(self, theme: ConsoleTheme) -> None:
         self.accent, self.radius, self.compact_theme = theme.accent, theme.radius, theme.compact
@@ -96,6 +101,8 @@ class Account(rx.State):
                     self.organization_names = [name for name, _ in accounts.organization_names(
                         db, Actor(user=user), ORGANIZATION_CHOICES_LIMIT)]
                 needs_password_update = user.need_update_password
+                self.mfa_rule = mfa.rule_for(organization, user)
+                self.mfa_setup_type = mfa.setup_type(organization) if self.mfa_rule else ""
         self.loaded = True
         return needs_password_update
 
@@ -106,10 +113,16 @@ class Account(rx.State):
         url = self.router.url
         path = url.path + (f"?{url.query}" if url.query else "")
         decision = navigation.guard(path, loaded=self.loaded, signed_in=self.signed_in,
-                                    needs_password_update=needs_password_update)
+                                    needs_password_update=needs_password_update,
+                                    mfa_setup_required=self.mfa_setup_type if self.mfa_rule == "Required" else "")
         self.show_page = decision.show
         if decision.redirect:
             return rx.redirect(decision.redirect)
+
+    @rx.event
+    def later(self):
+        """The MFA prompt's 'Later': not again in this tab."""
+        self.mfa_prompt_dismissed = True
 
     @rx.event
     def refresh(self):

@@ -18,6 +18,7 @@ from ...services import accounts, lookup, rules, users, verifications
 from ...services.errors import ServiceError
 from .account import viewer
 from .editing import Editing
+from .mfa import MfaSection
 from .prefs import Prefs
 from .webauthn import WebauthnSection
 
@@ -105,6 +106,7 @@ class UserEdit(rx.State):
                 editing.return_url = "/"  # spec §4: Save & Exit goes to / for non-admins
             (await self.get_state(ContactReset))._load(db, actor, target)
             (await self.get_state(WebauthnSection))._load(db, actor, target)
+            (await self.get_state(MfaSection))._load(db, actor, target)
 
     # --- the password dialog ---
 

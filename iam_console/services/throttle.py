@@ -1,0 +1,78 @@
+"""Counters and one-time marks in the database, shared by every worker.
+
+- `hit`: count an attempt under a key within a fixed window; past the limit the
+  attempt is refused before anything is compared. The count is committed at once,
+  so a request that fails afterwards (a wrong code) still counts, and parallel
+  requests cannot slip past the limit: the database increments atomically.
+- `claim`: mark a key once; a second claim of the same key is refused (a TOTP code
+  already used in its time step).
+
+Rows live until their `expires`; each call sweeps the expired ones (an indexed
+delete). No module-level state: several workers share the table.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from ..models import Throttle
+from .errors import ServiceError
+
+FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
+TABLE = Throttle.__table__
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def _upsert(db: Session, key: str, expires: int, *, increment: bool) -> int:
+    """Insert the key with count 1, or (increment) add one to its count; the rows changed."""
+    dialect = db.get_bind().dialect.name
+    values = {"key": key, "count": 1, "expires": expires}
+    if dialect == "mysql":
+        from sqlalchemy.dialects.mysql import insert
+        statement = insert(TABLE).values(**values)
+        statement = statement.on_duplicate_key_update(count=TABLE.c.count + 1) if increment \
+            else statement.prefix_with("IGNORE")
+    else:
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        statement = insert(TABLE).values(**values)
+        statement = statement.on_conflict_do_update(index_elements=["key"], set_={"count": TABLE.c.count + 1}) \
+            if increment else statement.on_conflict_do_nothing(index_elements=["key"])
+    return db.execute(statement).rowcount
+
+
+def _sweep(db: Session, now: int) -> None:
+    db.execute(sa.delete(TABLE).where(TABLE.c.expires < now))
+
+
+def hit(db: Session, key: str, limit: int, window_seconds: int) -> None:
+    """Count one attempt under `key`; refuse it (ServiceError, nothing compared) when the
+    window already holds `limit` attempts. Commits."""
+    now = _now()
+    window = now // window_seconds
+    expires = (window + 1) * window_seconds
+    full_key = f"{key[:180]}@{window}"
+    _sweep(db, now)
+    _upsert(db, full_key, expires, increment=True)
+    db.commit()
+    count = db.execute(sa.select(TABLE.c.count).where(TABLE.c.key == full_key)).scalar_one()
+    if count > limit:
+        raise ServiceError(FROZEN, max(1, math.ceil((expires - now) / 60)))
+
+
+def claim(db: Session, key: str, ttl_seconds: int) -> bool:
+    """Mark `key` for `ttl_seconds`; False when it was already marked. Commits."""
+    now = _now()
+    _sweep(db, now)
+    claimed = _upsert(db, key[:200], now + ttl_seconds, increment=False) == 1
+    db.commit()
+    return claimed

@@ -1,0 +1,172 @@
+"""Multi-factor authentication in the console: the /mfa/setup page (spec part 1 §2.7) and
+the user page's section (§2.6, §4). Every rule is services/mfa.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+import reflex as rx
+
+from ...db import session_scope
+from ...services import accounts, lookup, mfa, navigation
+from ...services.errors import ServiceError
+from ...services.mfa_props import TYPES, all_props
+from .account import viewer
+from .prefs import Prefs
+
+LABELS = {"app": "Authenticator app", "email": "Email", "sms": "SMS"}
+ITEM = "Multi-factor authentication"
+
+
+class MfaSetup(rx.State):
+    """Set a type up for yourself: initiate on load, prove it with a code, see the
+    recovery code once, Enable."""
+
+    mfa_type: str = ""
+    error: str = ""
+    secret: str = ""  # the TOTP secret (app) or the masked address (email, sms)
+    qr: str = ""  # data: URI of the QR code's SVG
+    recovery_code: str = ""
+    verified: bool = False
+    passcode: str = ""
+    sending: bool = False
+
+    @rx.event
+    async def open(self):
+        prefs = await self.get_state(Prefs)
+        self.error = self.secret = self.qr = self.recovery_code = self.passcode = ""
+        self.verified = self.sending = False
+        self.mfa_type = self.router.url.query_parameters.get("mfaType", "app")
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                if actor.user is None:
+                    return
+                props = mfa.initiate(db, actor, actor.user.owner, actor.user.name, self.mfa_type)
+                if self.mfa_type == "app":
+                    svg = mfa.qr_svg(props["url"]).encode()
+                    self.qr = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+        except ServiceError as exc:
+            self.error = prefs.say("Failed to initiate MFA") + ": " + prefs.say(exc.template, *exc.args_)
+            return
+        self.secret, self.recovery_code = props["secret"], props["recoveryCodes"][0]
+
+    @rx.event
+    def set_passcode(self, value: str):
+        self.passcode = value.strip()[:20]
+
+    @rx.event(background=True)
+    async def send_code(self):
+        async with self:
+            if self.sending:
+                return
+            self.sending, router, mfa_type = True, self.router, self.mfa_type
+
+        def send() -> None:
+            with session_scope() as db:
+                mfa.send_setup_code(db, viewer(db, router), mfa_type, client_ip=router.session.client_ip)
+
+        failure = None
+        try:
+            await asyncio.to_thread(send)  # an SMTP server or SMS gateway may take seconds
+        except ServiceError as exc:
+            failure = exc
+        async with self:
+            self.sending = False
+            prefs = await self.get_state(Prefs)
+            message = prefs.say(failure.template, *failure.args_) if failure else prefs.say("Code sent")
+        yield rx.toast.error(message) if failure else rx.toast.success(message)
+
+    @rx.event
+    async def verify(self):
+        prefs = await self.get_state(Prefs)
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                if actor.user is None:
+                    return
+                mfa.verify(db, actor, actor.user.owner, actor.user.name, self.mfa_type, self.passcode,
+                           client_ip=self.router.session.client_ip)
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        self.verified = True
+
+    @rx.event
+    async def enable(self):
+        prefs = await self.get_state(Prefs)
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                if actor.user is None:
+                    return
+                mfa.enable(db, actor, actor.user.owner, actor.user.name, self.mfa_type)
+        except ServiceError as exc:
+            return rx.toast.error(prefs.say("Failed to enable: %s", prefs.say(exc.template, *exc.args_)))
+        self.recovery_code = ""  # shown once
+        # back where the setup was asked for (an application's sign-in), else the account page;
+        # a full load, so that the shell learns the required setup is done
+        target = navigation.safe_return_path(self.router.url.query_parameters.get("from") or "/account")
+        from ..pages.authorize import Authorize  # here: the page module imports the states
+
+        # the authorize page this tab left for the setup must answer its request anew (its
+        # guard against reruns of on_load would otherwise take the return for one)
+        (await self.get_state(Authorize)).forget_answer()
+        return [rx.toast.success(prefs.say("Enabled successfully")),
+                rx.call_script(f"window.location.assign({json.dumps(target)})")]
+
+
+class MfaSection(rx.State):
+    """The user page's methods: Setup (yourself), Enable (an admin, email and sms of
+    another user), Set preferred, Disable (removes all, after a confirmation)."""
+
+    visible: bool = False
+    is_self: bool = False
+    may_manage: bool = False  # the viewer is the user or an admin of the user's organization
+    rows: list[dict[str, str]] = []  # {"mfaType", "label", "enabled", "preferred"} ("1" / "")
+    any_enabled: bool = False
+    _owner: str = ""
+    _name: str = ""
+
+    def _load(self, db, actor, target) -> None:
+        self._owner, self._name = target.owner, target.name
+        organization = lookup.organization(db, target.owner)
+        self.visible = ITEM not in accounts.hidden_items(actor, organization, target)
+        self.is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (target.owner, target.name)
+        self.may_manage = self.is_self or actor.is_global_admin or (
+            actor.is_org_admin and actor.organization == target.owner)
+        self._show(target)
+
+    def _show(self, user) -> None:
+        props = {p["mfaType"]: p for p in all_props(user)}
+        self.rows = [{"mfaType": t, "label": LABELS[t], "enabled": "1" if props[t]["enabled"] else "",
+                      "preferred": "1" if props[t]["isPreferred"] else ""} for t in TYPES]
+        self.any_enabled = any(props[t]["enabled"] for t in TYPES)
+
+    async def _apply(self, change, success: str):
+        prefs = await self.get_state(Prefs)
+        try:
+            with session_scope() as db:
+                change(db, viewer(db, self.router))
+                self._show(lookup.user(db, self._owner, self._name))
+        except ServiceError as exc:
+            message = prefs.say(exc.template, *exc.args_)
+            return rx.toast.error(prefs.say("Failed to enable: %s", message) if success == "Enabled successfully"
+                                  else message)
+        return rx.toast.success(prefs.say(success))
+
+    @rx.event
+    async def enable(self, mfa_type: str):
+        return await self._apply(lambda db, actor: mfa.enable(db, actor, self._owner, self._name, mfa_type),
+                                 "Enabled successfully")
+
+    @rx.event
+    async def set_preferred(self, mfa_type: str):
+        return await self._apply(lambda db, actor: mfa.set_preferred(db, actor, self._owner, self._name, mfa_type),
+                                 "Successfully saved")
+
+    @rx.event
+    async def disable(self):
+        return await self._apply(lambda db, actor: mfa.delete_all(db, actor, self._owner, self._name),
+                                 "Successfully deleted")

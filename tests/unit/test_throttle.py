@@ -1,0 +1,33 @@
+"""The database counters behind the code-check limits, and the one-time marks (services/throttle.py)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import select
+
+from iam_console import models as m
+from iam_console.services import throttle
+from iam_console.services.errors import ServiceError
+from tests.conftest import unique
+
+
+def test_hit_refuses_past_the_limit_and_keeps_counting_committed(db):
+    key = unique("k")
+    for _ in range(3):
+        throttle.hit(db, key, 3, 600)
+    with pytest.raises(ServiceError, match="too many times, please wait for"):
+        throttle.hit(db, key, 3, 600)
+    db.rollback()  # the request failed: its count stays
+    row = db.exec(select(m.Throttle).where(m.Throttle.key.startswith(key))).one()
+    assert row.count == 4
+    throttle.hit(db, unique("other"), 3, 600)  # another key is counted apart
+
+
+def test_claim_works_once_and_expired_marks_are_swept(db):
+    key = unique("mark")
+    assert throttle.claim(db, key, 60)
+    assert not throttle.claim(db, key, 60)
+    db.add(m.Throttle(key=unique("old"), count=1, expires=1))
+    db.commit()
+    throttle.claim(db, unique("new"), 60)
+    assert db.exec(select(m.Throttle).where(m.Throttle.expires < 1000)).first() is None
