@@ -188,20 +188,12 @@ window.iamWebauthnLogin = async function (organization, returnTo) {
   const auto = document.getElementById("login-auto");
   const autoSignin = auto ? auto.getAttribute("data-state") === "checked" : true;
   const result = await window.iamWebauthnSignIn(organization, "", "login-username", "?autoSignin=" + autoSignin);
-  if (result.status === "ok") {
-    window.location.assign(returnTo);
-    return { status: "redirecting", msg: "" };
-  }
-  return { status: result.status, msg: result.msg };
+  return window.iamSignedIn(result, false, returnTo);
 };
 
 // The OAuth authorize page: as iamAuthorize, with a WebAuthn credential.
 window.iamWebauthnAuthorize = async function (organization, application) {
   const result = await window.iamWebauthnSignIn(organization, application, "authorize-username",
     window.location.search);
-  if (result.status === "ok" && result.data2) {
-    window.location.replace(result.data2);
-    return { status: "redirecting", msg: "" };
-  }
-  return { status: result.status, msg: result.msg };
+  return window.iamSignedIn(result, true, "");
 };

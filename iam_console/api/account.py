@@ -40,8 +40,6 @@ async def login(request: Request) -> JSONResponse:
     and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
     call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
-    params = dict(request.query_params)
-    wants_code = bool(params.get("clientId") or params.get("client_id"))
     password = field(body, "password", str, "")
     passcode, recovery_code = field(body, "passcode", str, ""), field(body, "recoveryCode", str, "")
     form = auth.SignInRequest(
@@ -57,7 +55,7 @@ async def login(request: Request) -> JSONResponse:
         previous_token=session_token(request),
     )
     with session_scope() as db:
-        checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(params)) if wants_code else None
+        checked = authorization_in(db, dict(request.query_params))
         if checked is not None:  # the sign-in is for that application, whatever the body says
             form = dataclasses.replace(form, application=checked.application.name, type="login",
                                        organization=form.organization or checked.organization.name)
@@ -75,24 +73,7 @@ async def login(request: Request) -> JSONResponse:
                                 secure=settings.cookie_secure, path="/api/",
                                 max_age=auth.PENDING_MINUTES * 60)
             return response
-        setup = mfa.required_setup_path(result.organization, result.user,
-                                        f"/login/oauth/authorize?{request.url.query}") if checked else ""
-        if checked is None:
-            response = ok(f"{result.user.owner}/{result.user.name}")
-        elif setup:  # the organization requires MFA: no code until it is set up
-            response = ok(f"{result.user.owner}/{result.user.name}", setup)
-        else:
-            answer = oauth.authorize(db, checked, result.user, form.signin_method or "Password")
-            response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
-                          answer.url)
-    if MFA_COOKIE in request.cookies:
-        response.delete_cookie(MFA_COOKIE, path="/api/")
-    response.set_cookie(
-        SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
-        max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
-        else None,
-    )
-    return response
+        return signed_in(db, request, checked, result, form.signin_method or "Password")
 
 
 @router.get("/logout", operation_id="logout_get")
@@ -125,7 +106,6 @@ async def get_account(request: Request) -> JSONResponse:
         return ok(user_wire(user), organization_wire(organization), sub=user.uuid, name=user.name)
 
 
-# For sign-ins other than the password's (api/webauthn.py): the same answer as /api/login's.
 def authorization_in(db, params: dict) -> oauth.Authorization | None:
     """The authorization request a sign-in carries in its query (clientId, responseType,
     redirectUri...), checked; None for a plain sign-in."""
@@ -134,15 +114,25 @@ def authorization_in(db, params: dict) -> oauth.Authorization | None:
     return oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(params))
 
 
-def signed_in(db, checked: oauth.Authorization | None, result: auth.SignedIn, method: str) -> JSONResponse:
-    """/api/login's answer to a sign-in: the user's id, or the authorization's code (or
-    token) and the URL to send the browser to; with the session cookie."""
+def signed_in(db, request: Request, checked: oauth.Authorization | None, result: auth.SignedIn,
+              method: str) -> JSONResponse:
+    """The answer to a completed sign-in (password, second factor or WebAuthn): the user's id,
+    or the authorization's code (or token) and the URL to send the browser to, unless the
+    organization requires an MFA method the account has not set up (then the setup page, and
+    no code yet); with the session cookie."""
+    user_id = f"{result.user.owner}/{result.user.name}"
+    setup = mfa.required_setup_path(result.organization, result.user,
+                                    f"/login/oauth/authorize?{request.url.query}") if checked else ""
     if checked is None:
-        response = ok(f"{result.user.owner}/{result.user.name}")
+        response = ok(user_id)
+    elif setup:
+        response = ok(user_id, setup)
     else:
         answer = oauth.authorize(db, checked, result.user, method)
         response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                       answer.url)
+    if MFA_COOKIE in request.cookies:  # a pending second factor is settled
+        response.delete_cookie(MFA_COOKIE, path="/api/")
     response.set_cookie(
         SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
         max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent

@@ -111,4 +111,4 @@ async def signin_finish(request: Request) -> JSONResponse:
             form = dataclasses.replace(form, application=checked.application.name)
         result = service.finish_authentication(db, request.cookies.get(CEREMONY_COOKIE, ""), credential, form,
                                                form.application)
-        return _finished(signed_in(db, checked, result, service.METHOD))
+        return _finished(signed_in(db, request, checked, result, service.METHOD))

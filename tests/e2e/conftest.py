@@ -217,6 +217,16 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="session")
+def engine(server: Server):
+    """An engine on the server's database, for tests that arrange records directly."""
+    from iam_console.db import make_engine
+
+    created = make_engine(server.database_url)
+    yield created
+    created.dispose()
+
+
+@pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
         reason = f"{CHROMIUM} is missing: the browser tests need Debian's chromium package"

@@ -57,15 +57,6 @@ class Client:
     client_secret: str
 
 
-@pytest.fixture(scope="module")
-def engine(server):
-    from iam_console.db import make_engine
-
-    created = make_engine(server.database_url)
-    yield created
-    created.dispose()
-
-
 @pytest.fixture
 def client_app(engine) -> Client:
     """An organization with a user and an application for the code, refresh and device grants."""

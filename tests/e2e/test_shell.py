@@ -157,30 +157,26 @@ def test_organization_admin_has_no_swagger(visit, page, api_login, accounts):
     expect(page.locator("#menu-group-admin")).to_have_count(0)
 
 
-def test_an_organization_theme_styles_its_members_console(server, visit, page, api_login, accounts):
+def test_an_organization_theme_styles_its_members_console(engine, visit, page, api_login, accounts):
     """A customized theme (organization edit page) gives its members' console its accent colour,
     corner radius and compactness; other organizations keep the default."""
     import uuid
 
     from conftest import Account
 
-    from iam_console.db import make_engine, session_scope
+    from iam_console.db import session_scope
     from iam_console.models import Organization, User
     from iam_console.services.passwords import hash_password
 
     member = Account(f"themed-{uuid.uuid4().hex[:6]}", "tess", "Themed-pass-1", "Tess")
-    engine = make_engine(server.database_url)
-    try:
-        with session_scope(engine) as db:
-            db.add(Organization(owner="admin", name=member.organization, display_name="Themed",
-                                password_type="argon2id", theme_data={
-                                    "isEnabled": True, "themeType": "comic", "colorPrimary": "#ED4192",
-                                    "borderRadius": 16, "isCompact": True}))
-            db.add(User(owner=member.organization, name=member.username, uuid=str(uuid.uuid4()),
-                        type="normal-user", display_name=member.display_name,
-                        password=hash_password(member.password, "argon2id"), password_type="argon2id"))
-    finally:
-        engine.dispose()
+    with session_scope(engine) as db:
+        db.add(Organization(owner="admin", name=member.organization, display_name="Themed",
+                            password_type="argon2id", theme_data={
+                                "isEnabled": True, "themeType": "comic", "colorPrimary": "#ED4192",
+                                "borderRadius": 16, "isCompact": True}))
+        db.add(User(owner=member.organization, name=member.username, uuid=str(uuid.uuid4()),
+                    type="normal-user", display_name=member.display_name,
+                    password=hash_password(member.password, "argon2id"), password_type="argon2id"))
 
     api_login(member)
     visit("/apps")

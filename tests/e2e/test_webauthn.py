@@ -22,15 +22,6 @@ WEBAUTHN = {"name": "WebAuthn", "displayName": "WebAuthn", "rule": "None"}
 PASSWORD_ONLY = [{"name": "Password", "displayName": "Password", "rule": "All"}]
 
 
-@pytest.fixture(scope="module")
-def engine(server):
-    from iam_console.db import make_engine
-
-    created = make_engine(server.database_url)
-    yield created
-    created.dispose()
-
-
 @pytest.fixture
 def world(engine):
     """A fresh organization with an ordinary user dora and an OAuth application allowing WebAuthn."""
