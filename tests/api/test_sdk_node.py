@@ -505,3 +505,35 @@ def test_a_wrong_basic_secret_runs_as_anonymous(sdk):
     roles, user = sdk.run(call("getRoles"), call("getUser", ADMIN), secret="wrong-secret")
     for answer in (roles, user):
         assert (answer["status"], answer["data"]) == ("error", "Please login first"), answer
+
+
+# --- MFA: multipart forms (deleteMfa too, where Casdoor's own SDK for Python uses the query) ---
+
+def test_mfa_calls(sdk, leftovers):
+    name = f"node-mfa-{uuid.uuid4().hex[:8]}"
+    leftovers(m.User, ORG, name)
+    user = {"owner": ORG, "name": name}
+    answers = sdk.run(
+        call("addUser", {**user, "displayName": name, "email": f"{name}@corp.test", "phone": "2025550143",
+                         "countryCode": "US"}),
+        call("initiateMfa", {**user, "mfaType": "app"}),  # an application may not set up for a user
+        call("enableMfa", {**user, "mfaType": "app"}),  # nor enable the app type
+        call("enableMfa", {**user, "mfaType": "email"}),
+        call("enableMfa", {**user, "mfaType": "sms"}),
+        call("setPreferredMfa", {**user, "mfaType": "sms"}),
+        call("getUser", name),
+        call("deleteMfa", ORG, name),
+        call("getUser", name))
+    added, initiated, app_enabled, email, sms, preferred, with_mfa, deleted, without_mfa = answers
+    affected(added)
+    assert initiated["status"] == "error" and "Only the user may set up" in initiated["msg"]
+    assert app_enabled["status"] == "error" and "cannot enable the app type" in app_enabled["msg"]
+    ok(email)
+    ok(sms)
+    assert [p["mfaType"] for p in ok(preferred) if p["isPreferred"]] == ["sms"]
+    stored = ok(with_mfa)
+    assert stored["mfaEmailEnabled"] and stored["mfaPhoneEnabled"] and stored["preferredMfaType"] == "sms"
+    assert {p["mfaType"] for p in stored["multiFactorAuths"] if p["enabled"]} == {"email", "sms"}
+    assert not any(p["enabled"] for p in ok(deleted))
+    cleared = ok(without_mfa)
+    assert not (cleared["mfaEmailEnabled"] or cleared["mfaPhoneEnabled"] or cleared["preferredMfaType"])
