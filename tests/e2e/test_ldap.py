@@ -141,9 +141,25 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
     expect(page).to_have_url(server.url(f"/ldap/sync/{org}/{ident}"))
     rows = page.locator("tr.ldap-row")
     expect(rows).to_have_count(10)
-    expect(page.locator("#ldap-total")).to_have_text("Total 300")
+    expect(page.locator("#ldap-list-total")).to_have_text("Total 300")
     expect(page.locator("#ldap-sync")).to_be_disabled()  # nothing selected yet
     expect(page.locator(".ldap-unsynced")).to_have_count(10)
+
+    # the size changer and the quick jumper (spec §9)
+    page.click("#ldap-page-size")
+    page.get_by_role("option", name="20", exact=True).click()
+    expect(rows).to_have_count(20)
+    expect(page.locator("#ldap-page-current")).to_have_text("1 / 15")
+    first_on_page_one = rows.first.get_attribute("data-uid")
+    page.fill("#ldap-page-jump", "15")
+    page.press("#ldap-page-jump", "Enter")
+    expect(page.locator("#ldap-page-current")).to_have_text("15 / 15")
+    expect(rows.first).not_to_have_attribute("data-uid", first_on_page_one)
+    expect(rows).to_have_count(20)
+    page.click("#ldap-page-size")
+    page.get_by_role("option", name="10", exact=True).click()
+    expect(page.locator("#ldap-page-current")).to_have_text("1 / 30")
+    expect(rows).to_have_count(10)
 
     # sorted by UidNumber, descending: the last users first
     page.click("#ldap-sort-uidNumber")
@@ -174,12 +190,12 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
     # the Group ID filter
     page.click("#ldap-filter-group")
     page.get_by_role("option", name="501", exact=True).click()
-    expect(page.locator("#ldap-total")).to_have_text("Total 100")
+    expect(page.locator("#ldap-list-total")).to_have_text("Total 100")
 
     # a user synced elsewhere meanwhile: the spec's 'already exist' message, and no move
     page.click("#ldap-filter-group")
     page.get_by_role("option", name="All", exact=True).click()
-    expect(page.locator("#ldap-total")).to_have_text("Total 300")
+    expect(page.locator("#ldap-list-total")).to_have_text("Total 300")
     _row(page, "user0298").locator(".ldap-select").click()
     listed = page.request.get(f"/api/get-ldap-users?id={org}/{ident}").json()["data"]["users"]
     entry = next(u for u in listed if u["uid"] == "user0298")

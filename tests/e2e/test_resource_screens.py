@@ -128,6 +128,12 @@ def test_paging_and_sorting_a_list_longer_than_a_page(visit, page, api_login, ac
     expect(page.locator("#list-total")).to_have_text("Total 40")
     expect(page.locator("#list-table tbody tr")).to_have_count(20)
 
+    # the size changer: 50 a page shows them all on one
+    page.click("#page-size")
+    page.get_by_role("option", name="50", exact=True).click()
+    expect(page.locator("#page-current")).to_have_text("1 / 1")
+    expect(page.locator("#list-table tbody tr")).to_have_count(40)
+
 
 def test_an_organization_admin_sees_only_their_organization(visit, page, api_login, accounts):
     api_login(accounts.boss)

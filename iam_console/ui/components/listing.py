@@ -10,7 +10,7 @@ import reflex as rx
 
 from ..screens import Column, Screen
 from ..state.account import Account
-from ..state.listing import PAGE_SIZES, Listing
+from ..state.listing import PAGE_SIZES, Listing, Paging
 from ..state.prefs import Prefs
 from ..text import t
 from .dialogs import confirm
@@ -86,21 +86,22 @@ def _search(screen: Screen) -> rx.Component:
     )
 
 
-def _pager() -> rx.Component:
+def pager(state: type[Paging], prefix: str = "") -> rx.Component:
+    """Total, previous/next, quick jumper and size changer (spec §9) of a Paging state's table."""
     return rx.hstack(
-        rx.text(Prefs.tr["Total %s"].replace("%s", Listing.total.to_string()), size="2", id="list-total"),
+        rx.text(Prefs.tr["Total %s"].replace("%s", state.total.to_string()), size="2", id=f"{prefix}list-total"),
         rx.spacer(),
-        rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=Listing.page <= 1,
-                       on_click=Listing.go_to(Listing.page - 1), id="page-prev"),
-        rx.text(Listing.page.to_string() + " / " + Listing.page_count.to_string(), size="2", id="page-current"),
-        rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft",
-                       disabled=Listing.page >= Listing.page_count,
-                       on_click=Listing.go_to(Listing.page + 1), id="page-next"),
+        rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=state.page <= 1,
+                       on_click=state.go_to(state.page - 1), id=f"{prefix}page-prev"),
+        rx.text(state.page.to_string() + " / " + state.page_count.to_string(), size="2",
+                id=f"{prefix}page-current"),
+        rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft", disabled=state.page >= state.page_count,
+                       on_click=state.go_to(state.page + 1), id=f"{prefix}page-next"),
         rx.text(t("Go to"), size="2"),
-        rx.input(value=Listing.jump_to, on_change=Listing.set_jump_to, on_key_down=Listing.jump, width="4em",
-                 size="1", id="page-jump"),
-        rx.select(PAGE_SIZES, value=Listing.page_size.to_string(), on_change=Listing.set_page_size, size="1",
-                  id="page-size"),
+        rx.input(value=state.jump_to, on_change=state.set_jump_to, on_key_down=state.jump, width="4em",
+                 size="1", id=f"{prefix}page-jump"),
+        rx.select(PAGE_SIZES, value=state.page_size.to_string(), on_change=state.set_page_size, size="1",
+                  id=f"{prefix}page-size"),
         align="center", spacing="2", width="100%",
     )
 
@@ -148,7 +149,7 @@ def list_page(screen: Screen, row_actions: RowActions | None = None) -> rx.Compo
             rx.cond(Listing.error != "", rx.callout(Listing.error, icon="triangle-alert", color_scheme="red",
                                                     id="list-error")),
             rx.box(table, overflow_x="auto", width="100%"),
-            _pager(),
+            pager(Listing),
             _confirm_delete(),
             spacing="3", width="100%",
         ),

@@ -10,6 +10,7 @@ from ...services import groups
 from ...services.rules import LDAP_FILTER_FIELDS, LDAP_PASSWORD_TYPES
 from ..components.dialogs import confirm
 from ..components.editing import edit_page
+from ..components.listing import pager
 from ..routes import page
 from ..screens import Field, Screen, screen
 from ..state.editing import Editing
@@ -105,20 +106,6 @@ def _row(row: rx.Var) -> rx.Component:
     )
 
 
-def _pager() -> rx.Component:
-    return rx.hstack(
-        rx.text(Prefs.tr["Total %s"].replace("%s", LdapSync.total.to_string()), size="2", id="ldap-total"),
-        rx.spacer(),
-        rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=LdapSync.page <= 1,
-                       on_click=LdapSync.go_to(LdapSync.page - 1), id="ldap-page-prev"),
-        rx.text(LdapSync.page.to_string() + " / " + LdapSync.page_count.to_string(), size="2", id="ldap-page"),
-        rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft",
-                       disabled=LdapSync.page >= LdapSync.page_count,
-                       on_click=LdapSync.go_to(LdapSync.page + 1), id="ldap-page-next"),
-        align="center", spacing="2", width="100%",
-    )
-
-
 def _sync_page() -> rx.Component:
     table = rx.table.root(
         rx.table.header(rx.table.row(
@@ -146,7 +133,7 @@ def _sync_page() -> rx.Component:
                                                  id="ldap-error")),
         rx.cond(LdapSync.loading & (LdapSync.rows.length() == 0), rx.spinner(id="ldap-loading")),
         rx.box(table, overflow_x="auto", width="100%"),
-        _pager(),
+        pager(LdapSync, prefix="ldap-"),
         confirm(t("Please confirm to sync selected users"), on_ok=LdapSync.confirm_sync,
                 on_cancel=LdapSync.cancel_sync, open_=LdapSync.confirming, ident="ldap-sync"),
         spacing="3", width="100%",

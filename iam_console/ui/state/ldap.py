@@ -19,9 +19,10 @@ from ...db import session_scope
 from ...services import ldap, policy
 from ...services.errors import ServiceError
 from .account import viewer
+from .listing import Paging
 from .prefs import Prefs
 
-PAGE_SIZE = 10  # spec §9
+PAGE_SIZE = 10  # spec §9, the first size shown
 ALL_GROUPS = "__all__"
 
 
@@ -33,13 +34,13 @@ def _display(user: dict[str, str], synced: dict[str, str], organization: str) ->
             "__href": f"/users/{quote(organization, safe='')}/{quote(name, safe='')}" if name else ""}
 
 
-def _read(router, owner: str, name: str, args: dict) -> tuple[ldap.DirectoryPage | None, str, Any]:
+def _read(router, owner: str, name: str, args: dict[str, Any]) -> tuple[ldap.DirectoryPage | None, str, Any]:
     """(page, server name, error), read in a worker thread; a refused viewer gets "403"."""
     try:
         with session_scope() as db:
             actor = viewer(db, router)
             row = ldap.server(db, actor, owner, name)
-            found = ldap.directory_page(db, actor, owner, name, page_size=PAGE_SIZE, **args)
+            found = ldap.directory_page(db, actor, owner, name, **args)
             return found, row.server_name, ""
     except ServiceError as exc:
         if exc.template in (policy.UNAUTHORIZED, "Please login first"):
@@ -55,13 +56,11 @@ def _sync(router, owner: str, name: str, uuids: list[str]) -> tuple[ldap.SyncRes
         return None, exc
 
 
-class LdapSync(rx.State):
+class LdapSync(Paging, rx.State):
     organization: str = ""
     ldap_id: str = ""
     server_name: str = ""
     rows: list[dict[str, str]] = []
-    total: int = 0
-    page: int = 1
     sort_field: str = ""
     sort_order: str = ""  # "ascend", "descend" or "" (the directory's order)
     group_id: str = ""
@@ -71,10 +70,6 @@ class LdapSync(rx.State):
     syncing: bool = False
     confirming: bool = False
     error: str = ""
-
-    @rx.var
-    def page_count(self) -> int:
-        return max(1, -(-self.total // PAGE_SIZE))
 
     @rx.var
     def selectable_on_page(self) -> list[str]:
@@ -90,7 +85,7 @@ class LdapSync(rx.State):
         """on_load: /ldap/sync/{organization}/{ldapId}."""
         parts = [p for p in self.router.url.path.split("/") if p]
         self.organization, self.ldap_id = (parts[-2], parts[-1]) if len(parts) >= 4 else ("", "")
-        self.page, self.sort_field, self.sort_order, self.group_id = 1, "", "", ""
+        self.page, self.page_size, self.sort_field, self.sort_order, self.group_id = 1, PAGE_SIZE, "", "", ""
         self.rows, self.total, self.selected, self.error, self.server_name = [], 0, [], "", ""
         self.confirming = False
         return LdapSync.load
@@ -100,8 +95,8 @@ class LdapSync(rx.State):
         async with self:
             self.loading = True
             target = (self.router, self.organization, self.ldap_id)
-            args = {"page": self.page, "sort_field": self.sort_field, "sort_order": self.sort_order,
-                    "group_id": self.group_id}
+            args = {"page": self.page, "page_size": self.page_size, "sort_field": self.sort_field,
+                    "sort_order": self.sort_order, "group_id": self.group_id}
         found, server_name, error = await asyncio.to_thread(_read, *target, args)
         async with self:
             self.loading = False
@@ -137,9 +132,7 @@ class LdapSync(rx.State):
         self.page = 1
         return LdapSync.load
 
-    @rx.event
-    def go_to(self, page: int):
-        self.page = max(1, min(int(page), self.page_count))
+    async def _turned(self):
         return LdapSync.load
 
     @rx.event

@@ -22,17 +22,52 @@ from .prefs import ALL_ORGANIZATIONS, Prefs
 PAGE_SIZES = ["10", "20", "50", "100"]
 
 
-class Listing(rx.State):
-    screen_key: str = ""
-    rows: list[dict[str, str]] = []
+class Paging(rx.State, mixin=True):
+    """The pager of a table (spec §9: total, previous/next, quick jumper, size changer),
+    for any state that reloads its page in `_turned`."""
+
     total: int = 0
     page: int = 1
     page_size: int = 10
+    jump_to: str = ""
+
+    @rx.var
+    def page_count(self) -> int:
+        return max(1, -(-self.total // max(self.page_size, 1)))
+
+    async def _turned(self) -> Any:
+        """Load the page now shown; what it returns, the events return."""
+        raise NotImplementedError
+
+    @rx.event
+    async def go_to(self, page: int):
+        self.page = max(1, min(int(page), self.page_count))
+        return await self._turned()
+
+    @rx.event
+    async def jump(self, key: str):
+        if key == "Enter" and self.jump_to.strip().isdigit():
+            page, self.jump_to = int(self.jump_to.strip()), ""
+            return await self.go_to(page)
+
+    @rx.event
+    def set_jump_to(self, value: str):
+        self.jump_to = value[:9]
+
+    @rx.event
+    async def set_page_size(self, size: str):
+        if size in PAGE_SIZES:
+            self.page_size, self.page = int(size), 1
+            return await self._turned()
+
+
+class Listing(Paging, rx.State):
+    screen_key: str = ""
+    rows: list[dict[str, str]] = []
     sort_field: str = ""
     sort_order: str = ""  # "ascend", "descend" or "" (the default order)
     search_field: str = ""
     search_value: str = ""
-    jump_to: str = ""
     scope_organization: str = ""  # /organizations/{org}/users, /trees/{org}: the route's organization
     scope_group: str = ""  # /trees/{org}/{group}: the users of that group
     error: str = ""
@@ -43,10 +78,6 @@ class Listing(rx.State):
     @property
     def _screen(self) -> Screen:
         return SCREENS[self.screen_key]
-
-    @rx.var
-    def page_count(self) -> int:
-        return max(1, -(-self.total // max(self.page_size, 1)))
 
     @rx.event
     async def open(self, screen_key: str):
@@ -105,26 +136,8 @@ class Listing(rx.State):
         self.total = page.total or 0
         self.page = page.page or self.page
 
-    @rx.event
-    async def go_to(self, page: int):
-        self.page = max(1, min(int(page), self.page_count))
+    async def _turned(self):
         return await self._load()
-
-    @rx.event
-    async def jump(self, key: str):
-        if key == "Enter" and self.jump_to.strip().isdigit():
-            page, self.jump_to = int(self.jump_to.strip()), ""
-            return await self.go_to(page)
-
-    @rx.event
-    def set_jump_to(self, value: str):
-        self.jump_to = value[:9]
-
-    @rx.event
-    async def set_page_size(self, size: str):
-        if size in PAGE_SIZES:
-            self.page_size, self.page = int(size), 1
-            return await self._load()
 
     @rx.event
     async def sort(self, field: str):
