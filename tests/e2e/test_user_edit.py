@@ -250,8 +250,15 @@ def test_properties_are_added_edited_deleted_and_saved(visit, page, api_login, s
     _open(visit, page, f"/users/{world.org}/target", "target")
     rows = page.locator("#properties-table tbody tr")
     expect(rows).to_have_count(10)  # ten a page
-    expect(page.locator("#properties-page")).to_have_text("1 / 2")
-    page.click("#properties-next")
+    expect(page.locator("#properties-page-current")).to_have_text("1 / 2")
+    expect(page.locator("#properties-list-total")).to_have_text("Total 12")
+    page.click("#properties-page-size")  # the size changer (spec §9)
+    page.get_by_role("option", name="20", exact=True).click()
+    expect(rows).to_have_count(12)
+    page.click("#properties-page-size")
+    page.get_by_role("option", name="10", exact=True).click()
+    page.fill("#properties-page-jump", "2")  # the quick jumper
+    page.press("#properties-page-jump", "Enter")
     expect(rows).to_have_count(2)
 
     page.click("#properties-add")  # a new row on the last page
@@ -262,7 +269,7 @@ def test_properties_are_added_edited_deleted_and_saved(visit, page, api_login, s
     rows.nth(1).locator(".property-delete").click()  # p11
     expect(rows).to_have_count(2)
     expect(_cell(rows.nth(1), 0)).to_have_value("colour")
-    page.click("#properties-prev")
+    page.click("#properties-page-prev")
     page.locator("#properties-table tbody tr").nth(0).locator(".property-delete").click()  # p00
     page.click("#edit-save")
     expect(_toast(page, "Successfully saved")).to_be_visible()
@@ -271,7 +278,7 @@ def test_properties_are_added_edited_deleted_and_saved(visit, page, api_login, s
     expected = {f"p{i:02d}": f"v{i}" for i in range(1, 10)} | {"p10": "changed", "colour": "blue"}
     assert properties == expected
     visit.reload()
-    expect(page.locator("#properties-page")).to_have_text("1 / 2")
+    expect(page.locator("#properties-page-current")).to_have_text("1 / 2")
 
 
 def test_groups_hold_one_physical_group_at_most(visit, page, api_login, server):

@@ -13,7 +13,7 @@ from ...services import builtin as b
 from ..components.avatar import avatar_cropper
 from ..components.dialogs import cancel_ok
 from ..components.editing import edit_page
-from ..components.listing import list_page
+from ..components.listing import list_page, pager
 from ..components.webauthn import webauthn_section
 from ..routes import SCREENS as ROUTES
 from ..routes import page
@@ -22,7 +22,7 @@ from ..state.editing import Editing
 from ..state.listing import Listing
 from ..state.mfa import MfaSection
 from ..state.prefs import Prefs
-from ..state.users import ContactReset, UserEdit
+from ..state.users import ContactReset, Properties, UserEdit
 from ..text import t
 
 
@@ -266,12 +266,12 @@ def _properties() -> rx.Component:
 
     def row(r: rx.Var) -> rx.Component:
         return rx.table.row(
-            rx.table.cell(rx.input(value=r["key"], on_change=lambda v: UserEdit.set_property(r["index"], "key", v),
+            rx.table.cell(rx.input(value=r["key"], on_change=lambda v: Properties.edit(r["index"], "key", v),
                                    disabled=locked, size="1", class_name="property-key")),
             rx.table.cell(rx.input(value=r["value"],
-                                   on_change=lambda v: UserEdit.set_property(r["index"], "value", v),
+                                   on_change=lambda v: Properties.edit(r["index"], "value", v),
                                    disabled=locked, size="1", class_name="property-value")),
-            rx.table.cell(rx.icon_button(rx.icon("trash-2", size=14), on_click=UserEdit.delete_property(r["index"]),
+            rx.table.cell(rx.icon_button(rx.icon("trash-2", size=14), on_click=Properties.delete(r["index"]),
                                          disabled=locked, size="1", color_scheme="red", variant="soft",
                                          class_name="property-delete", aria_label="delete")),
         )
@@ -280,23 +280,13 @@ def _properties() -> rx.Component:
         rx.table.header(rx.table.row(rx.table.column_header_cell(t("Key")),
                                      rx.table.column_header_cell(t("Value")),
                                      rx.table.column_header_cell(t("Action")))),
-        rx.table.body(rx.foreach(UserEdit.property_rows, row)),
+        rx.table.body(rx.foreach(Properties.page_rows, row)),
         width="100%", size="1", variant="surface", id="properties-table",
     )
-    pager = rx.hstack(
-        rx.button(rx.icon("plus", size=14), t("Add"), on_click=UserEdit.add_property, disabled=locked, size="1",
-                  variant="soft", id="properties-add"),
-        rx.spacer(),
-        rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=UserEdit.property_page <= 1,
-                       on_click=UserEdit.go_to_property_page(UserEdit.property_page - 1), id="properties-prev"),
-        rx.text(UserEdit.property_page.to_string() + " / " + UserEdit.property_pages.to_string(), size="2",
-                id="properties-page"),
-        rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft",
-                       disabled=UserEdit.property_page >= UserEdit.property_pages,
-                       on_click=UserEdit.go_to_property_page(UserEdit.property_page + 1), id="properties-next"),
-        align="center", width="100%",
-    )
-    return _labelled("Properties", "Properties", rx.vstack(table, pager, spacing="2", width="100%"))
+    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=Properties.add, disabled=locked, size="1",
+                    variant="soft", id="properties-add")
+    return _labelled("Properties", "Properties", rx.vstack(table, add, pager(Properties, prefix="properties-"),
+                                                           spacing="2", width="100%"))
 
 
 def _mfa_row(row: rx.Var) -> rx.Component:

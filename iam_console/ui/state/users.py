@@ -18,6 +18,7 @@ from ...services import accounts, lookup, rules, users, verifications
 from ...services.errors import ServiceError
 from .account import viewer
 from .editing import Editing
+from .listing import Paging
 from .mfa import MfaSection
 from .prefs import Prefs
 from .webauthn import WebauthnSection
@@ -49,25 +50,10 @@ class UserEdit(rx.State):
     # groups: {"id": owner/name, "type": Physical | Virtual | ""}
     groups: list[dict[str, str]] = []
     group_options: list[dict[str, str]] = []
-    # properties: {"key", "value"}, edited in place
-    properties: list[dict[str, str]] = []
-    property_page: int = 1
-    _stored_properties: dict[str, Any] = {}
     avatar_open: bool = False
     # read-only
     roles: list[str] = []
     permissions: list[str] = []
-
-    @rx.var
-    def property_pages(self) -> int:
-        return max(1, -(-len(self.properties) // PROPERTY_PAGE_SIZE))
-
-    @rx.var
-    def property_rows(self) -> list[dict[str, str]]:
-        """The visible page of the table, each row with its index in the whole list."""
-        start = (self.property_page - 1) * PROPERTY_PAGE_SIZE
-        return [{"index": str(i), **row} for i, row in
-                enumerate(self.properties[start:start + PROPERTY_PAGE_SIZE], start=start)]
 
     @rx.event
     async def load(self):
@@ -78,9 +64,7 @@ class UserEdit(rx.State):
         self._clear_passwords()
         self.access_key = _text(record.get("accessKey"))
         self.access_secret = MASKED if record.get("accessSecret") else ""
-        self._stored_properties = dict(record.get("properties") or {})
-        self.properties = [{"key": str(k), "value": _text(v)} for k, v in self._stored_properties.items()]
-        self.property_page = 1
+        (await self.get_state(Properties))._load(record)
         self.group_options = []
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
         with session_scope() as db:
@@ -240,45 +224,65 @@ class UserEdit(rx.State):
         self.groups = [g for g in self.groups if g["id"] != group_id]
         editing.stage("groups", [g["id"] for g in self.groups])
 
-    # --- properties ---
 
-    async def _stage_properties(self) -> None:
+class Properties(Paging, rx.State):
+    """The user's properties table: {"key", "value"} rows edited in place, ten a page (spec §9),
+    staged into the edit page's form on every change."""
+
+    rows: list[dict[str, str]] = []
+    _stored: dict[str, Any] = {}
+
+    @rx.var
+    def page_rows(self) -> list[dict[str, str]]:
+        """The visible page, each row with its index in the whole list."""
+        start = (self.page - 1) * self.page_size
+        return [{"index": str(i), **row} for i, row in enumerate(self.rows[start:start + self.page_size], start=start)]
+
+    def _load(self, record: dict[str, Any]) -> None:
+        self._stored = dict(record.get("properties") or {})
+        self._set_rows([{"key": str(k), "value": _text(v)} for k, v in self._stored.items()])
+        self.page, self.page_size = 1, PROPERTY_PAGE_SIZE
+
+    def _set_rows(self, rows: list[dict[str, str]]) -> None:
+        self.rows, self.total = rows, len(rows)
+        self.page = min(self.page, self.page_count)
+
+    async def _turned(self):
+        return None  # every row is here already: the page is a slice of them
+
+    async def _stage(self) -> None:
         """The table as the user's properties: rows without a key are left out; an unchanged
         value keeps its stored type."""
-        stored, properties = self._stored_properties, {}
-        for row in self.properties:
+        properties = {}
+        for row in self.rows:
             key = row["key"].strip()
             if key:
                 value = row["value"]
-                properties[key] = stored[key] if key in stored and _text(stored[key]) == value else value
+                properties[key] = self._stored[key] if key in self._stored and _text(self._stored[key]) == value \
+                    else value
         (await self.get_state(Editing)).stage("properties", properties)
 
     @rx.event
-    async def add_property(self):
-        self.properties = [*self.properties, {"key": "", "value": ""}]
-        self.property_page = self.property_pages
-        await self._stage_properties()
+    async def add(self):
+        self._set_rows([*self.rows, {"key": "", "value": ""}])
+        self.page = self.page_count  # the new row's page
+        await self._stage()
 
     @rx.event
-    async def delete_property(self, index: str):
+    async def delete(self, index: str):
         position = int(index)
-        if 0 <= position < len(self.properties):
-            self.properties = [row for i, row in enumerate(self.properties) if i != position]
-            self.property_page = min(self.property_page, self.property_pages)
-            await self._stage_properties()
+        if 0 <= position < len(self.rows):
+            self._set_rows([row for i, row in enumerate(self.rows) if i != position])
+            await self._stage()
 
     @rx.event
-    async def set_property(self, index: str, column: str, value: str):
+    async def edit(self, index: str, column: str, value: str):
         position = int(index)
-        if column in ("key", "value") and 0 <= position < len(self.properties):
-            rows = [dict(row) for row in self.properties]
+        if column in ("key", "value") and 0 <= position < len(self.rows):
+            rows = [dict(row) for row in self.rows]
             rows[position][column] = value[:1000]
-            self.properties = rows
-            await self._stage_properties()
-
-    @rx.event
-    def go_to_property_page(self, page: int):
-        self.property_page = max(1, min(int(page), self.property_pages))
+            self.rows = rows
+            await self._stage()
 
 
 # --- the email and phone reset dialogs ---
