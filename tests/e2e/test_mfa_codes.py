@@ -224,6 +224,13 @@ def test_set_preferred_decides_the_method_offered_first(engine, organization, sm
     _sign_in_form(visit, page, account)
     expect(page.locator("#login-mfa-type")).to_have_text("SMS")
     expect(page.locator("#login-mfa-dest")).to_have_text(phone[:3] + "****" + phone[-4:])
+    # the other method is still one choice away
+    page.click("#login-mfa-type")
+    page.get_by_role("option", name="Email").click()
+    expect(page.locator("#login-mfa-dest")).to_have_text(address[0] + "***" + address[7] + "@codes.test")
+    page.click("#login-mfa-type")
+    page.get_by_role("option", name="SMS").click()
+    expect(page.locator("#login-mfa-dest")).to_have_text(phone[:3] + "****" + phone[-4:])
     page.click("#login-mfa-send")
     expect(_toast(page, "Code sent")).to_be_visible()
     page.fill("#login-passcode", gateway.wait_for(f"+1{phone}").fields["code"])
