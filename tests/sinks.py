@@ -222,5 +222,9 @@ class HttpSink:
         self._server.server_close()
         self._thread.join(10)
 
-    def wait_for(self, phone: str, timeout: float = 15) -> HttpCall:
-        return _wait(lambda: next((c for c in self.calls if phone in c.fields.values()), None), timeout, phone)
+    def to(self, phone: str) -> list[HttpCall]:
+        return [c for c in list(self.calls) if phone in c.fields.values()]
+
+    def wait_for(self, phone: str, count: int = 1, timeout: float = 15) -> HttpCall:
+        """The count-th call naming the phone (waiting for it)."""
+        return _wait(lambda: (self.to(phone)[count - 1:count] or [None])[0], timeout, phone)

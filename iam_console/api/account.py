@@ -59,7 +59,9 @@ async def login(request: Request) -> JSONResponse:
         if checked is not None:  # the sign-in is for that application, whatever the body says
             form = dataclasses.replace(form, application=checked.application.name, type="login",
                                        organization=form.organization or checked.organization.name)
-        if (passcode or recovery_code) and not password:
+        # the second step names its code (even left empty: then it is told so, not asked
+        # for a username); the first step names a password. Keys come lower-cased.
+        if ("passcode" in body or "recoverycode" in body) and not password:
             result = auth.complete_second_factor(db, auth.SecondFactor(
                 pending_token=request.cookies.get(MFA_COOKIE, ""), passcode=passcode,
                 mfa_type=field(body, "mfaType", str, ""), recovery_code=recovery_code,

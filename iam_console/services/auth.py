@@ -341,6 +341,9 @@ def complete_second_factor(db: Session, form: SecondFactor) -> SignedIn:
     if application is None or organization is None:
         raise ServiceError(PENDING_EXPIRED)
     _check_frozen(db, user, application)
+    passcode, recovery_code = form.passcode.strip(), form.recovery_code.strip()
+    if not (passcode or recovery_code):  # nothing to compare: costs no attempt
+        raise ServiceError("missing passcode or recovery code")
     counted = db.exec(update(PendingSignIn).where(PendingSignIn.pk == row.pk,
                                                   PendingSignIn.attempts < MAX_PENDING_ATTEMPTS)
                       .values(attempts=PendingSignIn.attempts + 1))
@@ -349,15 +352,13 @@ def complete_second_factor(db: Session, form: SecondFactor) -> SignedIn:
         db.delete(row)
         db.commit()
         raise ServiceError(PENDING_EXPIRED)
-    if form.passcode:
+    if passcode:
         mfa_type = form.mfa_type or user.preferred_mfa_type or (mfa_props.enabled_types(user) or [""])[0]
-        passed = mfa.check_sign_in_code(db, user, mfa_type, form.passcode[:100], form.client_ip)
+        passed = mfa.check_sign_in_code(db, user, mfa_type, passcode[:100], form.client_ip)
         method = mfa_type
-    elif form.recovery_code:
-        passed = mfa.use_recovery_code(db, user, form.recovery_code, form.client_ip)
-        method = "recovery"
     else:
-        raise ServiceError("missing passcode or recovery code")
+        passed = mfa.use_recovery_code(db, user, recovery_code, form.client_ip)
+        method = "recovery"
     if not passed:
         raise _record_failure(db, user, application)
     user.signin_wrong_times = 0

@@ -18,7 +18,7 @@ from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
-from iam_console.services import mfa
+from iam_console.services import auth, mfa
 from tests.api.conftest import sign_in
 from tests.api.sdk_server import api_server, sdk  # noqa: F401
 from tests.api.test_oauth import REDIRECT, make_app
@@ -234,6 +234,19 @@ def test_password_sign_in_owes_the_second_factor(make_user, org):
     # the pending sign-in is gone with its use
     again = client.post("/api/login", json={"passcode": _step_code(secret, -1), "mfaType": "app"}).json()
     assert again["msg"] == "The sign-in has expired, please sign in again"
+
+
+def test_an_empty_second_step_is_told_so_and_costs_no_attempt(make_user, org):
+    user = _user(make_user, org)
+    secret, _ = enable_app(sign_in(org, user.name, PASSWORD), user)
+    client, _ = first_step(user)
+    for _ in range(auth.MAX_PENDING_ATTEMPTS + 1):  # more than the pending sign-in's tries
+        for body in ({"passcode": "", "mfaType": "app"}, {"recoveryCode": ""}, {"passcode": "  "}):
+            assert client.post("/api/login", json=body).json()["msg"] == "missing passcode or recovery code"
+    done = client.post("/api/login", json={"passcode": _step_code(secret, 1), "mfaType": "app"}).json()
+    assert done["status"] == "ok", done
+    # without a pending sign-in, an empty second step is no first step either
+    assert TestClient(api).post("/api/login", json={"passcode": ""}).json()["msg"] == auth.PENDING_EXPIRED
 
 
 def test_a_totp_code_works_once(make_user, org):
