@@ -191,3 +191,18 @@ def test_an_organization_theme_styles_its_members_console(engine, visit, page, a
     expect(_shell_theme(page)).to_have_attribute("data-accent-color", "blue")
     expect(_shell_theme(page)).to_have_attribute("data-radius", "medium")
     expect(_shell_theme(page)).to_have_attribute("data-scaling", "100%")
+
+
+def test_a_server_out_of_reach_shows_the_connection_notice(page):
+    """Spec part 1 §7: a network failure shows 'Failed to connect to server: {error}'. The
+    page's websocket is pointed at a port where nothing listens, as if the server were down."""
+    page.add_init_script("""(() => {
+      const Reachable = window.WebSocket;
+      window.WebSocket = class extends Reachable {
+        constructor(url, protocols) { super("ws://127.0.0.1:9/_event/", protocols); }
+      };
+    })();""")
+    page.goto("/login")
+    notice = page.locator("#connection-error")
+    expect(notice).to_be_visible(timeout=30_000)
+    expect(notice).to_contain_text("Failed to connect to server: ")
