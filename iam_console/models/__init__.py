@@ -9,12 +9,12 @@ from .credentials import Resource, Token, Verification, WebAuthnChallenge
 from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
 from .operations import Syncer, Webhook
-from .stats import RowCount
+from .stats import RowCount, UserGroup
 
 __all__ = [
     "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
     "Invitation", "Ldap", "MfaSetup", "Named", "Order", "Organization", "Payment", "PendingSignIn", "Permission",
     "Plan", "Pricing", "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session",
-    "Subscription", "Syncer", "Throttle", "Token", "Transaction", "User", "Verification", "WebAuthnChallenge",
-    "Webhook", "detached_copy", "to_wire", "wire_name",
+    "Subscription", "Syncer", "Throttle", "Token", "Transaction", "User", "UserGroup", "Verification",
+    "WebAuthnChallenge", "Webhook", "detached_copy", "to_wire", "wire_name",
 ]
