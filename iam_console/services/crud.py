@@ -73,12 +73,15 @@ def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], 
     """A page of the kind's records; get-users also takes groupName (the users of
     one group of `owner`, or of the caller's organization)."""
     where = list(where or [])
-    if kind.name == "user" and params.get("groupName"):
-        group = str(params["groupName"])[:query.MAX_VALUE_LENGTH]
-        where.append(groups.member_clause(db.get_bind().dialect.name, owner or actor.organization, group))
     scope = policy.read_scope(actor, kind, owner, organization) + where
     counted = None if where else (lambda: maintained_total(db, actor, kind, owner))
-    page = query.run(db, kind.model, scope, query.parse_list_query(params), counted)
+    filters = []
+    if kind.name == "user" and params.get("groupName"):
+        group_owner, group = owner or actor.organization, str(params["groupName"])[:query.MAX_VALUE_LENGTH]
+        filters.append(groups.member_filter(group_owner, group))
+        counted = None if where or organization else (
+            lambda: groups.member_total(db, actor, owner, groups.group_id(group_owner, group)))
+    page = query.run(db, kind.model, scope, query.parse_list_query(params), counted, filters)
     with_secret = params.get("withSecret") == "1"
     rows = [present(actor, kind, row, with_secret) for row in page.rows]
     if kind.name == "group":

@@ -3,12 +3,12 @@ group's place in the tree asks of a save or a delete.
 
 A user's groups are Casdoor's `groups` list on the user ("owner/name"
 entries), the one source of truth: a group stores no member list of its own
-(its `users` column only keeps the wire key). Membership is therefore a
-search in the users' JSON text, see `member_clause`."""
+(its `users` column only keeps the wire key). Database triggers derive the
+user_group table from those lists (migration 0007), whatever writes a user, and
+membership is read there: an index range per group, see `member_filter`."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from .. import models as m
-from . import policy
+from . import policy, query
 from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY
@@ -34,30 +34,28 @@ def group_id(owner: str, group: str) -> str:
     return group if "/" in group else f"{owner}/{group}"
 
 
-def member_clause(dialect: str, owner: str, group: str) -> sa.ColumnElement:
-    """Users whose `groups` list holds the group: the JSON-quoted id searched in
-    the list's text (quotes included, so "acme/dev" does not match "acme/devops").
-
-    No index serves it: within the owner's users it is a scan of their groups
-    column (see docs/performance.md, 'Users of a group')."""
+def member_filter(owner: str, group: str) -> query.Search:
+    """Users whose `groups` list holds the group, through the membership table
+    (migration 0007): driven from the group's rows when its users are few, probed
+    user by user (EXISTS on the table's key) when walking the list's order finds
+    a page sooner; query.run picks by the total (DENSE_MATCHES)."""
     ident = group_id(owner, group)
-    # the text as the JSON column stores it: Python's json (ASCII-escaped) on SQLite,
-    # PostgreSQL's json and MariaDB; MySQL's native JSON reads back with Unicode as is
-    token = json.dumps(ident)
-    if dialect == "sqlite":
-        # the column is stored as text already (a CAST would cost a third more);
-        # instr is case-sensitive, unlike SQLite's LIKE
-        return sa.func.instr(sa.type_coerce(m.User.groups, sa.Text), token) > 0
-    text = sa.cast(m.User.groups, sa.Text)
-    if dialect == "postgresql":
-        return sa.func.strpos(text, token) > 0
-    binary = text.collate("utf8mb4_bin")  # case-sensitive, as on the other databases
-    tokens = dict.fromkeys((token, json.dumps(ident, ensure_ascii=False)))
-    return sa.or_(*(binary.like(f"%{_escape_like(t)}%", escape="\\") for t in tokens))
+    listed = select(m.UserGroup.user_pk).where(m.UserGroup.group_id == ident)
+    probe = sa.exists().where(m.UserGroup.group_id == ident, m.UserGroup.user_pk == m.User.pk)
+    return query.Search(m.User.pk.in_(listed), True, probe)
 
 
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def member_total(db: Session, actor: Actor, owner: str, group: str) -> int | None:
+    """How many users of the actor's read scope (with `owner` asked) are in the
+    group, counted in the membership table alone when that is exact: the table
+    keeps only entries naming a group of the user's own organization, so when the
+    scope is at most "users of the group's organization" every row counts. None
+    otherwise (query.run counts the users themselves)."""
+    ident = group_id(owner, group)
+    plain, counted_owner = policy.owner_only_scope(actor, USERS, owner)
+    if not plain or counted_owner not in (None, ident.split("/", 1)[0]):
+        return None
+    return db.exec(select(sa.func.count()).select_from(m.UserGroup).where(m.UserGroup.group_id == ident)).one()
 
 
 def has_children(db: Session, owner: str, name: str) -> bool:
@@ -171,7 +169,7 @@ def follow_rename(db: Session, old: m.Group, row: m.Group) -> None:
             child.is_top_group = False
             db.add(child)
     before, after = group_id(old.owner, old.name), group_id(row.owner, row.name)
-    match = member_clause(db.get_bind().dialect.name, old.owner, old.name)
+    match = member_filter(old.owner, old.name).clause
     last = 0
     while True:  # in batches by key, so that a big group never sits in memory at once
         users = db.exec(select(m.User).where(m.User.owner == old.owner, m.User.pk > last, match)
@@ -186,11 +184,10 @@ def follow_rename(db: Session, old: m.Group, row: m.Group) -> None:
 
 def members(db: Session, actor: Actor, owner: str, group: str, limit: int) -> list[str]:
     """owner/name of the first users of a group (newest first), at most `limit`."""
-    scope = policy.read_scope(actor, USERS, owner)
-    clause = member_clause(db.get_bind().dialect.name, owner, group)
-    rows = db.exec(select(m.User.owner, m.User.name).where(*scope, m.User.owner == owner, clause)
-                   .order_by(m.User.created_time.desc(), m.User.pk.desc()).limit(limit)).all()
-    return [f"{o}/{n}" for o, n in rows]
+    scope = [*policy.read_scope(actor, USERS, owner), m.User.owner == owner]
+    page = query.run(db, m.User, scope, query.ListQuery(page=1, page_size=limit),
+                     lambda: member_total(db, actor, owner, group), [member_filter(owner, group)])
+    return [f"{user.owner}/{user.name}" for user in page.rows]
 
 
 def choices(db: Session, actor: Actor, owner: str) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ primary key, so pages never repeat or drop a row."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,8 +102,15 @@ DENSE_MATCHES = 5_000
 
 @dataclass(frozen=True)
 class Search:
+    """A condition on the list beyond its scope: a search, or a caller's filter
+    such as the users of a group."""
     clause: sa.ColumnElement
-    indexed: bool  # an FTS5 match, whose plan the other conditions must not take over
+    indexed: bool  # served by an index of its own (FTS5, user_group): it drives the count and sparse pages
+    probe: sa.ColumnElement | None = None  # the same test row by row, for walking the list's order
+
+    @property
+    def tested(self) -> sa.ColumnElement:
+        return self.clause if self.probe is None else self.probe
 
 
 def _fts_match(model: type[Row], column: sa.ColumnElement, value: str) -> sa.ColumnElement:
@@ -152,15 +159,22 @@ def order_by(model: type[Row], query: ListQuery) -> list[sa.ColumnElement]:
 
 
 def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: ListQuery,
-        counted: Callable[[], int | None] | None = None) -> Page:
+        counted: Callable[[], int | None] | None = None, filters: Sequence[Search] = ()) -> Page:
     """One page of rows (and the total), or the unpaged list up to UNPAGED_LIMIT.
 
-    `counted` gives the total from the maintained counts when `where` is a plain
-    owner filter; it is used only when there is no search."""
-    found = search_clause(model, query, db.get_bind().dialect.name)
-    clauses = [*where, found.clause] if found else list(where)
-    # with an FTS match: the match drives the count, and the page when matches are few
-    driven = [*(_off_index(model, c) for c in where), found.clause] if found and found.indexed else clauses
+    `counted` gives the total (from the maintained counts when `where` is a plain
+    owner filter, or from the membership table for a group's users); it is used
+    only when there is no search. `filters` are the caller's conditions with an
+    index of their own, used as the search's are."""
+    dialect = db.get_bind().dialect.name
+    found = search_clause(model, query, dialect)
+    conditions = [*filters, found] if found else list(filters)
+    clauses = [*where, *(c.tested for c in conditions)]
+    # with an indexed condition: it drives the count, and the page when matches are few
+    # (on SQLite the scope's terms are kept from choosing the plan; PostgreSQL's planner weighs them)
+    keep = (lambda c: _off_index(model, c)) if dialect == "sqlite" else (lambda c: c)
+    driven = ([*(keep(c) for c in where), *(c.clause for c in conditions)]
+              if any(c.indexed for c in conditions) else clauses)
     ordering = order_by(model, query)
     if not query.paged:
         return Page(list(db.exec(select(model).where(*driven).order_by(*ordering).limit(UNPAGED_LIMIT))), None)

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from iam_console import models as m
-from iam_console.db import session_scope
+from iam_console.db import migrate, session_scope
 from iam_console.services import crud, groups, invitations, users
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
@@ -223,11 +223,13 @@ def _reachable(url: str) -> bool:
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
-def users_table(request, tmp_path):
-    """An engine with just the user table, on each database."""
+def migrated(request, tmp_path):
+    """An engine on a database at the head of the migrations (the membership
+    triggers included), on each database."""
     if request.param == "sqlite":
-        engine = sa.create_engine(f"sqlite:///{tmp_path / 'members.db'}")
-        m.User.__table__.create(engine)
+        url = f"sqlite:///{tmp_path / 'members.db'}"
+        migrate(url)
+        engine = sa.create_engine(url)
         yield engine
         engine.dispose()
         return
@@ -240,7 +242,7 @@ def users_table(request, tmp_path):
     charset = "?charset=utf8mb4" if request.param == "mariadb" else ""
     engine = sa.create_engine(f"{server}/{name}{charset}")
     try:
-        m.User.__table__.create(engine)
+        migrate(f"{server}/{name}{charset}")
         yield engine
     finally:
         engine.dispose()
@@ -250,15 +252,66 @@ def users_table(request, tmp_path):
         admin.dispose()
 
 
-def test_membership_is_exact_and_case_sensitive_everywhere(users_table):
-    with Session(users_table) as db:
+def _members(db: Session, owner: str, group: str) -> list[str]:
+    """Through both forms of the filter: driven from the table, and probed user by user."""
+    found = groups.member_filter(owner, group)
+    driven, probed = (sorted(db.exec(select(m.User.name).where(m.User.owner == owner, clause)).all())
+                      for clause in (found.clause, found.probe))
+    assert driven == probed
+    return driven
+
+
+def test_membership_is_exact_and_case_sensitive_everywhere(migrated):
+    with Session(migrated) as db:
         for name, member_of in (("ann", ["acme/dev"]), ("bob", ["acme/devops", "acme/sales"]),
-                                ("cid", ["acme/Dev"]), ("eve", ["acme/dév_1%"]), ("fay", ["other/dev"])):
+                                ("cid", ["acme/Dev"]), ("eve", ["acme/dév_1%"]), ("fay", ["other/dev"]),
+                                ("gus", ["acme/dev", "acme/dev", 7, None, {"a": 1}, ["acme/x"], "acme/" + "z" * 300])):
             db.add(m.User(owner="acme", name=name, uuid=str(uuid.uuid4()), groups=member_of))
         db.commit()
-        dialect = users_table.dialect.name
-        found = {group: sorted(db.exec(select(m.User.name).where(
-            m.User.owner == "acme", groups.member_clause(dialect, "acme", group))).all())
-            for group in ("dev", "Dev", "devops", "sales", "dév_1%", "dév_10", "other/dev", "nobody")}
-    assert found == {"dev": ["ann"], "Dev": ["cid"], "devops": ["bob"], "sales": ["bob"], "dév_1%": ["eve"],
-                     "dév_10": [], "other/dev": ["fay"], "nobody": []}
+        found = {group: _members(db, "acme", group)
+                 for group in ("dev", "Dev", "devops", "sales", "dév_1%", "dév_10", "x", "other/dev", "nobody")}
+    # a group's users are users of its organization: fay of acme listing other/dev is in neither
+    assert found == {"dev": ["ann", "gus"], "Dev": ["cid"], "devops": ["bob"], "sales": ["bob"],
+                     "dév_1%": ["eve"], "dév_10": [], "x": [], "other/dev": [], "nobody": []}
+
+
+def _rows(db: Session) -> set[tuple[str, str]]:
+    """(group, user name) of the membership table."""
+    return set(db.exec(select(m.UserGroup.group_id, m.User.name).join(m.User, m.User.pk == m.UserGroup.user_pk)))
+
+
+def _listed(db: Session) -> set[tuple[str, str]]:
+    """The same from the users' lists: what the table must equal."""
+    return {(g, u.name) for u in db.exec(select(m.User)) for g in u.groups
+            if isinstance(g, str) and g.startswith(f"{u.owner}/")}
+
+
+def test_the_table_follows_every_write_everywhere(migrated):
+    """Inserts (ORM and bulk Core), updates of the list and of the owner, deletes:
+    the triggers keep user_group equal to the lists, on each database."""
+    with Session(migrated) as db:
+        ann = m.User(owner="acme", name="ann", uuid=str(uuid.uuid4()), groups=["acme/dev", "acme/ops"])
+        db.add(ann)
+        db.commit()
+        with migrated.begin() as connection:
+            connection.execute(sa.insert(m.User), [
+                {"owner": "acme", "name": f"bulk{i}", "uuid": str(uuid.uuid4()), "groups": ["acme/dev"] * (i + 1)}
+                for i in range(3)])
+        db.commit()  # a new transaction sees the other connection's rows (MariaDB reads repeatably)
+        assert _rows(db) == _listed(db) and ("acme/dev", "bulk2") in _rows(db)
+        ann.groups = ["acme/ops", "acme/qa"]
+        db.add(ann)
+        db.commit()
+        assert {g for g, u in _rows(db) if u == "ann"} == {"acme/ops", "acme/qa"}
+        ann.display_name = "Ann"  # an update that leaves the list alone
+        db.add(ann)
+        db.commit()
+        assert {g for g, u in _rows(db) if u == "ann"} == {"acme/ops", "acme/qa"}
+        ann.owner = "other"  # the entries name acme's groups: no longer a member
+        db.add(ann)
+        db.commit()
+        assert {g for g, u in _rows(db) if u == "ann"} == set()
+        db.exec(sa.update(m.User).where(m.User.name == "bulk0").values(groups=["acme/sql"]))
+        db.exec(sa.delete(m.User).where(m.User.name == "bulk1"))
+        db.commit()
+        assert _rows(db) == _listed(db) == {("acme/sql", "bulk0"), ("acme/dev", "bulk2")}
