@@ -309,6 +309,10 @@ def test_an_auto_sync_run_brings_the_whole_directory(directory, org):
     result = runs[f"{org}/{ident}"]
     assert result.added == 300 and result.failed_count == 0
     assert len(_users(org)) == 300 and all(u.groups == [f"{org}/staff"] for u in _users(org).values())
+    with session_scope() as db:  # the sync's bulk insert reaches the membership table (its triggers)
+        staff = crud.list_records(db, _god(), REGISTRY["user"], {"p": "1", "pageSize": "5", "groupName": "staff"},
+                                  owner=org)
+    assert staff.total == 300 and len(staff.rows) == 5 and all(r["groups"] == [f"{org}/staff"] for r in staff.rows)
     assert _row(org, ident).last_sync >= now
     with session_scope() as db:  # not due again within the minute
         assert f"{org}/{ident}" not in dict(ldap.auto_sync(db, now + timedelta(seconds=30)))

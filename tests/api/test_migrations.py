@@ -116,3 +116,42 @@ def test_row_counts_and_search_stay_right(empty_database):
             assert again.total == 0
     finally:
         engine.dispose()
+
+
+def test_group_membership_is_backfilled_and_kept(empty_database):
+    """Migration 0007 fills user_group from the users already there, and its
+    triggers keep it after the upgrade: an insert, an update of the list, a delete."""
+    from iam_console.models import UserGroup
+
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0006")
+    engine = make_engine(empty_database)
+    try:
+        with Session(engine) as db:
+            db.add_all([User(owner="one", name="old", uuid=str(uuid.uuid4()), groups=["one/a", "one/b", 3, "two/a"]),
+                        User(owner="one", name="none", uuid=str(uuid.uuid4()))])
+            db.commit()
+        command.upgrade(config, "head")
+
+        def rows(db: Session) -> set[tuple[str, str]]:
+            db.commit()  # a fresh snapshot (MariaDB reads repeatably within a transaction)
+            return set(db.exec(select(UserGroup.group_id, User.name).join(User, User.pk == UserGroup.user_pk)))
+
+        with Session(engine) as db:
+            assert rows(db) == {("one/a", "old"), ("one/b", "old")}
+            db.add(User(owner="one", name="new", uuid=str(uuid.uuid4()), groups=["one/b"]))
+            old = db.exec(select(User).where(User.name == "old")).one()
+            old.groups = ["one/c"]
+            db.add(old)
+            db.commit()
+            assert rows(db) == {("one/c", "old"), ("one/b", "new")}
+            db.delete(old)
+            db.commit()
+            assert rows(db) == {("one/b", "new")}
+        command.downgrade(config, "0006")
+        assert "user_group" not in sa.inspect(engine).get_table_names()
+        with Session(engine) as db:  # the triggers went with the table: users still write
+            db.add(User(owner="one", name="after", uuid=str(uuid.uuid4()), groups=["one/a"]))
+            db.commit()
+    finally:
+        engine.dispose()

@@ -65,6 +65,10 @@ def test_upload_users(org, org_admin):
     assert alice.is_admin and not alice.is_forbidden and bob.is_admin and not bob.is_forbidden
     assert (alice.score, bob.score, alice.balance, bob.balance) == (7, 3, 2.5, 1.0)
     assert alice.groups == [f"{org}/staff", f"{org}/ops"] and bob.groups == []
+    for group in ("staff", "ops"):  # the bulk insert's rows reach the membership table (its triggers)
+        listed = org_admin.get("/api/get-users", params={"owner": org, "groupName": group, "p": "1",
+                                                         "pageSize": "10"}).json()
+        assert [u["name"] for u in listed["data"]] == ["alice"] and listed["data2"] == 1, listed
     assert alice.birthday == "1990-01-02" and alice.properties == {"team": "blue"}
     # hashed as add-user hashes: the organization's type, and it signs in
     assert alice.password_type == "argon2id" and alice.password.startswith("$argon2id$")

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from iam_console import models as m
 from iam_console.db import migrate, session_scope
-from iam_console.services import crud, groups, invitations, users
+from iam_console.services import crud, groups, invitations, query, users
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from iam_console.services.resources import REGISTRY
@@ -100,6 +100,27 @@ def test_users_of_a_group_are_listed_exactly(org_tree, make_user):
         assert groups.members(db, actor, org_tree, "devops", 20) == [f"{org_tree}/bob"]
 
 
+def test_both_strategies_page_alike_and_a_search_combines(org_tree, make_user, monkeypatch):
+    """Driven from user_group (few members) or walking the list probing it (many):
+    the same pages in the same order; a search narrows the group's users."""
+    actor = god()
+    for i in range(7):
+        make_user(owner=org_tree, name=f"m{i}", display_name=f"Member {i}", groups=[f"{org_tree}/dev"] * (i % 2 == 0))
+
+    def listed(**params) -> tuple[list[list[str]], int]:
+        with session_scope() as db:
+            found = [crud.list_records(db, actor, USER, {"pageSize": "2", "groupName": "dev", **params, "p": str(p)},
+                                       owner=org_tree) for p in (1, 2)]
+        return [[row["name"] for row in page.rows] for page in found], found[0].total
+
+    few = listed()
+    monkeypatch.setattr(query, "DENSE_MATCHES", 0)
+    assert listed() == few == ([["m6", "m4"], ["m2", "m0"]], 4)
+    assert listed(field="displayName", value="Member 4") == ([["m4"], ["m4"]], 1)
+    assert listed(field="displayName", value="Member 3") == ([[], []], 0)
+    assert listed(sortField="name", sortOrder="ascend") == ([["m0", "m2"], ["m4", "m6"]], 4)
+
+
 def test_an_organization_admin_lists_only_their_own_groups_users(org_tree, make_user, make_org):
     boss = make_user(owner=org_tree, is_admin=True)
     other = make_org()
@@ -116,6 +137,11 @@ def test_a_rename_takes_children_and_members_along(org_tree, make_user):
     with session_scope() as db:
         ann = db.exec(select(m.User).where(m.User.owner == org_tree, m.User.name == "ann")).one()
     assert ann.groups == [f"{org_tree}/developers", f"{org_tree}/sales"]
+    with session_scope() as db:  # the membership table follows the rewritten list
+        assert groups.members(db, actor, org_tree, "developers", 10) == [f"{org_tree}/ann"]
+        assert groups.members(db, actor, org_tree, "dev", 10) == []
+        assert db.exec(select(m.UserGroup.group_id).where(m.UserGroup.user_pk == ann.pk)).all() == [
+            f"{org_tree}/developers", f"{org_tree}/sales"]
 
 
 def test_a_failed_rename_changes_nothing(org_tree, make_user):
@@ -158,7 +184,8 @@ def test_remove_from_group(org_tree, make_user):
         assert users.remove_from_group(db, god(), org_tree, "ann", "dev") == "Affected"
         assert users.remove_from_group(db, god(), org_tree, "ann", "dev") == "Unaffected"
         page = crud.list_records(db, god(), USER, {"groupName": "dev"}, owner=org_tree)
-    assert page.rows == []
+        sales = crud.list_records(db, god(), USER, {"groupName": "sales", "p": "1", "pageSize": "5"}, owner=org_tree)
+    assert page.rows == [] and [u["name"] for u in sales.rows] == ["ann"] and sales.total == 1
 
 
 # --- invitations ---
