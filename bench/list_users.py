@@ -74,11 +74,12 @@ def seed(url: str, users: int, created_time=None, created_sql: str = "now()") ->
 
 
 def _seed_server_side(connection, user_table, password: str, start: int, stop: int,
-                      created_sql: str = "now()") -> None:
-    """PostgreSQL: one INSERT ... SELECT over generate_series (triggers and indexes still run)."""
+                      created_sql: str = "now()", extra: dict | None = None) -> None:
+    """PostgreSQL: one INSERT ... SELECT over generate_series (triggers and indexes still run);
+    `extra` gives more columns as SQL over `i`."""
     import sqlalchemy as sa
 
-    given = {
+    given = {**(extra or {}),
         "owner": sa.literal(ORG), "name": sa.text("'user' || lpad(i::text, 7, '0')"),
         "uuid": sa.text("gen_random_uuid()::text"), "display_name": sa.text("'User ' || i"),
         "email": sa.text("'user' || i || '@example.com'"), "phone": sa.text("'1' || lpad(i::text, 10, '0')"),
