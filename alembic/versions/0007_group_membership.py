@@ -93,6 +93,9 @@ END $$ LANGUAGE plpgsql""",
         "WHEN (OLD.groups::text IS DISTINCT FROM NEW.groups::text OR OLD.owner IS DISTINCT FROM NEW.owner) "
         "EXECUTE FUNCTION user_group_updated()",
         "INSERT INTO user_group(group_id, user_pk) " + _postgres_members("u", '"user" AS u, '),
+        # statistics now rather than at autovacuum's next pass: without them the planner takes a
+        # large group for a few rows and drives its page from the table (seconds at 500,000 members)
+        "ANALYZE user_group",
     ]
 
 

@@ -78,7 +78,7 @@ def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], 
     filters = []
     if kind.name == "user" and params.get("groupName"):
         group_owner, group = owner or actor.organization, str(params["groupName"])[:query.MAX_VALUE_LENGTH]
-        filters.append(groups.member_filter(group_owner, group))
+        filters.append(groups.member_filter(group_owner, group, db.get_bind().dialect.name))
         counted = None if where or organization else (
             lambda: groups.member_total(db, actor, owner, groups.group_id(group_owner, group)))
     page = query.run(db, kind.model, scope, query.parse_list_query(params), counted, filters)

@@ -34,7 +34,7 @@ def group_id(owner: str, group: str) -> str:
     return group if "/" in group else f"{owner}/{group}"
 
 
-def member_filter(owner: str, group: str) -> query.Search:
+def member_filter(owner: str, group: str, dialect: str = "") -> query.Search:
     """Users whose `groups` list holds the group, through the membership table
     (migration 0007): driven from the group's rows when its users are few, probed
     user by user (EXISTS on the table's key) when walking the list's order finds
@@ -42,7 +42,12 @@ def member_filter(owner: str, group: str) -> query.Search:
     ident = group_id(owner, group)
     listed = select(m.UserGroup.user_pk).where(m.UserGroup.group_id == ident)
     probe = sa.exists().where(m.UserGroup.group_id == ident, m.UserGroup.user_pk == m.User.pk)
-    return query.Search(m.User.pk.in_(listed), True, probe)
+    few = None
+    if dialect == "postgresql":
+        # PostgreSQL's planner takes a group's members as spread evenly over the list's order and walks
+        # it (95 ms for 1,000 of 1,000,000); the members read first as an array make it fetch them by key
+        few = m.User.pk == sa.any_(sa.func.array(listed.scalar_subquery()))
+    return query.Search(m.User.pk.in_(listed), True, probe, few)
 
 
 def member_total(db: Session, actor: Actor, owner: str, group: str) -> int | None:
@@ -185,8 +190,9 @@ def follow_rename(db: Session, old: m.Group, row: m.Group) -> None:
 def members(db: Session, actor: Actor, owner: str, group: str, limit: int) -> list[str]:
     """owner/name of the first users of a group (newest first), at most `limit`."""
     scope = [*policy.read_scope(actor, USERS, owner), m.User.owner == owner]
+    found = member_filter(owner, group, db.get_bind().dialect.name)
     page = query.run(db, m.User, scope, query.ListQuery(page=1, page_size=limit),
-                     lambda: member_total(db, actor, owner, group), [member_filter(owner, group)])
+                     lambda: member_total(db, actor, owner, group), [found])
     return [f"{user.owner}/{user.name}" for user in page.rows]
 
 

@@ -107,6 +107,7 @@ class Search:
     clause: sa.ColumnElement
     indexed: bool  # served by an index of its own (FTS5, user_group): it drives the count and sparse pages
     probe: sa.ColumnElement | None = None  # the same test row by row, for walking the list's order
+    few: sa.ColumnElement | None = None  # the same again, for driving a page when matches are known to be few
 
     @property
     def tested(self) -> sa.ColumnElement:
@@ -173,8 +174,8 @@ def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: Lis
     # with an indexed condition: it drives the count, and the page when matches are few
     # (on SQLite the scope's terms are kept from choosing the plan; PostgreSQL's planner weighs them)
     keep = (lambda c: _off_index(model, c)) if dialect == "sqlite" else (lambda c: c)
-    driven = ([*(keep(c) for c in where), *(c.clause for c in conditions)]
-              if any(c.indexed for c in conditions) else clauses)
+    indexed = any(c.indexed for c in conditions)
+    driven = [*(keep(c) for c in where), *(c.clause for c in conditions)] if indexed else clauses
     ordering = order_by(model, query)
     if not query.paged:
         return Page(list(db.exec(select(model).where(*driven).order_by(*ordering).limit(UNPAGED_LIMIT))), None)
@@ -183,7 +184,12 @@ def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: Lis
         total = db.exec(select(func.count()).select_from(model).where(*driven)).one()
     if total == 0:
         return Page([], 0, 1)  # no page to look for (without an index, that look is a whole scan)
-    statement = select(model).where(*(driven if total <= DENSE_MATCHES else clauses)).order_by(*ordering)
+    if total <= DENSE_MATCHES:
+        few = [*(keep(c) for c in where), *(c.clause if c.few is None else c.few for c in conditions)]
+        statement = select(model).where(*(few if indexed else clauses))
+    else:
+        statement = select(model).where(*clauses)
+    statement = statement.order_by(*ordering)
     last_page = max(1, math.ceil(total / query.page_size))
     page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one
     rows = db.exec(statement.offset((page - 1) * query.page_size).limit(query.page_size))
