@@ -105,23 +105,22 @@ class Authorize(rx.State):
             return rx.call_script(f"window.location.replace({json.dumps(target)})")
         self.checked = True
 
-    @rx.event
-    def submit(self):
+    def _sign_in(self, function: str):
+        """Run a sign-in script of assets/iam.js (password or WebAuthn) for this page's request."""
         if self.busy or self.error:
-            return
+            return None
         self.sign_in_error, self.busy = "", True
         self._answer()
-        script = f"window.iamAuthorize({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
+        script = f"window.{function}({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
         return rx.call_script(script, callback=Authorize.finished)
 
     @rx.event
+    def submit(self):
+        return self._sign_in("iamAuthorize")
+
+    @rx.event
     def submit_webauthn(self):
-        if self.busy or self.error or not self.app_webauthn:
-            return
-        self.sign_in_error, self.busy = "", True
-        self._answer()
-        script = f"window.iamWebauthnAuthorize({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
-        return rx.call_script(script, callback=Authorize.finished)
+        return self._sign_in("iamWebauthnAuthorize") if self.app_webauthn else None
 
     @rx.event
     def on_key(self, key: str):

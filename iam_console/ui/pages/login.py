@@ -41,19 +41,21 @@ class Login(rx.State):
             target = webauthn.signin_target(db, "", self.organization_name)
         self.webauthn_org = target[0] if target else ""
 
-    @rx.event
-    def submit(self):
+    def _sign_in(self, function: str, organization: str):
+        """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
+        if self.busy:
+            return None
         self.error, self.busy = "", True
-        script = f"window.iamLogin({json.dumps(self.organization_name)}, {json.dumps(self.return_to)})"
+        script = f"window.{function}({json.dumps(organization)}, {json.dumps(self.return_to)})"
         return rx.call_script(script, callback=Login.finished)
 
     @rx.event
+    def submit(self):
+        return self._sign_in("iamLogin", self.organization_name)
+
+    @rx.event
     def submit_webauthn(self):
-        if self.busy or not self.webauthn_org:
-            return
-        self.error, self.busy = "", True
-        script = f"window.iamWebauthnLogin({json.dumps(self.webauthn_org)}, {json.dumps(self.return_to)})"
-        return rx.call_script(script, callback=Login.finished)
+        return self._sign_in("iamWebauthnLogin", self.webauthn_org) if self.webauthn_org else None
 
     @rx.event
     def on_key(self, key: str):
