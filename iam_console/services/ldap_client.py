@@ -140,8 +140,9 @@ def auth_filter(row: Ldap, user: User) -> str | None:
 def bind_user(db: Session, user: User, password: str) -> bool:
     """Casdoor's LDAP sign-in: find the user's entry on each LDAP server of their
     organization through its filter fields, and bind as that entry with `password`.
-    True when a directory accepted it, False when the entry was found but the password
-    was refused; a user found on none of them is an error."""
+    True when a directory accepted it, else False: a user found on none of them gets the
+    answer of a wrong password (it is logged for the operator), so that no answer tells
+    an account backed by the directory from a missing one."""
     if not password:
         return False  # an empty simple bind is an anonymous bind that "succeeds"
     found = False
@@ -176,5 +177,5 @@ def bind_user(db: Session, user: User, password: str) -> bool:
             log.warning("LDAP bind failed at sign-in on %s/%s: %s", row.owner, row.name, exc)
             continue
     if not found:
-        raise ServiceError("The user: %s doesn't exist in LDAP server", user.name)
+        log.warning("The user %s/%s was found on none of its organization's LDAP servers", user.owner, user.name)
     return False

@@ -244,8 +244,10 @@ def test_an_ldap_user_missing_from_the_directory_is_refused(directory, org):
     with session_scope() as db:
         crud.add_record(db, _god(), REGISTRY["user"], {"owner": org, "name": "ghost", "ldap": "no-such-uuid",
                                                        "password": PASSWORD})
+    # answered as a wrong password (and counted): no answer tells it from a missing account
     answer = _login(org, "ghost", PASSWORD)
-    assert answer["status"] == "error" and answer["msg"] == "The user: ghost doesn't exist in LDAP server"
+    assert answer["status"] == "error" and answer["msg"] == _login(org, "nobody", PASSWORD)["msg"] == \
+        "password or code is incorrect, you have 4 remaining chances"
 
 
 def test_the_sign_in_filter_escapes_the_user_values():

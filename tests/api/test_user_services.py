@@ -72,7 +72,8 @@ def test_keys_of_another_organization_or_a_missing_user_are_refused(make_org, ma
     mine, theirs = make_org(), make_org()
     boss = make_user(owner=mine.name, is_admin=True)
     victim = make_user(owner=theirs.name)
-    with session_scope() as db, pytest.raises(ServiceError, match="Unauthorized"):
+    # another organization's user is answered as a missing one
+    with session_scope() as db, pytest.raises(ServiceError, match="doesn't exist"):
         users.add_keys(db, _actor(mine.name, boss.name), theirs.name, victim.name)
     assert reload_user(theirs.name, victim.name).access_key == ""
     with session_scope() as db, pytest.raises(ServiceError, match="doesn't exist"):

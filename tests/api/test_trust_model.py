@@ -1,0 +1,181 @@
+"""The trust model's escalation paths, each driven end to end through HTTP: what a
+credential issued through an organization's application may reach, what a token
+record gives away, what an answer tells about records the caller may not see, and
+references to another organization's records."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from iam_console.api.app import api
+from tests.api.conftest import sign_in
+from tests.api.test_webauthn import ORIGIN, UNASKED
+from tests.authenticator import SoftAuthenticator
+from tests.conftest import unique
+
+PASSWORD = "Trust-pass-1"
+
+
+@pytest.fixture(scope="module")
+def two_orgs(admin) -> tuple[str, str]:
+    """Organizations A and B, each with an admin `boss` and a user `alice`."""
+    names = unique("trusta"), unique("trustb")
+    for org in names:
+        assert admin.post("/api/add-organization", json={
+            "owner": "admin", "name": org, "passwordType": "argon2id"}).json()["data"] == "Affected"
+        for user, is_admin in (("boss", True), ("alice", False)):
+            added = admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
+                                                      "isAdmin": is_admin}).json()
+            assert added["data"] == "Affected", added
+    return names
+
+
+def _client_of_own_application(boss: TestClient, org: str) -> TestClient:
+    """The admin of `org` adds an application of their organization and reads its credentials."""
+    name = unique("own-app")
+    assert boss.post("/api/add-application", json={
+        "owner": "admin", "name": name, "organization": org}).json()["data"] == "Affected"
+    app = boss.get("/api/get-application", params={"id": f"admin/{name}"}).json()["data"]
+    assert app["clientId"] and app["clientSecret"] and app["clientSecret"] != "***", app
+    client = TestClient(api)
+    client.params = {"clientId": app["clientId"], "clientSecret": app["clientSecret"]}
+    return client
+
+
+def test_an_organizations_application_client_acts_within_that_organization_only(admin, two_orgs):
+    a, b = two_orgs
+    client = _client_of_own_application(sign_in(a, "boss", PASSWORD), a)
+
+    # the built-in organization: its admin is out of reach, and no global admin can be added
+    assert client.get("/api/get-user", params={"id": "built-in/admin"}).json()["data"] is None
+    added = client.post("/api/add-user", json={"owner": "built-in", "name": unique("rogue"), "password": PASSWORD,
+                                               "isAdmin": True}).json()
+    assert added["status"] == "error", added
+    assert client.get("/api/get-users", params={"owner": "built-in"}).json()["status"] == "error"
+
+    # organization B: nothing of it can be changed
+    for kind, owner, body in (
+            ("user", b, {"email": "someone@b.example.com"}),
+            ("application", "admin", {"organization": b}),
+            ("cert", b, {"type": "x509", "cryptoAlgorithm": "ES256"}),
+            ("provider", b, {"category": "Email", "type": "Default"}),
+            ("group", b, {"parentId": b}),
+            ("role", b, {})):
+        name = unique(kind)
+        created = admin.post(f"/api/add-{kind}", json={"owner": owner, "name": name, **body}).json()
+        assert created["data"] == "Affected", (kind, created)
+        assert client.post(f"/api/add-{kind}", json={"owner": owner, "name": unique(kind), **body}).json()[
+            "status"] == "error", kind
+        changed = client.post(f"/api/update-{kind}", params={"id": f"{owner}/{name}"},
+                              json={"owner": owner, "name": name, **body, "displayName": "hijacked"}).json()
+        assert changed["status"] == "error" or changed["data"] == "Unaffected", (kind, changed)
+        deleted = client.post(f"/api/delete-{kind}", json={"owner": owner, "name": name}).json()
+        assert deleted["status"] == "error" or deleted["data"] == "Unaffected", (kind, deleted)
+        still = admin.get(f"/api/get-{kind}", params={"id": f"{owner}/{name}"}).json()["data"]
+        assert still is not None and still.get("displayName") != "hijacked", (kind, still)
+
+    # its own organization: an admin's rights there
+    own = client.get("/api/get-users", params={"owner": a}).json()
+    assert own["status"] == "ok" and {u["name"] for u in own["data"]} == {"boss", "alice"}, own
+    alice = client.get("/api/get-user", params={"id": f"{a}/alice"}).json()["data"]
+    assert client.post("/api/update-user", params={"id": f"{a}/alice"},
+                       json={**alice, "displayName": "Alice A."}).json()["data"] == "Affected"
+
+
+def test_organization_admins_keep_applications_in_their_own_organization(admin, two_orgs):
+    a, b = two_orgs
+    boss = sign_in(a, "boss", PASSWORD)
+    assert boss.post("/api/add-application", json={
+        "owner": "admin", "name": unique("elsewhere"), "organization": b}).json()["status"] == "error"
+    name = unique("mine")
+    assert boss.post("/api/add-application", json={
+        "owner": "admin", "name": name, "organization": a}).json()["data"] == "Affected"
+    mine = boss.get("/api/get-application", params={"id": f"admin/{name}"}).json()["data"]
+    moved = boss.post("/api/update-application", params={"id": f"admin/{name}"},
+                      json={**mine, "organization": "built-in"}).json()
+    assert moved["status"] == "error", moved
+    assert admin.get("/api/get-application", params={"id": f"admin/{name}"}).json()["data"]["organization"] == a
+    theirs = unique("theirs")
+    assert admin.post("/api/add-application", json={
+        "owner": "admin", "name": theirs, "organization": b}).json()["data"] == "Affected"
+    deleted = boss.post("/api/delete-application", json={"owner": "admin", "name": theirs}).json()
+    assert deleted["status"] == "error" or deleted["data"] == "Unaffected", deleted
+    assert admin.get("/api/get-application", params={"id": f"admin/{theirs}"}).json()["data"] is not None
+
+
+# --- existence: no answer tells a record or an account out of reach from a missing one ---
+
+def _same(first: dict, second: dict) -> None:
+    assert first == second, (first, second)
+
+
+@pytest.mark.parametrize(("kind", "owner_of"), [("user", "org"), ("role", "org"), ("group", "org"),
+                                                ("application", "admin"), ("cert", "org"), ("provider", "org")])
+def test_a_record_of_another_organization_is_answered_as_a_missing_one(admin, two_orgs, kind, owner_of):
+    a, b = two_orgs
+    owner = b if owner_of == "org" else "admin"
+    existing = unique(kind)
+    body = {"organization": b} if kind == "application" else {}
+    assert admin.post(f"/api/add-{kind}", json={"owner": owner, "name": existing, **body}).json()["data"] == "Affected"
+    boss = sign_in(a, "boss", PASSWORD)
+    for call in (
+            lambda name: boss.get(f"/api/get-{kind}", params={"id": f"{owner}/{name}"}),
+            lambda name: boss.post(f"/api/update-{kind}", params={"id": f"{owner}/{name}"},
+                                   json={"owner": owner, "name": name, "displayName": "x"}),
+            lambda name: boss.post(f"/api/delete-{kind}", json={"owner": owner, "name": name})):
+        _same(call(existing).json(), call(unique("missing")).json())
+
+
+def _login(org: str, name: str, password: str) -> dict:
+    return TestClient(api).post("/api/login", json={"organization": org, "username": name,
+                                                    "password": password}).json()
+
+
+def test_sign_in_answers_a_missing_account_as_a_wrong_password(admin, two_orgs):
+    a, _ = two_orgs
+    victim = unique("victim")
+    assert admin.post("/api/add-user", json={"owner": a, "name": victim, "password": PASSWORD}).json()[
+        "data"] == "Affected"
+    missing = unique("nobody")
+    # the same messages, counted the same way, up to and past the failed sign-in limit
+    for _ in range(6):
+        wrong, unknown = _login(a, victim, "Wrong-pass-1"), _login(a, missing, "Wrong-pass-1")
+        assert wrong["status"] == unknown["status"] == "error"
+        assert wrong["msg"] == unknown["msg"], (wrong, unknown)
+    assert "wait for 15 minutes" in unknown["msg"], unknown
+    # a forbidden account says so only to whoever knows its password
+    forbidden = unique("forbidden")
+    admin.post("/api/add-user", json={"owner": a, "name": forbidden, "password": PASSWORD, "isForbidden": True})
+    assert _login(a, forbidden, "Wrong-pass-1")["msg"] == _login(a, unique("nobody"), "Wrong-pass-1")["msg"]
+    assert "forbidden" in _login(a, forbidden, PASSWORD)["msg"]
+
+
+def test_webauthn_begin_answers_a_missing_account_as_one_without_credentials(admin, two_orgs):
+    a, _ = two_orgs
+    existing = unique("keyless")
+    admin.post("/api/add-user", json={"owner": a, "name": existing, "password": PASSWORD})
+    missing = unique("nobody")
+    browser = TestClient(api)
+
+    def begin(name: str) -> dict:
+        return browser.get("/api/webauthn/signin/begin", params={"owner": a, "name": name}).json()["publicKey"]
+
+    first, again, other = begin(missing), begin(missing), begin(existing)
+    assert first["allowCredentials"] == again["allowCredentials"]  # stable: not told apart by changing
+    assert len(first["allowCredentials"]) == len(other["allowCredentials"]) == 1
+    assert len(first["allowCredentials"][0]["id"]) == len(other["allowCredentials"][0]["id"])
+    assert first["allowCredentials"] != other["allowCredentials"]
+    assert set(first) == set(other)
+
+    # and a finish fails alike, counted alike
+    key = SoftAuthenticator(ORIGIN)
+    key.create(UNASKED)  # a credential registered nowhere
+    answers = []
+    for name in (existing, missing):
+        options = browser.get("/api/webauthn/signin/begin", params={"owner": a, "name": name}).json()
+        answers.append(browser.post("/api/webauthn/signin/finish", json=key.get(options)).json()["msg"])
+    assert answers[0] == answers[1] == \
+        "WebAuthn sign-in failed: This WebAuthn credential is not registered for the user"
+    assert _login(a, existing, "Wrong-pass-1")["msg"] == _login(a, missing, "Wrong-pass-1")["msg"] == \
+        "password or code is incorrect, you have 3 remaining chances"
