@@ -29,11 +29,16 @@ class Token(Named, table=True):
     # the server's bookkeeping of a grant in progress, not part of Casdoor's object
     json_hidden: ClassVar[frozenset[str]] = frozenset({
         "pk", "access_token_hash", "refresh_token_hash", "nonce", "redirect_uri", "user_code"})
+    # what makes a token usable is the server's alone: no client sets a code or a token
+    json_server_set: ClassVar[frozenset[str]] = frozenset({
+        "code", "access_token", "refresh_token", "code_challenge", "code_is_used", "code_expire_in", "resource",
+        "d_po_p_jkt"})
 
     application: str = text(100)
     organization: str = text(100)
     user: str = text(100)
-    code: str = text(100)
+    code: str = text(100)  # the SHA-256 of the authorization code
+    # never the token itself: its fingerprint (services/oauth.py fingerprint); found by the hashes below
     access_token: str = long_text()
     refresh_token: str = long_text()
     access_token_hash: str = text(100)

@@ -23,6 +23,7 @@ from . import builtin as b
 from . import lookup
 from .auth import account_for_token
 from .errors import ServiceError
+from .passwords import secret_matches
 from .tokens import live_token
 
 
@@ -119,7 +120,7 @@ def from_client_credentials(db: Session, client_id: str, client_secret: str) -> 
 
 def from_access_key(db: Session, access_key: str, access_secret: str) -> Actor:
     user = db.exec(select(User).where(User.access_key == access_key)).first() if access_key else None
-    if not _usable(user) or not hmac.compare_digest(user.access_secret.encode(), access_secret.encode()):
+    if not _usable(user) or not secret_matches(user.access_secret, access_secret):
         raise ServiceError("Invalid access key or secret")
     return Actor(user=user)
 

@@ -54,6 +54,15 @@ def digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
+FINGERPRINT_LENGTH = 16
+
+
+def fingerprint(token: str) -> str:
+    """What a token row shows of its token: the start of its SHA-256, enough to tell tokens
+    apart and to match one a client holds, never enough to use it."""
+    return digest(token)[:FINGERPRINT_LENGTH] if token else ""
+
+
 def _epoch(moment: datetime) -> int:
     return int(moment.timestamp())
 
@@ -243,7 +252,8 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
     values = {
         "owner": b.ADMIN_OWNER, "name": grant.token_name, "created_time": grant.issued_at,
         "application": application.name, "organization": user.owner if user else application.organization,
-        "user": user.name if user else "", "access_token": access, "access_token_hash": digest(access),
+        "user": user.name if user else "", "access_token": fingerprint(access), "access_token_hash": digest(access),
+        "refresh_token": fingerprint(refresh_token),
         "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
         "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
     }

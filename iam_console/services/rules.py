@@ -15,12 +15,12 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from .. import models as m
-from ..models.base import utcnow
+from ..models.base import to_wire, utcnow
 from . import accounts, certs, groups, ldap_client, lookup, mfa_props
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
-from .passwords import TYPES, hash_password, new_salt
+from .passwords import TYPES, hash_password, hash_secret, new_salt
 from .resources import Kind, Ownership
 
 NAME_PATTERN = re.compile(r"^[^/\s][^/]*$")
@@ -71,6 +71,27 @@ def protect(kind: Kind, old: m.Named, new: m.Named | None) -> None:
     if (kind.name == "invitation" and old.tag == PLAN_INVITATION_TAG and new is not None
             and (new.owner, new.name) != (old.owner, old.name)):
         raise ServiceError("The organization and name of an invitation created for a plan cannot be changed")
+    if kind.name == "token" and new is not None and issued(old):
+        _check_issued_token_change(old, new)
+
+
+def issued(token: m.Token) -> bool:
+    """A token the OAuth endpoints issued (or a code they handed out), as opposed to a record
+    added through add-token, which never holds a usable token."""
+    return bool(token.access_token_hash or token.code)
+
+
+def _check_issued_token_change(old: m.Token, new: m.Token) -> None:
+    """An issued token is viewed, revoked or deleted: nothing re-points it (user, application,
+    organization, grant, scope...), and its lifetime only shortens (0 revokes it), so that
+    no revoked or expired token lives again."""
+    before, after = to_wire(old), to_wire(new)
+    changed = sorted(key for key in after if key != "expiresIn" and after[key] != before[key])
+    if changed:
+        raise ServiceError("The field %s of an issued token cannot be changed: revoke or delete the token instead",
+                           changed[0])
+    if new.expires_in > old.expires_in:
+        raise ServiceError("The expiresIn of an issued token can only be lowered (0 revokes it)")
 
 
 def check_delete(db: Session, kind: Kind, row: m.Named) -> None:
@@ -345,6 +366,8 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
         row.password_salt = (organization.password_salt if organization else "") or new_salt()
         row.password = hash_password(row.password, row.password_type, row.password_salt)
         row.last_change_password_time = utcnow()
+    if "access_secret" in changed:
+        row.access_secret = hash_secret(row.access_secret)  # shown once, when generated; then only compared
     if "is_deleted" in changed or old is None:
         row.deleted_time = (row.deleted_time or utcnow()) if row.is_deleted else None
     row.multi_factor_auths = mfa_props.all_props(row)  # its masked email or phone follows the fields

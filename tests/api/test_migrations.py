@@ -155,3 +155,36 @@ def test_group_membership_is_backfilled_and_kept(empty_database):
             db.commit()
     finally:
         engine.dispose()
+
+
+def test_secrets_at_rest_are_replaced(empty_database):
+    """Migration 0008: a token row keeps its token's fingerprint instead of the token, a
+    user's access secret its hash (an empty one stays empty; a hashed one is left alone)."""
+    import hashlib
+
+    from iam_console.models import Token
+    from iam_console.services.oauth import digest, fingerprint
+    from iam_console.services.passwords import hash_secret
+
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0007")
+    engine = make_engine(empty_database)
+    try:
+        with Session(engine) as db:
+            db.add(Token(owner="admin", name="issued", access_token="eyJ.access",
+                         access_token_hash=digest("eyJ.access"), refresh_token="eyJ.refresh",
+                         refresh_token_hash=digest("eyJ.refresh")))
+            db.add(Token(owner="admin", name="added", access_token="typed by hand"))
+            db.add_all([User(owner="one", name=name, uuid=str(uuid.uuid4()), access_secret=secret)
+                        for name, secret in (("clear", "s3cret"), ("none", ""), ("hashed", hash_secret("x")))])
+            db.commit()
+        command.upgrade(config, "head")
+        with Session(engine) as db:
+            tokens = {t.name: (t.access_token, t.refresh_token) for t in db.exec(select(Token))}
+            assert tokens == {"issued": (fingerprint("eyJ.access"), fingerprint("eyJ.refresh")),
+                              "added": ("typed by hand", "")}
+            secrets = dict(db.exec(select(User.name, User.access_secret).where(User.owner == "one")).all())
+            assert secrets == {"clear": "sha256:" + hashlib.sha256(b"s3cret").hexdigest(), "none": "",
+                               "hashed": hash_secret("x")}
+    finally:
+        engine.dispose()

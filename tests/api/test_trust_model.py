@@ -9,7 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
+from iam_console.services.oauth import digest, fingerprint
 from tests.api.conftest import sign_in
+from tests.api.test_oauth import authorize, exchange, make_app, pkce, token_call
 from tests.api.test_webauthn import ORIGIN, UNASKED
 from tests.authenticator import SoftAuthenticator
 from tests.conftest import unique
@@ -179,3 +181,92 @@ def test_webauthn_begin_answers_a_missing_account_as_one_without_credentials(adm
         "WebAuthn sign-in failed: This WebAuthn credential is not registered for the user"
     assert _login(a, existing, "Wrong-pass-1")["msg"] == _login(a, missing, "Wrong-pass-1")["msg"] == \
         "password or code is incorrect, you have 3 remaining chances"
+
+
+# --- tokens: no read returns a usable one; an issued one is viewed, revoked or deleted ---
+
+def _bearer(token: str) -> TestClient:
+    client = TestClient(api)
+    client.headers["Authorization"] = f"Bearer {token}"
+    return client
+
+
+def _works(token: str, org: str) -> bool:
+    return _bearer(token).get("/api/get-users", params={"owner": org}).json()["status"] == "ok"
+
+
+@pytest.fixture
+def issued(two_orgs) -> dict[str, str]:
+    """A client_credentials token of an application of A, and alice's access and refresh tokens."""
+    a, _ = two_orgs
+    app = make_app(a, grant_types=["authorization_code", "client_credentials", "refresh_token"])
+    status, client = token_call(grant_type="client_credentials", client_id=app.client_id,
+                                client_secret=app.client_secret)
+    assert status == 200, client
+    verifier, challenge = pkce()
+    code = authorize(app, a, challenge=challenge, password=PASSWORD)["data"]
+    status, user = exchange(app, code, verifier)
+    assert status == 200 and user["refresh_token"], user
+    return {"client": client["access_token"], "access": user["access_token"], "refresh": user["refresh_token"],
+            "application": app.name}
+
+
+def _rows_of(reader: TestClient, org: str, issued: dict[str, str]) -> list[dict]:
+    rows = reader.get("/api/get-tokens", params={"owner": "admin", "organization": org}).json()["data"]
+    return [r for r in rows if r["application"] == issued["application"]]
+
+
+def test_no_read_returns_a_usable_token(admin, two_orgs, issued):
+    a, _ = two_orgs
+    for reader in (admin, sign_in(a, "boss", PASSWORD)):
+        rows = _rows_of(reader, a, issued)
+        shown = {r["accessToken"] for r in rows} | {r["refreshToken"] for r in rows} - {""}
+        assert shown == {fingerprint(issued[k]) for k in ("client", "access", "refresh")}, rows
+        single = [reader.get("/api/get-token", params={"id": f"admin/{r['name']}"}).json()["data"] for r in rows]
+        assert single == rows
+        for row in rows:  # no value of the answer opens anything
+            for value in (v for v in row.values() if isinstance(v, str) and v):
+                assert not _works(value, a), (row, value)
+    assert _works(issued["client"], a) and _works(issued["access"], a)  # the tokens themselves do
+
+
+def test_an_issued_token_cannot_be_re_pointed_prolonged_or_revived(admin, two_orgs, issued):
+    a, _ = two_orgs
+    boss = sign_in(a, "boss", PASSWORD)
+    row = next(r for r in _rows_of(admin, a, issued) if r["accessToken"] == fingerprint(issued["client"]))
+    changes = {"application": "app-built-in", "organization": "built-in", "user": "admin", "grantType": "password",
+               "scope": "openid read write", "tokenType": "Admin", "name": unique("renamed"),
+               "createdTime": "2099-01-01T00:00:00Z", "expiresIn": row["expiresIn"] + 3600}
+    for caller in (boss, admin):
+        for key, value in changes.items():
+            answer = caller.post("/api/update-token", params={"id": f"admin/{row['name']}"},
+                                 json={**row, key: value}).json()
+            assert answer["status"] == "error", (key, answer)
+    assert admin.get("/api/get-token", params={"id": f"admin/{row['name']}"}).json()["data"] == row
+    assert _works(issued["client"], a)
+    # revoked by lowering its lifetime to 0, and then never alive again
+    revoked = boss.post("/api/update-token", params={"id": f"admin/{row['name']}"}, json={**row, "expiresIn": 0})
+    assert revoked.json()["data"] == "Affected"
+    assert not _works(issued["client"], a)
+    revived = admin.post("/api/update-token", params={"id": f"admin/{row['name']}"}, json={**row}).json()
+    assert revived["status"] == "error" and not _works(issued["client"], a)
+    assert boss.post("/api/delete-token", json={"owner": "admin", "name": row["name"]}).json()["data"] == "Affected"
+
+
+def test_an_added_token_record_is_never_usable(admin, two_orgs, issued):
+    a, _ = two_orgs
+    app = make_app(a, grant_types=["authorization_code"])
+    name = unique("added")
+    added = admin.post("/api/add-token", json={
+        "owner": "admin", "name": name, "application": app.name, "organization": a, "user": "alice",
+        "grantType": "authorization_code", "code": digest("chosen-code"), "codeExpireIn": 4102444800,
+        "accessToken": issued["access"], "refreshToken": issued["refresh"], "expiresIn": 3600}).json()
+    assert added["data"] == "Affected", added
+    record = admin.get("/api/get-token", params={"id": f"admin/{name}"}).json()["data"]
+    assert (record["code"], record["accessToken"], record["refreshToken"]) == ("", "", "")
+    status, answer = token_call(grant_type="authorization_code", client_id=app.client_id,
+                                client_secret=app.client_secret, code="chosen-code")
+    assert status == 400 and answer["error"] == "invalid_grant", answer
+    # a record added by hand may be edited: it holds nothing usable
+    changed = admin.post("/api/update-token", params={"id": f"admin/{name}"}, json={**record, "scope": "read"})
+    assert changed.json()["data"] == "Affected"

@@ -4,14 +4,17 @@ one physical group, the user's roles and permissions, the group choices."""
 import json
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.services import access, users
 from iam_console.services import builtin as b
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
+from iam_console.services.passwords import hash_secret
 from tests.api.conftest import sign_in
 from tests.conftest import reload_user, unique
 
@@ -38,7 +41,7 @@ def test_an_admin_generates_keys_that_sign_in_and_never_reach_the_audit_trail(ma
         key, secret = users.add_keys(db, _actor(org.name, boss.name), org.name, target.name)
     assert key and secret and key != secret
     stored = reload_user(org.name, target.name)
-    assert (stored.access_key, stored.access_secret) == (key, secret)
+    assert (stored.access_key, stored.access_secret) == (key, hash_secret(secret))  # the secret: only its hash
     with session_scope() as db:
         assert access.from_access_key(db, key, secret).id == f"{org.name}/{target.name}"
         records = db.exec(select(m.Record).where(m.Record.organization == org.name,
@@ -85,7 +88,12 @@ def test_the_add_user_keys_route(admin, make_org, make_user):
     user = make_user(owner=org.name)
     answer = admin.post("/api/add-user-keys", json={"owner": org.name, "name": user.name}).json()
     assert answer["status"] == "ok" and answer["data"] is True
-    assert reload_user(org.name, user.name).access_secret
+    pair = answer["data2"]  # shown this once: only the hash is kept, every read masks it
+    assert reload_user(org.name, user.name).access_secret == hash_secret(pair["accessSecret"])
+    read = admin.get("/api/get-user", params={"id": f"{org.name}/{user.name}"}).json()["data"]
+    assert (read["accessKey"], read["accessSecret"]) == (pair["accessKey"], "***")
+    account = TestClient(api).get("/api/get-account", params=pair).json()
+    assert account["status"] == "ok" and account["data"]["name"] == user.name
     assert admin.post("/api/add-user-keys", json={"owner": org.name}).json()["status"] == "error"
 
 
