@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import to_wire, utcnow
-from . import accounts, certs, groups, ldap_client, lookup, mfa_props
+from . import accounts, certs, groups, ldap_client, lookup, mfa_props, references
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
@@ -230,12 +230,6 @@ def _ldap(db: Session, actor: Actor, row: m.Ldap) -> None:
     unknown = [f for f in row.filter_fields if f not in LDAP_FILTER_FIELDS]
     if unknown:
         raise ServiceError("Unknown filter field: %s (uid, mail, mobile or sAMAccountName)", str(unknown[0])[:100])
-    if row.default_group:
-        owner, _, group = row.default_group.partition("/")
-        if owner != row.owner or not db.exec(select(m.Group.pk).where(m.Group.owner == owner,
-                                                                      m.Group.name == group)).first():
-            raise ServiceError("The default group %s is not a group of the organization %s",
-                               row.default_group, row.owner)
 
 
 def _application(db: Session, actor: Actor, row: m.Application) -> None:
@@ -325,14 +319,14 @@ def _payment(db: Session, actor: Actor, row: m.Payment) -> None:
 
 
 def _product(db: Session, actor: Actor, row: m.Product) -> None:
+    """Its providers are payment providers (that they are the organization's or shared: references)."""
     names = [p for p in row.providers if isinstance(p, str)]
     if names:
-        payment = set(db.exec(select(m.Provider.name).where(
-            m.Provider.category == "Payment", m.Provider.name.in_(names),
-            m.Provider.owner.in_((row.owner, b.ADMIN_OWNER)))).all())
-        unknown = [p for p in names if p not in payment]
-        if unknown:
-            raise ServiceError("The provider %s is not a payment provider", unknown[0])
+        other = db.exec(select(m.Provider.name).where(
+            m.Provider.category != "Payment", m.Provider.name.in_(names),
+            m.Provider.owner.in_((row.owner, b.ADMIN_OWNER)))).first()
+        if other is not None:
+            raise ServiceError("The provider %s is not a payment provider", other)
 
 
 def _webhook(db: Session, actor: Actor, row: m.Webhook) -> None:
@@ -353,6 +347,7 @@ def validate(db: Session, actor: Actor, kind: Kind, row: m.Named) -> None:
     check = VALIDATORS.get(kind.name)
     if check:
         check(db, actor, row)
+    references.check(db, kind, row)
 
 
 # --- what saving also does ---

@@ -8,8 +8,14 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.db import session_scope
+from iam_console.services import crud, lookup
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
 from iam_console.services.oauth import digest, fingerprint
+from iam_console.services.resources import REGISTRY, Kind, Ownership
 from tests.api.conftest import sign_in
 from tests.api.test_oauth import authorize, exchange, make_app, pkce, token_call
 from tests.api.test_webauthn import ORIGIN, UNASKED
@@ -270,3 +276,89 @@ def test_an_added_token_record_is_never_usable(admin, two_orgs, issued):
     # a record added by hand may be edited: it holds nothing usable
     changed = admin.post("/api/update-token", params={"id": f"admin/{name}"}, json={**record, "scope": "read"})
     assert changed.json()["data"] == "Affected"
+
+
+# --- references: a record names records of its own organization (or shared ones) only ---
+
+def _target_body(kind: Kind, org: str, name: str) -> dict:
+    body = {"owner": "admin" if kind.ownership is Ownership.ADMIN else org, m.wire_name(kind.model, "name"): name}
+    if kind.ownership is Ownership.ADMIN:
+        body[kind.organization_attr] = org
+    return body
+
+
+# what a record of these kinds needs to be valid, beyond owner and name
+VALID = {"permission": {"users": ["{org}/*"], "resources": ["app-built-in"], "actions": ["Read"]},
+         "provider": {"category": "Payment"}}  # a product's providers are payment providers
+
+
+def _valid(kind: Kind, org: str) -> dict:
+    return {k: [v.replace("{org}", org) for v in vs] if isinstance(vs, list) else vs
+            for k, vs in VALID.get(kind.name, {}).items()}
+REFERENCES = [pytest.param(kind, ref, id=f"{kind.name}.{ref.attribute}")
+              for kind in REGISTRY.values() for ref in kind.references]
+
+
+def _naming(kind: Kind, ref, org: str, name: str) -> dict:
+    """A valid record of `kind` in `org` whose `ref` names `name` of organization `org`'s `ref.target`."""
+    value = f"{org}/{name}" if ref.form == "id" else name
+    value = {ref.key: value} if ref.key else value
+    body = {**_target_body(kind, org, unique(kind.name)), **_valid(kind, org)}
+    wire = m.wire_name(kind.model, ref.attribute)
+    body[wire] = [value] if isinstance(getattr(kind.model(), ref.attribute), list) else value
+    if ref.when is not None:
+        body[m.wire_name(kind.model, ref.when[0])] = ref.when[1][-1]
+    return body
+
+
+@pytest.mark.parametrize(("kind", "ref"), REFERENCES)
+def test_every_reference_names_a_record_of_the_records_own_organization(two_orgs, kind, ref):
+    a, b = two_orgs
+    target = REGISTRY[ref.target]
+    with session_scope() as db:
+        god = Actor(application=lookup.application(db, "app-built-in"))
+    names = {}
+    for org in (a, b):
+        names[org] = unique(ref.target)
+        with session_scope() as db:
+            crud.add_record(db, god, target, {**_target_body(target, org, names[org]), **_valid(target, org)})
+    # another organization's record, by its name or by owner/name, and a made-up organization's
+    foreign = [_naming(kind, ref, b, names[b]), _naming(kind, ref, unique("no-such-org"), names[b])]
+    if ref.form != "id":
+        foreign.append({**_naming(kind, ref, a, names[a]), m.wire_name(kind.model, ref.attribute):
+                        _naming(kind, ref, b, names[b])[m.wire_name(kind.model, ref.attribute)]})
+    for body in foreign:
+        body.update({"owner": _target_body(kind, a, "x")["owner"]})
+        if kind.ownership is Ownership.ADMIN:
+            body[kind.organization_attr] = a
+        with session_scope() as db, pytest.raises(ServiceError, match="names"):
+            crud.add_record(db, god, kind, body)
+    missing = _naming(kind, ref, a, unique("missing"))
+    with session_scope() as db, pytest.raises(ServiceError, match="names"):
+        crud.add_record(db, god, kind, missing)
+    # its own organization's record: accepted, on add and on update
+    own = _naming(kind, ref, a, names[a])
+    with session_scope() as db:
+        assert crud.add_record(db, god, kind, own) == "Affected"
+    with session_scope() as db, pytest.raises(ServiceError, match="names"):
+        name = own[m.wire_name(kind.model, "name")]
+        crud.update_record(db, god, kind, own["owner"], name, foreign[0] | {m.wire_name(kind.model, "name"): name})
+
+
+def test_a_role_and_a_group_stay_within_their_organization_through_the_api(two_orgs):
+    a, b = two_orgs
+    boss = sign_in(a, "boss", PASSWORD)
+    for users in ([f"{b}/boss"], [f"{unique('nowhere')}/boss"], [f"{a}/nobody"]):
+        refused = boss.post("/api/add-role", json={"owner": a, "name": unique("role"), "users": users}).json()
+        assert refused["status"] == "error" and "names" in refused["msg"], refused
+    assert boss.post("/api/add-role", json={"owner": a, "name": unique("role"), "users": [f"{a}/alice"]}).json()[
+        "data"] == "Affected"
+    other = unique("theirs")
+    with session_scope() as db:
+        god = Actor(application=lookup.application(db, "app-built-in"))
+        crud.add_record(db, god, REGISTRY["group"], {"owner": b, "name": other})
+    for parent in (other, b):
+        refused = boss.post("/api/add-group", json={"owner": a, "name": unique("g"), "parentId": parent}).json()
+        assert refused["status"] == "error" and "names" in refused["msg"], refused
+    assert boss.post("/api/add-group", json={"owner": a, "name": unique("g"), "parentId": a}).json()[
+        "data"] == "Affected"

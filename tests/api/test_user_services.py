@@ -122,17 +122,19 @@ def _group(owner: str, name: str, kind: str) -> None:
         db.add(m.Group(owner=owner, name=name, type=kind, parent_id=owner, is_top_group=True, is_enabled=True))
 
 
-def test_one_physical_group_pairs_owner_and_name(admin, make_org):
+def test_one_physical_group_of_the_users_own_organization(admin, make_org):
     first, second = make_org(), make_org()
     _group(first.name, "plant", "Physical")
-    _group(first.name, "club", "Physical")  # not chosen: the same name as a virtual group of `second`
-    _group(second.name, "club", "Virtual")
+    _group(first.name, "club", "Physical")
+    _group(first.name, "chess", "Virtual")
     _group(second.name, "site", "Physical")
     add = lambda groups: admin.post("/api/add-user", json={  # noqa: E731
         "owner": first.name, "name": unique("user"), "groups": groups}).json()
-    assert add([f"{first.name}/plant", f"{second.name}/club"])["status"] == "ok"
-    refused = add([f"{first.name}/plant", f"{second.name}/site"])
-    assert refused["msg"] == "You can only select one physical group"
+    assert add([f"{first.name}/plant", f"{first.name}/chess"])["status"] == "ok"
+    assert add([f"{first.name}/plant", f"{first.name}/club"])["msg"] == "You can only select one physical group"
+    foreign = add([f"{first.name}/chess", f"{second.name}/site"])
+    assert foreign["msg"] == f"The field groups names {second.name}/site, which is not one of the groups of the " \
+                             f"organization {first.name}", foreign
 
 
 def test_roles_permissions_and_group_choices_of_a_user(make_org, make_user):
