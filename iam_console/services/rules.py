@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts, certs, groups, ldap_client, lookup, mfa_props
+from . import accounts, certs, groups, ldap_client, lookup, mfa_props, redirects
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
@@ -230,6 +230,7 @@ def _application(db: Session, actor: Actor, row: m.Application) -> None:
     unknown = [g for g in row.grant_types if g not in GRANT_TYPES]
     if unknown:
         raise ServiceError("Unknown grant type: %s", unknown[0])
+    redirects.check_entries(row.redirect_uris)
 
 
 def _cert(db: Session, actor: Actor, row: m.Cert) -> None:
