@@ -16,11 +16,11 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import utcnow
-from . import accounts, certs, groups, ldap_client, lookup, mfa_props, redirects
+from . import accounts, auth, certs, groups, ldap_client, lookup, mfa_props, redirects
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
-from .passwords import TYPES, hash_password, new_salt
+from .passwords import TYPES
 from .resources import Kind, Ownership
 
 NAME_PATTERN = re.compile(r"^[^/\s][^/]*$")
@@ -341,11 +341,8 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
     if not row.uuid:
         row.uuid = str(uuid.uuid4())
     if "password" in changed or (old is None and row.password):
-        organization = lookup.organization(db, row.owner)
-        row.password_type = (organization.password_type if organization else "") or "argon2id"
-        row.password_salt = (organization.password_salt if organization else "") or new_salt()
-        row.password = hash_password(row.password, row.password_type, row.password_salt)
-        row.last_change_password_time = utcnow()
+        auth.change_password(db, row, lookup.organization(db, row.owner), row.password, signed_in_as=old,
+                             keep_session=actor.session_id)
     if "is_deleted" in changed or old is None:
         row.deleted_time = (row.deleted_time or utcnow()) if row.is_deleted else None
     row.multi_factor_auths = mfa_props.all_props(row)  # its masked email or phone follows the fields
