@@ -155,3 +155,28 @@ def test_group_membership_is_backfilled_and_kept(empty_database):
             db.commit()
     finally:
         engine.dispose()
+
+
+def test_token_families_are_backfilled(empty_database):
+    """Migration 0008 starts a refresh family at each token row already there (a rotated
+    refresh token's replay revokes its family), and takes them as confidential clients'."""
+    from iam_console.models import Token
+
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0007")
+    engine = make_engine(empty_database)
+    try:
+        earlier = [c.name for c in Token.__table__.columns if c.name not in ("pk", "family", "public_client")]
+        with engine.begin() as connection:
+            for name in ("t1", "t2"):
+                row = Token(owner="admin", name=name, application="app", expires_in=3600)
+                connection.execute(sa.table("token", *map(sa.column, earlier)).insert(),
+                                   {c: getattr(row, c) for c in earlier})
+        command.upgrade(config, "head")
+        with Session(engine) as db:
+            rows = db.exec(select(Token.name, Token.family, Token.public_client).order_by(Token.name)).all()
+        assert [tuple(r) for r in rows] == [("t1", "t1", False), ("t2", "t2", False)]
+        command.downgrade(config, "0007")
+        assert "family" not in {c["name"] for c in sa.inspect(engine).get_columns("token")}
+    finally:
+        engine.dispose()

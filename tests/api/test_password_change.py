@@ -50,7 +50,8 @@ def session_works(client: TestClient) -> bool:
 
 
 def bearer_works(token: str) -> bool:
-    return TestClient(api).get("/api/get-account", headers={"Authorization": f"Bearer {token}"}).json()["status"] == "ok"
+    answer = TestClient(api).get("/api/get-account", headers={"Authorization": f"Bearer {token}"}).json()
+    return answer["status"] == "ok"
 
 
 def refresh_works(account: Account) -> bool:
