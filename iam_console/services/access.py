@@ -32,6 +32,7 @@ class Actor:
     user: User | None = None
     # the client itself (user None), or the application a bearer token was issued through
     application: Application | None = None
+    session_id: str = ""  # the console session the call came through, if it did (AuthSession.session_id)
 
     @property
     def is_anonymous(self) -> bool:
@@ -103,7 +104,7 @@ def _usable(user: User | None) -> bool:
 
 def from_session(db: Session, token: str) -> Actor | None:
     found = account_for_token(db, token)
-    return Actor(user=found[0]) if found else None
+    return Actor(user=found[0], session_id=found[1].session_id) if found else None
 
 
 def from_client_credentials(db: Session, client_id: str, client_secret: str) -> Actor:

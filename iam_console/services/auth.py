@@ -220,7 +220,26 @@ def _password_matches(user: User, organization: Organization, password: str) -> 
     return False
 
 
+def change_password(db: Session, user: User, organization: Organization | None, password: str, *,
+                    signed_in_as: User | None, keep_session: str = "") -> None:
+    """The one way a user gets a new password (set-password, update-user, add-user, uploads):
+    hashed under the organization's type and salt. Whoever may have learnt the old one is
+    signed out: every console session of the account (`signed_in_as`: the account as its
+    sign-ins name it, before a rename; None for a new account) ends but `keep_session`, the
+    changer's own, and every access and refresh token is revoked. (Forbidding an account
+    needs no revocation: every check reads the flag, and it can be lifted.)"""
+    from . import tokens  # tokens needs this module
+
+    user.password_type = (organization.password_type if organization else "") or "argon2id"
+    user.password_salt = (organization.password_salt if organization else "") or new_salt()
+    user.password = hash_password(password, user.password_type, user.password_salt)
+    user.last_change_password_time = utcnow()
+    if signed_in_as is not None:
+        tokens.revoke_all(db, signed_in_as, keep_session=keep_session)
+
+
 def _rehash_if_needed(user: User, organization: Organization, password: str) -> None:
+    """The same password under the organization's hash type: not a change, nobody is signed out."""
     wanted = organization.password_type or "argon2id"
     if needs_rehash(user.password, user.password_type, wanted):
         user.password_salt = organization.password_salt or new_salt()

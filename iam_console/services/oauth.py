@@ -5,7 +5,15 @@ requests, codes, the token endpoint's grants, refresh and the device flow
 One Token row per issuance. It is written when a code (or a device code) is
 issued, holding only the code's hash, and becomes the token when the code is
 exchanged. Tokens are found by the SHA-256 of their text; a revoked token has
-expiresIn 0, which every check reads."""
+expiresIn 0, which every check reads.
+
+Refresh tokens rotate (OAuth 2.0 Security BCP, refresh token rotation): each use
+revokes the row and issues a new one in the same `family` (the name of the chain's
+first row). A refresh token presented again after its rotation means two parties
+hold it, so the whole family is revoked, the pair it was rotated into included; so
+is the family of a replayed code. A chain begun with the client's secret (a
+confidential client) refreshes only with it; one begun without (a PKCE-only code
+exchange, the device flow: a public client, `public_client`) refreshes without."""
 
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import Session, select, update
+from sqlmodel import Session, or_, select, update
 
 from ..models import Application, Organization, Token, User
 from ..models.base import utcnow
@@ -230,10 +238,12 @@ def _hours(value: int, default: int = jwt_tokens.DEFAULT_EXPIRE_HOURS) -> int:
     return value if value and value > 0 else default
 
 
-def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: bool) -> dict[str, Any]:
+def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: bool, family: str = "",
+           public_client: bool = False) -> dict[str, Any]:
     """Sign the tokens of a grant and record them: into the code's row (a Token), or
     into a new row of that grant type (a str), written with one INSERT: building an
-    ORM object of the table's 30 columns costs more than signing with an EC key."""
+    ORM object of the table's 30 columns costs more than signing with an EC key.
+    `family`: the chain a refresh continues ('' begins one, named after this row)."""
     application = grant.application
     cert = jwt_tokens.signing_cert(db, application)
     algorithm = jwt_tokens.signing_algorithm(cert, application.token_signing_method)
@@ -256,6 +266,7 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         "refresh_token": fingerprint(refresh_token),
         "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
         "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
+        "family": family or grant.token_name, "public_client": public_client,
     }
     if isinstance(into, Token):
         for key, value in values.items():
@@ -324,6 +335,27 @@ def revoke_row(db: Session, row: Token) -> None:
     db.exec(update(Token).where(Token.pk == row.pk).values(expires_in=0))
 
 
+def revoke_family(db: Session, row: Token) -> None:
+    """The row and every row rotated from the same first one."""
+    db.exec(update(Token).where(or_(Token.pk == row.pk, Token.family == (row.family or row.name)))
+            .values(expires_in=0))
+
+
+def _replayed(db: Session, row: Token) -> OAuthError:
+    """A refresh token used again after its rotation (or its revocation): another party
+    holds it too, so nothing of its family is trusted any more. The error to raise."""
+    revoke_family(db, row)
+    db.commit()  # the error rolls the request's transaction back: the revocation must outlive it
+    return OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
+
+
+def _spend(db: Session, row: Token) -> bool:
+    """Revoke a refresh token's row at its use; False if it was dead already (used,
+    revoked, or used by a concurrent request a moment ago)."""
+    result = db.exec(update(Token).where(Token.pk == row.pk, Token.expires_in > 0).values(expires_in=0))
+    return result.rowcount == 1
+
+
 def _usable_user(db: Session, organization: str, name: str) -> User:
     user = lookup.user(db, organization, name)
     if user is None or user.is_deleted or user.is_forbidden:
@@ -338,7 +370,7 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     if row is None or row.application != application.name:
         raise OAuthError("invalid_grant", "Invalid authorization code")
     if row.code_is_used:
-        revoke_row(db, row)  # a replayed code: the tokens it gave are not to be trusted either
+        revoke_family(db, row)  # a replayed code: the tokens it gave, and their rotations, are not trusted either
         db.commit()
         raise OAuthError("invalid_grant", "The authorization code has been used")
     if row.code_expire_in < _epoch(utcnow()):
@@ -356,7 +388,7 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "The authorization code has been used")
     grant = _grant(db, application, row.scope, user, nonce=row.nonce, resource=row.resource,
                    signin_method="Password")
-    return _issue(db, grant, row, refresh=True)
+    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
 
 
 def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
@@ -399,17 +431,24 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     except jwt_tokens.InvalidToken as exc:
         raise OAuthError("invalid_grant", f"Invalid refresh token: {exc}") from None
     row = db.exec(select(Token).where(Token.refresh_token_hash == digest(req.refresh_token))).first()
-    if row is None or claims.get("tokenType") != jwt_tokens.REFRESH or row.expires_in <= 0:
+    if row is None or claims.get("tokenType") != jwt_tokens.REFRESH:
         raise OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
     if row.application != application.name:
         raise OAuthError("invalid_grant", "The refresh token belongs to another application")
+    if not row.public_client and not req.client_secret:
+        raise OAuthError("invalid_client", "The client must authenticate (client_secret or HTTP Basic) to refresh "
+                                           "this token", 401)
+    if row.expires_in <= 0:
+        raise _replayed(db, row)
     scope = check_scope(application, req.scope) if req.scope else row.scope
     if not set(scope.split()) <= set(row.scope.split()):
         raise OAuthError("invalid_scope", "The scope exceeds the one originally granted")
     user = _usable_user(db, row.organization, row.user)
-    revoke_row(db, row)  # rotation: the old pair dies with its use
+    if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
+        raise _replayed(db, row)
     grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource)
-    return _issue(db, grant, "refresh_token", refresh=True)
+    return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
+                  public_client=row.public_client)
 
 
 # --- the device flow (RFC 8628) ---
@@ -486,4 +525,4 @@ def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The device_code has been used")
     grant = _grant(db, application, row.scope, user, signin_method="Device")
-    return _issue(db, grant, row, refresh=True)
+    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)

@@ -16,11 +16,11 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import to_wire, utcnow
-from . import accounts, certs, groups, ldap_client, lookup, mfa_props, references
+from . import accounts, auth, certs, groups, ldap_client, lookup, mfa_props, redirects, references
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
-from .passwords import TYPES, hash_password, hash_secret, new_salt
+from .passwords import TYPES, hash_secret
 from .resources import Kind, Ownership
 
 NAME_PATTERN = re.compile(r"^[^/\s][^/]*$")
@@ -245,6 +245,7 @@ def _application(db: Session, actor: Actor, row: m.Application) -> None:
     unknown = [g for g in row.grant_types if g not in GRANT_TYPES]
     if unknown:
         raise ServiceError("Unknown grant type: %s", unknown[0])
+    redirects.check_entries(row.redirect_uris)
 
 
 def _cert(db: Session, actor: Actor, row: m.Cert) -> None:
@@ -356,11 +357,8 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
     if not row.uuid:
         row.uuid = str(uuid.uuid4())
     if "password" in changed or (old is None and row.password):
-        organization = lookup.organization(db, row.owner)
-        row.password_type = (organization.password_type if organization else "") or "argon2id"
-        row.password_salt = (organization.password_salt if organization else "") or new_salt()
-        row.password = hash_password(row.password, row.password_type, row.password_salt)
-        row.last_change_password_time = utcnow()
+        auth.change_password(db, row, lookup.organization(db, row.owner), row.password, signed_in_as=old,
+                             keep_session=actor.session_id)
     if "access_secret" in changed:
         row.access_secret = hash_secret(row.access_secret)  # shown once, when generated; then only compared
     if "is_deleted" in changed or old is None:

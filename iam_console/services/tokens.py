@@ -134,13 +134,15 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
         auth.close_session(db, session)
 
 
-def revoke_all(db: Session, user: User) -> None:
-    """sso-logout: every token and console session of the user ends."""
+def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
+    """Every access and refresh token and every console session of the user ends, but the
+    session whose id is `keep_session`: sso-logout, and a password change (services/auth.py)."""
     db.exec(update(Token).where(Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0)
             .values(expires_in=0))
     for session in db.exec(select(AuthSession).where(AuthSession.owner == user.owner,
                                                      AuthSession.user_name == user.name)).all():
-        auth.close_session(db, session)
+        if not keep_session or session.session_id != keep_session:
+            auth.close_session(db, session)
 
 
 # --- discovery ---

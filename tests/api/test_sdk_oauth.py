@@ -130,14 +130,17 @@ def test_refresh_rotates_the_pair(sdk, world):
     assert second["access_token"] != first["access_token"]
     assert sdk.parse_jwt_token(second["access_token"])["name"] == USER
 
-    # the old refresh token is spent, and its access token with it
-    assert sdk.refresh_oauth_token(first["refresh_token"]) is None
-    assert sdk.refresh_oauth_tokens(first["refresh_token"])["error"] == "invalid_grant"
+    # the old access token is spent with its refresh token
     assert sdk.introspect_token(first["access_token"]) == {"active": False}
 
     third = sdk.refresh_oauth_token(second["refresh_token"])
     assert isinstance(third, str) and third != second["access_token"]
     assert (sdk.parse_jwt_token(third)["owner"], sdk.introspect_token(third)["active"]) == (world.org, True)
+
+    # the spent refresh token presented again is a replay: the family ends, what it became included
+    assert sdk.refresh_oauth_token(first["refresh_token"]) is None
+    assert sdk.refresh_oauth_tokens(first["refresh_token"])["error"] == "invalid_grant"
+    assert sdk.introspect_token(third) == {"active": False}
 
 
 def test_refresh_by_another_application_is_refused(sdk, world, api_server):  # noqa: F811
