@@ -15,6 +15,9 @@ os.environ["IAM_DATABASE_URL"] = f"sqlite:///{_TMP / 'iam.db'}"
 os.environ["IAM_ORIGIN"] = "http://testserver"
 os.environ["IAM_FILES_DIR"] = str(_TMP / "files")
 os.environ["IAM_ADMIN_PASSWORD"] = ADMIN_PASSWORD = "admin-test-password"
+# the SMTP, HTTP and LDAP servers of the tests listen on loopback: the outbound guard lets
+# them through (tests/api/test_outbound.py narrows it again to prove the refusals)
+os.environ["IAM_OUTBOUND_ALLOW"] = OUTBOUND_ALLOW = "127.0.0.1"
 
 import pytest  # noqa: E402
 from sqlmodel import Session, select  # noqa: E402
