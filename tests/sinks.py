@@ -16,6 +16,7 @@ import email.policy
 import json
 import re
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -183,10 +184,10 @@ class HttpCall:
 
 
 class _CountingServer(ThreadingHTTPServer):
-    def __init__(self, host: str, handler) -> None:
+    def __init__(self, host: str, port: int, handler) -> None:
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.connections = 0
-        super().__init__((host, 0), handler)
+        super().__init__((host, port), handler)
 
     def verify_request(self, request, client_address) -> bool:
         self.connections += 1
@@ -194,10 +195,11 @@ class _CountingServer(ThreadingHTTPServer):
 
 
 class HttpSink:
-    """An HTTP endpoint on `host` answering every request with `status` (and a Location
-    header when `location` is set: a redirect) and keeping it."""
+    """An HTTP endpoint on `host` (and `port`, else a free one; HTTPS with `tls`) answering every
+    request with `status` (and a Location header when `location` is set: a redirect) and keeping it."""
 
-    def __init__(self, status: int = 200, host: str = "127.0.0.1", location: str = "") -> None:
+    def __init__(self, status: int = 200, host: str = "127.0.0.1", port: int = 0, location: str = "",
+                 tls: ssl.SSLContext | None = None) -> None:
         self.status = status
         self.location = location
         self.calls: list[HttpCall] = []
@@ -229,9 +231,11 @@ class HttpSink:
             def log_message(self, *args) -> None:
                 pass
 
-        self._server = _CountingServer(host, Handler)
+        self._server = _CountingServer(host, port, Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self.port = self._server.server_address[1]
-        self.url = f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://{f'[{host}]' if ':' in host else host}:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> HttpSink:
@@ -256,10 +260,10 @@ class HttpSink:
 
 
 class TcpSink:
-    """A TCP listener on 127.0.0.1 that accepts connections, counts them and closes them."""
+    """A TCP listener on `host` that accepts connections, counts them and closes them."""
 
-    def __init__(self) -> None:
-        self._socket = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self._socket = socket.create_server((host, 0))
         self._socket.settimeout(0.1)
         self.port = self._socket.getsockname()[1]
         self.connections = 0
