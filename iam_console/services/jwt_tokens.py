@@ -116,6 +116,8 @@ def verify(db: Session, token: str, application: Application, *, check_expiry: b
                           options={"verify_aud": False, "verify_exp": check_expiry})
     except jwt.InvalidSignatureError:
         raise InvalidToken("The token is not signed with its application's cert") from None
+    except TypeError:  # PyJWT's answer to a key of another type than the token's algorithm
+        raise InvalidToken("The token is not signed with its application's cert") from None
     except (jwt.PyJWTError, ValueError) as exc:
         raise InvalidToken(str(exc)) from None
 
@@ -149,7 +151,7 @@ def _public_jwk(certificate_pem: str) -> dict[str, Any]:
 
 
 def key_id(cert: Cert) -> str:
-    """The `kid` of the cert's key."""
+    """The `kid` of the cert's key (a ServiceError if its certificate holds none that signs JWTs)."""
     try:
         kid = _public_jwk(cert.certificate).get("kid")
     except ValueError:

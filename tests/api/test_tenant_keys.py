@@ -29,7 +29,7 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.db import session_scope
-from iam_console.services import oauth
+from iam_console.services import jwt_tokens, oauth
 from iam_console.services.builtin import ADMIN_OWNER, BUILT_IN_CERT, BUILT_IN_ORG
 from iam_console.settings import settings
 from tests.api.sdk_server import api_server  # noqa: F401
@@ -91,11 +91,11 @@ class Tenant:
     org: str
     admin: httpx.Client
 
-    def add_cert(self, name: str) -> None:
+    def add_cert(self, name: str, algorithm: str = "RS256") -> None:
         answer = self.admin.post("/api/add-cert", json={
             "owner": self.org, "name": name, "displayName": name, "scope": "JWT", "type": "x509",
-            "cryptoAlgorithm": "RS256", "bitSize": 2048, "expireInYears": 1, "certificate": "",
-            "privateKey": ""}).json()
+            "cryptoAlgorithm": algorithm, "bitSize": 0 if algorithm.startswith("ES") else 2048,
+            "expireInYears": 1, "certificate": "", "privateKey": ""}).json()
         assert answer["data"] == "Affected", answer
 
     def download(self, name: str, which: str) -> str:
@@ -241,7 +241,7 @@ def test_an_unknown_application_has_no_discovery_document_or_key_set(api_server)
 
 # --- the server's own checks ---
 
-@pytest.mark.parametrize("change", ["token re-pointed", "application's cert replaced"])
+@pytest.mark.parametrize("change", ["token re-pointed", "application's cert replaced", "application's cert now EC"])
 def test_the_server_refuses_a_token_its_applications_cert_did_not_sign(
         tenants, make_user, api_server, change):  # noqa: F811
     _, b = tenants
@@ -264,7 +264,7 @@ def test_the_server_refuses_a_token_its_applications_cert_did_not_sign(
     else:
         # B's admin gives the application another cert: what the old one signed is not its application's
         client, other = app, unique("cert-b")
-        b.add_cert(other)
+        b.add_cert(other, "ES256" if change.endswith("EC") else "RS256")
         current = b.admin.get("/api/get-application", params={"id": f"admin/{app.name}"}).json()["data"]
         answer = b.admin.post("/api/update-application", params={"id": f"admin/{app.name}", "columns": "cert"},
                               json={**current, "cert": other}).json()
@@ -282,3 +282,34 @@ def test_the_server_refuses_a_token_its_applications_cert_did_not_sign(
     assert (refreshed.status_code, refreshed.json()["error"]) == (400, "invalid_grant")
     logout = httpx.get(f"{api_server}/api/logout", params={"id_token_hint": access}).json()
     assert logout["status"] == "error", logout
+
+
+def test_tokens_issued_with_the_cert_name_as_kid_still_work_at_the_server(
+        tenants, make_user, api_server, monkeypatch):  # noqa: F811
+    """Tokens from before keys were named by thumbprint (`kid` = the cert's name) live on at the
+    server until they expire; refreshing them gives tokens with the thumbprint."""
+    _, b = tenants
+    name = unique("cert-b")
+    b.add_cert(name)
+    app = make_app(b.org, cert=name)
+    make_user(owner=b.org, name=USER, password=PASSWORD)
+    with monkeypatch.context() as before:
+        before.setattr(jwt_tokens, "key_id", lambda cert: cert.name)  # what the server wrote then
+        old = password_tokens(api_server, app)
+    assert {jwt.get_unverified_header(old[k])["kid"] for k in ("access_token", "refresh_token")} == {name}
+
+    assert httpx.get(f"{api_server}/api/userinfo",
+                     headers={"Authorization": f"Bearer {old['access_token']}"}).json()["preferred_username"] == USER
+    introspected = httpx.post(f"{api_server}/api/login/oauth/introspect", data={"token": old["access_token"]},
+                              auth=(app.client_id, app.client_secret)).json()
+    assert introspected["active"] is True
+    # a relying party choosing keys by kid has none for the old name: it refreshes
+    relying_party = RelyingParty(api_server, application_discovery(app.name), app.client_id)
+    assert not relying_party.accepts(old["id_token"])
+    refreshed = httpx.post(f"{api_server}/api/login/oauth/access_token", data={
+        "grant_type": "refresh_token", "refresh_token": old["refresh_token"], "client_id": app.client_id,
+        "client_secret": app.client_secret})
+    assert refreshed.status_code == 200, refreshed.text
+    kid = thumbprint(b.download(name, "certificate"))
+    assert jwt.get_unverified_header(refreshed.json()["access_token"])["kid"] == kid
+    assert relying_party.accepts(refreshed.json()["id_token"])
