@@ -55,30 +55,25 @@ def application_discovery(application: str) -> str:
     return f"{settings.origin}/.well-known/{quote(application, safe='')}/openid-configuration"
 
 
-@dataclass(frozen=True)
 class RelyingParty:
-    """An application's relying party: configured with a discovery URL and its client id, nothing else."""
+    """An application's relying party: configured with a discovery URL and its client id, nothing
+    else; it reads the discovery document once and keeps the key set, as PyJWKClient does."""
 
-    server: str
-    discovery_url: str
-    client_id: str
-
-    def document(self) -> dict:
-        response = httpx.get(reachable(self.server, self.discovery_url))
-        assert response.status_code == 200, (self.discovery_url, response.status_code, response.text)
-        return response.json()
+    def __init__(self, server: str, discovery_url: str, client_id: str) -> None:
+        response = httpx.get(reachable(server, discovery_url))
+        assert response.status_code == 200, (discovery_url, response.status_code, response.text)
+        self.document, self.client_id = response.json(), client_id
+        self.jwks_uri = reachable(server, self.document["jwks_uri"])
+        self.keys = jwt.PyJWKClient(self.jwks_uri)
 
     def kids(self) -> set[str]:
-        keys = httpx.get(reachable(self.server, self.document()["jwks_uri"])).json()["keys"]
-        return {key["kid"] for key in keys}
+        return {key["kid"] for key in httpx.get(self.jwks_uri).json()["keys"]}
 
     def accepts(self, token: str) -> bool:
-        document = self.document()
-        keys = jwt.PyJWKClient(reachable(self.server, document["jwks_uri"]), cache_jwk_set=False)
         try:
-            key = keys.get_signing_key_from_jwt(token)
-            jwt.decode(token, key, algorithms=document["id_token_signing_alg_values_supported"],
-                       audience=self.client_id, issuer=document["issuer"])
+            key = self.keys.get_signing_key_from_jwt(token)
+            jwt.decode(token, key, algorithms=self.document["id_token_signing_alg_values_supported"],
+                       audience=self.client_id, issuer=self.document["issuer"])
         except jwt.PyJWTError:
             return False
         return True
