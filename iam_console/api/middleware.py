@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..settings import settings
 from .callers import SESSION_COOKIE
 from .envelope import error
-from .oauth import CROSS_ORIGIN_PATHS
+from .oauth import CROSS_ORIGIN_PATHS, cross_origin
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -76,7 +76,7 @@ class OAuthCors:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] not in CROSS_ORIGIN_PATHS:
+        if scope["type"] != "http" or not cross_origin(scope["path"]):
             await self.app(scope, receive, send)
             return
         if scope["method"] == "OPTIONS":

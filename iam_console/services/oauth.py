@@ -427,7 +427,7 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     application = client(db, req.client_id, req.client_secret, secret_required=False)
     _require_grant(application, "refresh_token")
     try:
-        claims = jwt_tokens.verify(db, req.refresh_token, refresh=True)
+        claims = jwt_tokens.verify(db, req.refresh_token, application, refresh=True)
     except jwt_tokens.InvalidToken as exc:
         raise OAuthError("invalid_grant", f"Invalid refresh token: {exc}") from None
     row = db.exec(select(Token).where(Token.refresh_token_hash == digest(req.refresh_token))).first()

@@ -20,7 +20,7 @@ import pytest
 from iam_console.services import certs
 from tests.api.oauth_world import USER, World, add_app, authorization_code, build_world
 from tests.api.sdk_server import api_server  # noqa: F401
-from tests.api.test_oauth import PASSWORD, make_cert
+from tests.api.test_oauth import PASSWORD, kid_of, make_cert
 
 TOKEN_KEYS = {"access_token", "id_token", "refresh_token", "token_type", "expires_in", "scope"}
 
@@ -221,7 +221,7 @@ def test_es256_tokens_parse_with_the_ec_certificate(make_org, make_user, api_ser
     for tokens in (sdk.get_oauth_token(), _password_tokens(sdk),
                    sdk.get_oauth_token(code=authorization_code(api_server, world))):
         assert jwt.get_unverified_header(tokens["access_token"]) == {
-            "alg": "ES256", "kid": world.app.cert, "typ": "JWT"}
+            "alg": "ES256", "kid": kid_of(world.app.cert), "typ": "JWT"}
         assert sdk.parse_jwt_token(tokens["access_token"])["azp"] == world.app.client_id
     refreshed = sdk.refresh_oauth_token(tokens["refresh_token"])
     assert sdk.parse_jwt_token(refreshed)["name"] == USER
