@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlmodel import Session, or_, select, update
 
@@ -183,6 +184,8 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
             raise ServiceError("The code challenge is malformed")
     if len(req.state) > 1000 or len(req.nonce) > 255:
         raise ServiceError("The state or nonce is too long")
+    if req.resource:
+        _check_resource(db, application, req.resource)
     try:
         scope = check_scope(application, req.scope)
     except OAuthError as exc:
@@ -193,6 +196,18 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
     if application.disable_signin or organization.disable_signin:
         raise ServiceError("The application: %s has disabled users to signin", application.name)
     return Authorization(req, application, organization, scope)
+
+
+def _check_resource(db: Session, application: Application, resource: str) -> None:
+    """RFC 8707: the resource a token is meant for, which joins its `aud`, is an absolute URI
+    without a fragment, and never another application's client id: a token whose audience
+    names another application would pass that application's relying parties' checks."""
+    parts = urlsplit(resource)
+    if len(resource) > 255 or not parts.scheme or not parts.netloc or "#" in resource:
+        raise ServiceError("The resource must be an absolute URI without a fragment")
+    other = lookup.application_by_client_id(db, resource)
+    if other is not None and other.name != application.name:
+        raise ServiceError("The resource %s is another application's client id", resource)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ references to another organization's records."""
 
 from __future__ import annotations
 
+import jwt as pyjwt
 import pytest
 from fastapi.testclient import TestClient
 
@@ -362,3 +363,46 @@ def test_a_role_and_a_group_stay_within_their_organization_through_the_api(two_o
         assert refused["status"] == "error" and "names" in refused["msg"], refused
     assert boss.post("/api/add-group", json={"owner": a, "name": unique("g"), "parentId": a}).json()[
         "data"] == "Affected"
+
+
+# --- the audience: no token of organization A names an application of organization B ---
+
+def test_a_token_cannot_be_meant_for_another_application(two_orgs):
+    a, b = two_orgs
+    theirs = make_app(b, client_id="https://api.b.example.com")  # a client id that looks like a resource
+    mine = make_app(a, grant_types=["authorization_code"])
+    verifier, challenge = pkce()
+
+    def sign_in_for(resource: str) -> dict:
+        return TestClient(api).post("/api/login", params={
+            "clientId": mine.client_id, "responseType": "code", "redirectUri": "http://localhost:9000/callback",
+            "scope": "openid", "state": "s", "nonce": "n", "resource": resource, "code_challenge": challenge,
+            "code_challenge_method": "S256"}, json={"application": mine.name, "organization": a, "username": "alice",
+                                                    "password": PASSWORD, "type": "code"}).json()
+
+    for resource in (theirs.client_id, "api.example.com", "https://api.example.com/#x", "urn:x"):
+        refused = sign_in_for(resource)
+        assert refused["status"] == "error" and "resource" in refused["msg"], (resource, refused)
+    code = sign_in_for("https://api.example.com/")["data"]
+    status, answer = exchange(mine, code, verifier, resource="https://api.example.com/")
+    assert status == 200, answer
+    audience = pyjwt.decode(answer["access_token"], options={"verify_signature": False})["aud"]
+    assert audience == [mine.client_id, "https://api.example.com/"]
+
+
+def test_an_applications_cert_is_its_organizations_own_before_a_shared_one_of_that_name(admin, two_orgs):
+    a, _ = two_orgs
+    boss = sign_in(a, "boss", PASSWORD)
+    app = make_app(a, grant_types=["client_credentials"])
+    status, before = token_call(grant_type="client_credentials", client_id=app.client_id,
+                                client_secret=app.client_secret)
+    shared_kid = pyjwt.get_unverified_header(before["access_token"])["kid"]
+    assert boss.post("/api/add-cert", json={"owner": a, "name": "cert-built-in", "type": "x509",
+                                            "cryptoAlgorithm": "ES256", "scope": "JWT"}).json()["data"] == "Affected"
+    for _ in range(3):  # the same cert every time
+        status, after = token_call(grant_type="client_credentials", client_id=app.client_id,
+                                   client_secret=app.client_secret)
+        header = pyjwt.get_unverified_header(after["access_token"])
+        assert status == 200 and header["alg"] == "ES256" and header["kid"] != shared_kid, after
+    keys = TestClient(api).get(f"/.well-known/{app.name}/jwks").json()["keys"]
+    assert [k["kid"] for k in keys] == [header["kid"]]
