@@ -116,8 +116,8 @@ def test_organization_admins_edit_their_own_servers_only(visit, page, server, di
     expect(page.locator("#field-serverName")).to_have_value("Test directory")
     expect(page.locator("#field-owner")).to_be_disabled()  # the organization: the global admin's alone
     other, other_ident = _seed(server, directory)
-    visit(f"/ldap/{other}/{other_ident}")
-    expect(page).to_have_url(server.url("/403"))
+    visit(f"/ldap/{other}/{other_ident}")  # another organization's server: answered as a missing one
+    expect(page).to_have_url(server.url("/404"))
 
 
 def test_an_ordinary_user_reaches_neither_page(visit, page, server, directory):
