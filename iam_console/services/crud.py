@@ -35,12 +35,14 @@ NO_REQUEST = Request()
 
 
 def split_id(value: str) -> tuple[str, str]:
-    """Casdoor's id: owner/name with exactly one '/'."""
+    """Casdoor's id: owner/name with exactly one '/' and no control character."""
     if not isinstance(value, str) or value.count("/") != 1:
         raise ServiceError("The id must be of the form owner/name")
     owner, name = value.split("/")
     if not owner or not name:
         raise ServiceError("The id must be of the form owner/name")
+    if wire.CONTROL_CHARACTERS.search(value):
+        raise ServiceError("The id cannot contain control characters")
     return owner, name
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
 import os
 import pickle
@@ -53,6 +52,7 @@ from ..models.base import UTCDateTime, attributes_by_wire_name, wire_names
 from . import crud, lookup, policy, xlsx_rows
 from .access import Actor
 from .errors import ServiceError
+from .json_input import parse_json
 from .records import audit
 from .resources import REGISTRY, Kind
 
@@ -201,7 +201,7 @@ def _list(value: Any) -> Any:
         return [_text(value)]
     if value.startswith("["):
         with contextlib.suppress(ValueError):
-            parsed = json.loads(value)
+            parsed = parse_json(value)
             if isinstance(parsed, list):
                 return parsed
     return [item.strip() for item in _LIST_SEPARATORS.split(value) if item.strip()]
@@ -210,7 +210,7 @@ def _list(value: Any) -> Any:
 def _object(value: Any) -> Any:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
-            return json.loads(value)
+            return parse_json(value)
     return value  # wire.apply refuses what is not an object
 
 

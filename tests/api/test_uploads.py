@@ -163,7 +163,7 @@ def test_an_upload_leaves_one_audit_record(org, org_admin):
     ({"name": "not-a-number", "score": "many"}, "The field score must be an integer"),
     ({"name": "x" * 101}, "The field name is too long (at most 100 characters)"),
     ({"displayName": "No name"}, "The owner and name cannot be empty"),
-    ({"name": "bad/name"}, "The name cannot contain '/' or start with a space"),
+    ({"name": "bad/name"}, "The name cannot contain '/' or control characters, or start with a space"),
     ({"name": "good"}, "The user {org}/good is also on row 2"),
     ({"name": "typed", "type": "robot"}, "The user type must be normal-user or paid-user"),
 ])
