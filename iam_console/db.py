@@ -13,11 +13,14 @@ from .settings import PROJECT_ROOT, settings
 
 
 def make_engine(url: str) -> sa.Engine:
+    """hide_parameters: a database error's message (logged with its traceback) never
+    carries the statement's values, which may be secrets or a caller's input."""
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                                  hide_parameters=True)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(connection, _record):
@@ -29,7 +32,7 @@ def make_engine(url: str) -> sa.Engine:
             cursor.close()
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    return sa.create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 
 engine = make_engine(settings.database_url)

@@ -16,7 +16,7 @@ from ..models.base import masked, to_wire
 from . import accounts, counts, groups, lookup, policy, query, rules, wire
 from .access import Actor
 from .errors import ServiceError
-from .records import audit
+from .records import audit, redact_json_text, redact_text
 from .resources import Kind, is_shared, organization_of
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
@@ -201,6 +201,8 @@ def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
         raise ServiceError(policy.UNAUTHORIZED)
     row.name = row.name or secrets.token_hex(10)
     row.user = row.user or actor.id
+    row.request_uri = redact_text(row.request_uri)
+    row.object, row.response = redact_json_text(row.object), redact_json_text(row.response)
     db.add(row)
     return AFFECTED
 
