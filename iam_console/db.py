@@ -9,12 +9,30 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
+
+
+def _refuse_nul(_connection, _cursor, _statement, parameters, _context, executemany: bool) -> None:
+    """No statement carries text holding NUL. PostgreSQL refuses it (an error the caller
+    could only be answered with as a 500) and no column of any database is meant to keep
+    one; input reaches queries by many doors (query parameters, forms, JSON, the console),
+    and every one of them passes here."""
+    for row in parameters if executemany else (parameters,):
+        for value in (row.values() if isinstance(row, dict) else row) or ():
+            if isinstance(value, str) and "\x00" in value:
+                raise ServiceError("The input cannot contain a NUL character")
 
 
 def make_engine(url: str) -> sa.Engine:
     """hide_parameters: a database error's message (logged with its traceback) never
     carries the statement's values, which may be secrets or a caller's input."""
+    engine = _make_engine(url)
+    sa.event.listen(engine, "before_cursor_execute", _refuse_nul)
+    return engine
+
+
+def _make_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":

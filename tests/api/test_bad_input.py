@@ -9,6 +9,7 @@ from iam_console import models as m
 from iam_console.api.app import api, route_table
 from iam_console.db import session_scope
 from iam_console.services.resources import REGISTRY, Ownership
+from tests.api.test_migrations import empty_database  # noqa: F401 (a fixture)
 from tests.conftest import unique
 from tests.pictures import png
 
@@ -239,3 +240,43 @@ def test_a_user_name_holding_nul_is_refused_and_its_avatar_cannot_break(admin, m
                              files={"file": ("a.png", png(), "image/png")})
         assert answer.status_code == 200 and answer.json()["status"] == "error", answer.text
     assert client.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]["name"] == name
+
+
+NUL_INPUTS = [  # (method, path, keyword arguments of the request): NUL by every door
+    ("get", "/api/get-users", {"params": {"owner": "built-\x00in"}}),
+    ("get", "/api/get-account", {"params": {"accessKey": "key\x00", "accessSecret": "x"}}),
+    ("get", "/api/get-account", {"params": {"clientId": "id\x00", "clientSecret": "x"}}),
+    ("post", "/api/login", {"json": {"organization": "built-in", "username": "ad\x00min", "password": "x"}}),
+    ("post", "/api/login/oauth/access_token", {"data": {"grant_type": "client_credentials", "client_id": "a\x00b",
+                                                         "client_secret": "x"}}),
+    ("post", "/api/set-password", {"data": {"userOwner": "built-in", "userName": "nobody\x00", "newPassword": "x"}}),
+    ("post", "/api/add-user", {"json": {"owner": "built-in", "name": "nul-text", "displayName": "a\x00b"}}),
+]
+
+
+def test_nul_in_any_input_is_a_clear_error_on_every_database(empty_database, monkeypatch):  # noqa: F811
+    """PostgreSQL refuses text holding NUL: any parameter that reached a query answered 500."""
+    from iam_console import db as database_module
+    from iam_console.db import make_engine, migrate
+    from iam_console.services import lookup
+    from iam_console.services.seed import ensure_first_start_data
+
+    migrate(empty_database)
+    engine = make_engine(empty_database)
+    monkeypatch.setattr(database_module, "engine", engine)  # the API's sessions now open here
+    lookup.forget()
+    try:
+        with session_scope(engine) as db:
+            ensure_first_start_data(db, "nul-admin-pass-1")
+        client = TestClient(api, raise_server_exceptions=False)
+        signed_in = client.post("/api/login", json={"organization": "built-in", "username": "admin",
+                                                    "password": "nul-admin-pass-1"}).json()
+        assert signed_in["status"] == "ok", signed_in
+        for method, path, request in NUL_INPUTS:
+            answer = getattr(client, method)(path, **request)
+            assert answer.status_code < 500, (path, request, answer.text)
+            assert answer.json()["status"] == "error", (path, request, answer.text)
+        assert client.get("/api/get-user", params={"id": "built-in/nul-text"}).json()["data"] is None
+    finally:
+        lookup.forget()
+        engine.dispose()
