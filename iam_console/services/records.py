@@ -1,6 +1,5 @@
 """The audit trail: one Record per write, sign-in and sign-out; and the redaction
-of secrets from records and log lines (docs/architecture.md, "Secrets in records
-and logs").
+of secrets from records and log lines (docs/api.md, "Secrets in records and logs").
 
 One list names what is secret: a query parameter, form or JSON field whose name
 is on it has its value replaced by "***" before a record is written (its request

@@ -68,14 +68,21 @@ def _untagged(obj: dict) -> object:
     return obj
 
 
+# the time limit's signal, where the platform has one (POSIX)
+TIME_LIMIT_SIGNALS = {signal.SIGXCPU} if hasattr(signal, "SIGXCPU") else set()
+
+
 def _write(out, message: dict) -> None:
     """One whole line: the time limit's signal waits until it is written."""
     line = json.dumps(message, separators=(",", ":"), default=_tagged).encode() + b"\n"
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGXCPU})
+    if not TIME_LIMIT_SIGNALS:
+        out.write(line)
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, TIME_LIMIT_SIGNALS)
     try:
         out.write(line)
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, TIME_LIMIT_SIGNALS)
 
 
 def _set_limits(memory: int, cpu_seconds: int) -> None:
@@ -86,7 +93,7 @@ def _set_limits(memory: int, cpu_seconds: int) -> None:
         # the soft limit raises OutOfTime; the hard one, a second later, kills a reader stuck in C code
         signal.signal(signal.SIGXCPU, _out_of_time)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    except (ImportError, ValueError, OSError):
+    except (ImportError, AttributeError, ValueError, OSError):
         pass  # not on this platform: the parent's size checks still hold
 
 
