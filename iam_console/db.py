@@ -13,15 +13,25 @@ from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
 
 
-def _refuse_nul(_connection, _cursor, _statement, parameters, _context, executemany: bool) -> None:
+def _holds_nul(parameters: object) -> bool:
+    """Whether a statement's parameters (a row, rows, or values of an array) hold text with NUL."""
+    values = parameters.values() if isinstance(parameters, dict) else parameters
+    for value in values:
+        if isinstance(value, str):
+            if "\x00" in value:
+                return True
+        elif isinstance(value, list | tuple | dict) and _holds_nul(value):
+            return True
+    return False
+
+
+def _refuse_nul(_connection, _cursor, _statement, parameters, _context, _executemany: bool) -> None:
     """No statement carries text holding NUL. PostgreSQL refuses it (an error the caller
     could only be answered with as a 500) and no column of any database is meant to keep
     one; input reaches queries by many doors (query parameters, forms, JSON, the console),
     and every one of them passes here."""
-    for row in parameters if executemany else (parameters,):
-        for value in (row.values() if isinstance(row, dict) else row) or ():
-            if isinstance(value, str) and "\x00" in value:
-                raise ServiceError("The input cannot contain a NUL character")
+    if parameters and _holds_nul(parameters):
+        raise ServiceError("The input cannot contain a NUL character")
 
 
 def make_engine(url: str) -> sa.Engine:
