@@ -36,6 +36,7 @@ ORG = "bench"
 
 def run_sync(database: str, record: dict) -> dict:
     os.environ["IAM_DATABASE_URL"] = f"sqlite:///{database}"
+    os.environ["IAM_OUTBOUND_ALLOW"] = "127.0.0.1"  # the benchmark's slapd listens on loopback
     import psutil
     from sqlmodel import func, select
 

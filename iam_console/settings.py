@@ -17,6 +17,7 @@ class Settings:
     admin_password: str  # initial password of built-in/admin; "" = generate one
     cookie_secure: bool
     files_dir: Path  # uploaded files (avatars), served at /files/
+    outbound_allow: str  # internal hosts and networks outbound connections may reach (services/outbound.py)
 
 
 def _default_database_url() -> str:
@@ -33,6 +34,7 @@ def load() -> Settings:
         admin_password=os.environ.get("IAM_ADMIN_PASSWORD", ""),
         cookie_secure=origin.startswith("https://"),
         files_dir=Path(os.environ.get("IAM_FILES_DIR") or PROJECT_ROOT / "data" / "files"),
+        outbound_allow=os.environ.get("IAM_OUTBOUND_ALLOW", ""),
     )
 
 

@@ -6,8 +6,10 @@ read once at import: every test session gets its own SQLite file."""
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 import uuid
+from collections import Counter
 from pathlib import Path
 
 _TMP = Path(tempfile.mkdtemp(prefix="iam-tests-"))
@@ -15,6 +17,9 @@ os.environ["IAM_DATABASE_URL"] = f"sqlite:///{_TMP / 'iam.db'}"
 os.environ["IAM_ORIGIN"] = "http://testserver"
 os.environ["IAM_FILES_DIR"] = str(_TMP / "files")
 os.environ["IAM_ADMIN_PASSWORD"] = ADMIN_PASSWORD = "admin-test-password"
+# the SMTP, HTTP and LDAP servers of the tests listen on loopback: the outbound guard lets
+# them through (tests/api/test_outbound.py narrows it again to prove the refusals)
+os.environ["IAM_OUTBOUND_ALLOW"] = OUTBOUND_ALLOW = "127.0.0.1"
 
 import pytest  # noqa: E402
 from sqlmodel import Session, select  # noqa: E402
@@ -95,3 +100,36 @@ def directory():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def allow(monkeypatch):
+    """Set the outbound guard's allow list for one test, as IAM_OUTBOUND_ALLOW would (empty at first)."""
+    from iam_console.services import outbound
+
+    def set_allowed(text: str) -> None:
+        monkeypatch.setattr(outbound, "ALLOWED", outbound.AllowList.parse(text))
+
+    set_allowed("")
+    return set_allowed
+
+
+@pytest.fixture
+def fake_dns(monkeypatch):
+    """Names the test resolves itself: `answers[name]` is the list of successive answers (each a
+    list of addresses; the last one repeats); `asked[name]` counts the lookups. Other names
+    resolve as usual."""
+    answers: dict[str, list[list[str]]] = {}
+    asked: Counter[str] = Counter()
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
+        if host not in answers:
+            return real(host, port, family, type, proto, flags)
+        asked[host] += 1
+        addresses = answers[host][min(asked[host], len(answers[host])) - 1]
+        return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (a, port, 0, 0)) if ":" in a
+                else (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (a, port)) for a in addresses]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers, asked

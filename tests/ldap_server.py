@@ -133,7 +133,7 @@ def person(index: int) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def _ldif(users: int) -> Iterator[str]:
+def _ldif(users: int, referral: str = "") -> Iterator[str]:
     yield f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n\n"
     yield f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n\n"
     yield f"dn: ou=groups,{SUFFIX}\nobjectClass: organizationalUnit\nou: groups\n\n"
@@ -141,13 +141,18 @@ def _ldif(users: int) -> Iterator[str]:
         yield f"dn: cn=group{gid},ou=groups,{SUFFIX}\nobjectClass: posixGroup\ncn: group{gid}\ngidNumber: {gid}\n\n"
     for index in range(1, users + 1):
         yield person(index)
+    if referral:  # RFC 3296: a search over it answers a continuation reference to `referral`
+        yield (f"dn: ou=elsewhere,{SUFFIX}\nobjectClass: referral\nobjectClass: extensibleObject\nou: elsewhere\n"
+               f"ref: {referral}\n\n")
 
 
 class Directory:
-    """slapd with `users` accounts, on free ldap:// and ldaps:// ports."""
+    """slapd with `users` accounts, on free ldap:// and ldaps:// ports; with `referral` (an
+    LDAP URL), also a referral entry pointing there."""
 
-    def __init__(self, users: int = 300) -> None:
+    def __init__(self, users: int = 300, referral: str = "") -> None:
         self.users = users
+        self.referral = referral
         self.folder = Path(tempfile.mkdtemp(prefix="iam-slapd-"))
         self.port = _free_port()
         self.ssl_port = _free_port()
@@ -158,7 +163,7 @@ class Directory:
         conf = _config(self.folder, cert, key)
         ldif = self.folder / "users.ldif"
         with ldif.open("w") as out:
-            out.writelines(_ldif(self.users))
+            out.writelines(_ldif(self.users, self.referral))
         # offline load: seconds for 10,000 entries, where adds over the wire take minutes
         subprocess.run([SLAPADD, "-q", "-f", str(conf), "-l", str(ldif)], check=True, capture_output=True)
         urls = f"ldap://127.0.0.1:{self.port}/ ldaps://127.0.0.1:{self.ssl_port}/"

@@ -1,5 +1,7 @@
 """Real local receivers for what the server sends out: an SMTP server and an HTTP
-endpoint, each on 127.0.0.1 and a free port, keeping what they receive.
+endpoint, each on 127.0.0.1 (or another local address) and a free port, keeping what they
+receive and counting the connections made to them (`connections`); and a bare TCP listener
+that only counts them.
 
 The SMTP sink speaks enough of RFC 5321 for smtplib and any ordinary client: EHLO/HELO,
 AUTH PLAIN and LOGIN (checked against the credentials it was given, if any), MAIL, RCPT,
@@ -13,6 +15,8 @@ import email
 import email.policy
 import json
 import re
+import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -58,6 +62,7 @@ class SmtpSink:
         self.credentials = (username, password) if username else None
         self.mails: list[Mail] = []
         self.refused_logins = 0
+        self.connections = 0
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -94,6 +99,8 @@ class SmtpSink:
         async def read() -> str:
             return (await reader.readline()).decode(errors="replace").rstrip("\r\n")
 
+        with self._lock:
+            self.connections += 1
         login: tuple[str, str] | None = None
         mail_from, recipients = "", []
         say("220 sink ESMTP")
@@ -176,11 +183,25 @@ class HttpCall:
     fields: dict[str, str] = field(default_factory=dict)  # the form, JSON or query fields
 
 
-class HttpSink:
-    """An HTTP endpoint answering every request with `status` and keeping it."""
+class _CountingServer(ThreadingHTTPServer):
+    def __init__(self, host: str, port: int, handler) -> None:
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.connections = 0
+        super().__init__((host, port), handler)
 
-    def __init__(self, status: int = 200) -> None:
+    def verify_request(self, request, client_address) -> bool:
+        self.connections += 1
+        return True
+
+
+class HttpSink:
+    """An HTTP endpoint on `host` (and `port`, else a free one; HTTPS with `tls`) answering every
+    request with `status` (and a Location header when `location` is set: a redirect) and keeping it."""
+
+    def __init__(self, status: int = 200, host: str = "127.0.0.1", port: int = 0, location: str = "",
+                 tls: ssl.SSLContext | None = None) -> None:
         self.status = status
+        self.location = location
         self.calls: list[HttpCall] = []
         sink = self
 
@@ -199,6 +220,8 @@ class HttpSink:
                     fields = {k: v[0] for k, v in query.items()}
                 sink.calls.append(HttpCall(self.command, split.path, query, dict(self.headers.items()), body, fields))
                 self.send_response(sink.status)
+                if sink.location:
+                    self.send_header("Location", sink.location)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
                 self.wfile.write(b'{"ok": true}')
@@ -208,9 +231,11 @@ class HttpSink:
             def log_message(self, *args) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _CountingServer(host, port, Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self.port = self._server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://{f'[{host}]' if ':' in host else host}:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> HttpSink:
@@ -222,9 +247,43 @@ class HttpSink:
         self._server.server_close()
         self._thread.join(10)
 
+    @property
+    def connections(self) -> int:
+        return self._server.connections
+
     def to(self, phone: str) -> list[HttpCall]:
         return [c for c in list(self.calls) if phone in c.fields.values()]
 
     def wait_for(self, phone: str, count: int = 1, timeout: float = 15) -> HttpCall:
         """The count-th call naming the phone (waiting for it)."""
         return _wait(lambda: (self.to(phone)[count - 1:count] or [None])[0], timeout, phone)
+
+
+class TcpSink:
+    """A TCP listener on `host` that accepts connections, counts them and closes them."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self._socket = socket.create_server((host, 0))
+        self._socket.settimeout(0.1)
+        self.port = self._socket.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._socket.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            connection.close()
+
+    def __enter__(self) -> TcpSink:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._socket.close()

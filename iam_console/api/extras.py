@@ -101,14 +101,16 @@ async def set_password(request: Request) -> JSONResponse:
 
 @router.post("/add-user-keys")
 async def add_user_keys(request: Request) -> JSONResponse:
-    """A new accessKey and accessSecret for the user named in the body (owner, name)."""
+    """A new accessKey and accessSecret for the user named in the body (owner, name): only the
+    secret's hash is kept, so this answer is the one place it is shown."""
     body = {k.lower(): v for k, v in (await json_body(request)).items()}
     owner, name = body.get("owner"), body.get("name")
     if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
         raise ServiceError("The owner and name cannot be empty")
     with session_scope() as db:
-        users.add_keys(db, actor(db, request), owner, name, audit_context(request))
-    return ok(True)
+        key, secret = users.add_keys(db, actor(db, request), owner, name, audit_context(request))
+    # data as Casdoor answers it; the new pair in data2, the one time the secret is shown
+    return ok(True, {"accessKey": key, "accessSecret": secret})
 
 
 @router.post("/check-user-password")

@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..settings import settings
 from .callers import session_cookie
 from .envelope import error
-from .oauth import CROSS_ORIGIN_PATHS
+from .oauth import cross_origin
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -69,7 +69,7 @@ class CsrfGuard:
       with neither header passes: every current browser sends Origin on each unsafe
       request, so such a request does not come from a page; clients with credentials of
       their own (the SDKs) send no cookie at all. The OAuth endpoints that other origins
-      call (CROSS_ORIGIN_PATHS) never read the cookie.
+      call (oauth.cross_origin) never read the cookie.
     - A websocket handshake (the console's /_event) with another Origin is refused with
       HTTP 403 before the socket opens: the socket acts as the cookie's user."""
 
@@ -81,7 +81,7 @@ class CsrfGuard:
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403
             return
-        if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and scope["path"] not in CROSS_ORIGIN_PATHS:
+        if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and not cross_origin(scope["path"]):
             headers = Headers(scope=scope)
             rides_cookie = scope["path"] in SIGN_IN_PATHS or bool(session_cookie(headers.get("cookie")))
             origin = request_origin(headers)
@@ -97,7 +97,7 @@ class OAuthCors:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] not in CROSS_ORIGIN_PATHS:
+        if scope["type"] != "http" or not cross_origin(scope["path"]):
             await self.app(scope, receive, send)
             return
         if scope["method"] == "OPTIONS":

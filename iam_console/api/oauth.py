@@ -22,9 +22,13 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 # clients call these from other origins, with their own credentials and never the session cookie
 CROSS_ORIGIN_PATHS = frozenset({
     "/api/login/oauth/access_token", "/api/login/oauth/refresh_token", "/api/login/oauth/introspect",
-    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/.well-known/openid-configuration",
-    "/.well-known/jwks",
+    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo",
 })
+WELL_KNOWN = "/.well-known/"  # discovery documents and key sets: public, read by clients anywhere
+
+
+def cross_origin(path: str) -> bool:
+    return path in CROSS_ORIGIN_PATHS or path.startswith(WELL_KNOWN)
 
 
 def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
@@ -164,6 +168,8 @@ async def userinfo(request: Request) -> Response:
 
 @router.get("/.well-known/openid-configuration")
 async def openid_configuration() -> JSONResponse:
+    """For the applications that sign with a shared or built-in cert (docs/api.md, 'Which
+    discovery document'); an organization's applications have their own below."""
     return JSONResponse(tokens.discovery())
 
 
@@ -171,6 +177,27 @@ async def openid_configuration() -> JSONResponse:
 async def jwks() -> JSONResponse:
     with session_scope() as db:
         return JSONResponse(jwt_tokens.jwks(db))
+
+
+def _unknown_application(name: str) -> JSONResponse:
+    return JSONResponse({"error": "not_found",
+                         "error_description": f"The application: admin/{name[:100]} does not exist"},
+                        status_code=404)
+
+
+@router.get("/.well-known/{application}/openid-configuration")
+async def application_openid_configuration(application: str) -> JSONResponse:
+    """The application's own discovery document: its jwks_uri lists its cert's key alone."""
+    with session_scope() as db:
+        found = lookup.application(db, application)
+        return JSONResponse(tokens.discovery(found)) if found else _unknown_application(application)
+
+
+@router.get("/.well-known/{application}/jwks")
+async def application_jwks(application: str) -> JSONResponse:
+    with session_scope() as db:
+        found = lookup.application(db, application)
+        return JSONResponse(jwt_tokens.jwks(db, found)) if found else _unknown_application(application)
 
 
 @router.get("/api/get-app-login")

@@ -126,6 +126,8 @@ class Row(SQLModel):
     json_secrets_revealable: ClassVar[bool] = True
     # (dict column, keys): the keys travel as top-level wire fields
     json_flatten: ClassVar[tuple[str, tuple[str, ...]] | None] = None
+    # attributes only the server writes: shown, never read from a client's object
+    json_server_set: ClassVar[frozenset[str]] = frozenset()
 
 
 class Named(Row):

@@ -23,17 +23,24 @@ class Token(Named, table=True):
         sa.Index("ix_token_access_hash", "access_token_hash"),
         sa.Index("ix_token_refresh_hash", "refresh_token_hash"),
         sa.Index("ix_token_user_code", "user_code"),
+        sa.Index("ix_token_family", "family"),
     )
 
     json_aliases: ClassVar[dict[str, str]] = {"d_po_p_jkt": "dPoPJkt"}
     # the server's bookkeeping of a grant in progress, not part of Casdoor's object
     json_hidden: ClassVar[frozenset[str]] = frozenset({
-        "pk", "access_token_hash", "refresh_token_hash", "nonce", "redirect_uri", "user_code"})
+        "pk", "access_token_hash", "refresh_token_hash", "nonce", "redirect_uri", "user_code", "family",
+        "public_client"})
+    # what makes a token usable is the server's alone: no client sets a code or a token
+    json_server_set: ClassVar[frozenset[str]] = frozenset({
+        "code", "access_token", "refresh_token", "code_challenge", "code_is_used", "code_expire_in", "resource",
+        "d_po_p_jkt"})
 
     application: str = text(100)
     organization: str = text(100)
     user: str = text(100)
-    code: str = text(100)
+    code: str = text(100)  # the SHA-256 of the authorization code
+    # never the token itself: its fingerprint (services/oauth.py fingerprint); found by the hashes below
     access_token: str = long_text()
     refresh_token: str = long_text()
     access_token_hash: str = text(100)
@@ -50,6 +57,10 @@ class Token(Named, table=True):
     nonce: str = text(255)  # the OpenID nonce of the authorization request, for the id_token
     redirect_uri: str = text(1000)  # where the code was sent: the exchange must name the same
     user_code: str = text(20)  # a device authorization's code, typed on the verification page
+    # the name of the first row of its chain of refresh rotations: replaying a rotated refresh
+    # token revokes the whole chain (services/oauth.py)
+    family: str = text(100)
+    public_client: bool = False  # the chain began without the client's secret (PKCE, device flow)
 
 
 class Resource(Named, table=True):

@@ -98,7 +98,8 @@ class User(Named, table=True):
     json_aliases: ClassVar[dict[str, str]] = {"uuid": "id"}
     json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "third_party_ids"})
     json_flatten: ClassVar[tuple[str, tuple[str, ...]]] = ("third_party_ids", THIRD_PARTY_KEYS)
-    json_secrets: ClassVar[frozenset[str]] = frozenset({"password", "totp_secret", "recovery_codes"})
+    json_secrets: ClassVar[frozenset[str]] = frozenset({
+        "password", "totp_secret", "recovery_codes", "access_secret", "access_token", "original_token"})
     json_secrets_revealable: ClassVar[bool] = False
 
     updated_time: datetime | None = moment()

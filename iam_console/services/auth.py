@@ -6,10 +6,12 @@ SHA-256, so sessions survive restarts and are shared by every worker.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import math
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -19,7 +21,7 @@ from ..models import Application, AuthSession, Organization, PendingSignIn, User
 from ..models import Session as UserSession
 from ..models.base import utcnow
 from . import builtin as b
-from . import ldap_client, lookup, mfa_props
+from . import ldap_client, lookup, mfa_props, throttle
 from .errors import ServiceError
 from .passwords import hash_password, needs_rehash, new_salt, verify_password
 from .records import audit
@@ -148,15 +150,63 @@ def count_failure(db: Session, user: User, application: Application) -> ServiceE
 
 def _record_failure(db: Session, user: User, application: Application) -> ServiceError:
     """Count a wrong password atomically and commit it, whatever the caller does next."""
-    limit, frozen_minutes = _limits(application)
     db.exec(update(User).where(User.pk == user.pk).values(
         signin_wrong_times=User.signin_wrong_times + 1, last_signin_wrong_time=utcnow()))
     db.commit()
     db.refresh(user)
-    left = limit - user.signin_wrong_times
-    if left > 0:
-        return ServiceError("password or code is incorrect, you have %d remaining chances", left)
+    return _failure_answer(user.signin_wrong_times, application)
+
+
+def _failure_answer(failures: int, application: Application) -> ServiceError:
+    limit, frozen_minutes = _limits(application)
+    if limit - failures > 0:
+        return ServiceError("password or code is incorrect, you have %d remaining chances", limit - failures)
     return _frozen_message(frozen_minutes)
+
+
+# A name no account answers to gets exactly what a wrong password gets: the same message,
+# counted and frozen alike (in the throttle table, kept as long as an account would keep
+# its count), after the same hashing work. No answer tells a missing account from a
+# wrong password (docs/security.md, "Existence").
+UNKNOWN_FAILURES_KEPT = 30 * 86400
+
+
+def _unknown_key(organization: str, username: str) -> str:
+    return f"signin-unknown:{organization}/{username}"
+
+
+def refuse_if_unknown_frozen(db: Session, organization: str, application: Application, username: str) -> None:
+    """_check_frozen for a name no account answers to."""
+    limit, frozen_minutes = _limits(application)
+    key = _unknown_key(organization, username)
+    failures, last = throttle.failures(db, key, UNKNOWN_FAILURES_KEPT)
+    if failures >= limit:
+        left = (last + frozen_minutes * 60 - time.time()) / 60
+        if left > 0:
+            raise _frozen_message(left)
+        throttle.clear(db, key)  # the frozen time has passed: a fresh count
+
+
+def count_unknown_failure(db: Session, organization: str, application: Application, username: str) -> ServiceError:
+    """_record_failure for a name no account answers to."""
+    return _failure_answer(throttle.add_failure(db, _unknown_key(organization, username), UNKNOWN_FAILURES_KEPT),
+                           application)
+
+
+@functools.cache
+def _decoy_hash(password_type: str) -> tuple[str, str]:
+    salt = new_salt()
+    return hash_password(secrets.token_urlsafe(16), password_type, salt), salt
+
+
+def _refuse_unknown(db: Session, organization: Organization, application: Application | None, username: str,
+                    password: str) -> ServiceError:
+    application = application or lookup.application(db, b.BUILT_IN_APP)
+    refuse_if_unknown_frozen(db, organization.name, application, username)
+    password_type = organization.password_type or "argon2id"
+    decoy, salt = _decoy_hash(password_type)
+    verify_password(password, decoy, password_type, salt)
+    return count_unknown_failure(db, organization.name, application, username)
 
 
 def _password_matches(user: User, organization: Organization, password: str) -> bool:
@@ -170,7 +220,26 @@ def _password_matches(user: User, organization: Organization, password: str) -> 
     return False
 
 
+def change_password(db: Session, user: User, organization: Organization | None, password: str, *,
+                    signed_in_as: User | None, keep_session: str = "") -> None:
+    """The one way a user gets a new password (set-password, update-user, add-user, uploads):
+    hashed under the organization's type and salt. Whoever may have learnt the old one is
+    signed out: every console session of the account (`signed_in_as`: the account as its
+    sign-ins name it, before a rename; None for a new account) ends but `keep_session`, the
+    changer's own, and every access and refresh token is revoked. (Forbidding an account
+    needs no revocation: every check reads the flag, and it can be lifted.)"""
+    from . import tokens  # tokens needs this module
+
+    user.password_type = (organization.password_type if organization else "") or "argon2id"
+    user.password_salt = (organization.password_salt if organization else "") or new_salt()
+    user.password = hash_password(password, user.password_type, user.password_salt)
+    user.last_change_password_time = utcnow()
+    if signed_in_as is not None:
+        tokens.revoke_all(db, signed_in_as, keep_session=keep_session)
+
+
 def _rehash_if_needed(user: User, organization: Organization, password: str) -> None:
+    """The same password under the organization's hash type: not a change, nobody is signed out."""
     wanted = organization.password_type or "argon2id"
     if needs_rehash(user.password, user.password_type, wanted):
         user.password_salt = organization.password_salt or new_salt()
@@ -206,10 +275,10 @@ def authenticate(db: Session, organization: Organization, application: Applicati
     organization, under the failed sign-in limit; every password sign-in comes here."""
     user = _find_user(db, organization.name, username.strip())
     if user is None or user.is_deleted:
-        raise ServiceError("The user: %s/%s doesn't exist", organization.name, username.strip())
-    if user.is_forbidden:
-        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
+        raise _refuse_unknown(db, organization, application, username.strip(), password)
     check_password(db, user, organization, application, password)
+    if user.is_forbidden:  # told only to whoever knows the password
+        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
     return user
 
 

@@ -97,13 +97,12 @@ def _find(db: Session, kind: Kind, owner: str, name: str) -> m.Named | None:
 
 
 def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m.Named | None:
-    """The record if it exists and the actor may see it; None if it does not exist."""
+    """The record if it exists and the actor may see it, else None: a record out of the
+    actor's reach is answered exactly as a missing one, so that no answer tells whether
+    another organization holds a record of that name."""
     model = kind.model
     scope = policy.read_scope(actor, kind)
-    row = db.exec(select(model).where(model.owner == owner, model.name == name, *scope)).first()
-    if row is None and _find(db, kind, owner, name) is not None:
-        raise ServiceError(policy.UNAUTHORIZED)
-    return row
+    return db.exec(select(model).where(model.owner == owner, model.name == name, *scope)).first()
 
 
 def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,

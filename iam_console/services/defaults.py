@@ -73,7 +73,9 @@ def _application(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 
 
 def _permission(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
-    return {"displayName": f"New Permission - {suffix}", "users": [actor.id] if actor.user else [],
+    # the adding user when they belong to the organization (a permission names its own users only)
+    users = [actor.id] if actor.user is not None and actor.user.owner == owner else [f"{owner}/*"]
+    return {"displayName": f"New Permission - {suffix}", "users": users,
             "resourceType": "Application", "resources": [b.BUILT_IN_APP], "actions": ["Read"], "effect": "Allow",
             "isEnabled": True, "submitter": actor.name,
             "state": "Approved" if actor.is_global_admin else "Pending"}

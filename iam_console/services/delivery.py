@@ -14,7 +14,9 @@
   text: its templateCode with %s for the code, else the code alone) and code; userMapping renames
   them (keys phoneNumber, content, code), httpHeaders are sent as headers, and the body is JSON
   when a Content-Type header (or issuerUrl, where Casdoor keeps it) says application/json, a form
-  otherwise. Any 2xx answer is success.
+  otherwise. Any 2xx answer is success; redirects are followed (at most 5, each hop checked).
+- Both connect through services/outbound.py: an internal address is refused unless
+  IAM_OUTBOUND_ALLOW lists it, and the whole exchange has a time limit.
 - Every other type needs a third-party service on the internet and is refused with a clear
   message rather than pretending to send.
 """
@@ -29,6 +31,7 @@ from email.utils import formataddr
 import httpx
 
 from ..models import Provider
+from . import outbound
 from .errors import ServiceError
 
 TIMEOUT_SECONDS = 10
@@ -72,11 +75,8 @@ def send_email(provider: Provider, to: str, subject: str, html: str, from_name: 
     message.set_content(html, subtype="html")
     context = ssl.create_default_context()
     try:
-        if security == "smtps":
-            client = smtplib.SMTP_SSL(host, port, timeout=TIMEOUT_SECONDS, context=context)
-        else:
-            client = smtplib.SMTP(host, port, timeout=TIMEOUT_SECONDS)
-        with client:
+        with outbound.smtp(host, port, implicit_tls=security == "smtps", context=context,
+                           timeout=TIMEOUT_SECONDS) as client:
             client.ehlo()
             if security != "smtps":
                 if client.has_extn("starttls"):
@@ -88,7 +88,7 @@ def send_email(provider: Provider, to: str, subject: str, html: str, from_name: 
             if provider.client_id and provider.client_secret and client.has_extn("auth"):
                 client.login(provider.client_id, provider.client_secret)
             client.send_message(message, from_addr=from_address, to_addrs=[to])
-    except (smtplib.SMTPException, OSError) as exc:  # ssl.SSLError is an OSError
+    except (smtplib.SMTPException, OSError, outbound.OutboundError) as exc:  # ssl.SSLError is an OSError
         raise ServiceError("Failed to send the email: %s", str(exc)[:300]) from None
 
 
@@ -117,9 +117,9 @@ def send_sms(provider: Provider, phone: str, code: str) -> None:
     else:
         request = {"data": fields}
     try:
-        with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+        with outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
             answer = client.request(method, endpoint, headers=headers, **request)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, outbound.OutboundError) as exc:
         raise ServiceError("Failed to send the SMS: %s", str(exc)[:300]) from None
     if not answer.is_success:
         raise ServiceError("Failed to send the SMS: the gateway answered %d", answer.status_code)

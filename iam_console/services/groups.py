@@ -157,9 +157,7 @@ def check_place(db: Session, old: m.Group, row: m.Group) -> None:
     if row.parent_id in (row.name, old.name) or (
             row.owner == old.owner and row.parent_id in descendants(db, old.owner, old.name)):
         raise ServiceError("A group cannot be placed under itself or one of its child groups")
-    exists = db.exec(select(m.Group.pk).where(m.Group.owner == row.owner, m.Group.name == row.parent_id)).first()
-    if exists is None:
-        raise ServiceError("The parent group: %s/%s does not exist", row.owner, row.parent_id)
+    # that the parent is a group of the organization: services/references.py, as for every reference
 
 
 def follow_rename(db: Session, old: m.Group, row: m.Group) -> None:

@@ -1,6 +1,9 @@
 """JWTs: the claims of each token format, signing with an application's cert,
-verification by `kid`, and the JWKS (casdoor-api.md §4, 'JWT claims').
+verification with the cert of the token's application, and the key sets
+(casdoor-api.md §4, 'JWT claims').
 
+A token's `kid` is the RFC 7638 thumbprint of its cert's public key: unique to
+the key, where a cert's name is not (every organization names its certs freely).
 Parsed keys are cached by their PEM text: loading an RSA key checks it, which
 costs more than signing with it."""
 
@@ -19,6 +22,7 @@ import phonenumbers
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from joserfc.jwk import thumbprint
 from sqlmodel import Session, select
 
 from ..models import Application, Cert, Permission, Role, User
@@ -71,12 +75,13 @@ def signing_cert(db: Session, application: Application) -> Cert:
 
 
 def sign(claims: dict[str, Any], cert: Cert, algorithm: str) -> str:
-    return jwt.encode(claims, _private_key(cert.private_key), algorithm=algorithm, headers={"kid": cert.name})
+    return jwt.encode(claims, _private_key(cert.private_key), algorithm=algorithm,
+                      headers={"kid": key_id(cert)})
 
 
 # Refresh tokens are read by nobody but this server: they carry Casdoor's claims
 # but are signed with HMAC-SHA256 under a key derived from the cert's private key
-# (kid = the cert), which costs microseconds where an RSA-4096 signature costs 2 ms.
+# (kid = the cert's), which costs microseconds where an RSA-4096 signature costs 2 ms.
 REFRESH_ALGORITHM = "HS256"
 
 
@@ -87,41 +92,51 @@ def _refresh_key(private_key_pem: str) -> bytes:
 
 def sign_refresh(claims: dict[str, Any], cert: Cert) -> str:
     return jwt.encode(claims, _refresh_key(cert.private_key), algorithm=REFRESH_ALGORITHM,
-                      headers={"kid": cert.name})
+                      headers={"kid": key_id(cert)})
 
 
-def verify(db: Session, token: str, *, audience: str | None = None, check_expiry: bool = True,
+def verify(db: Session, token: str, application: Application, *, check_expiry: bool = True,
            refresh: bool = False) -> dict[str, Any]:
-    """The claims of a token signed by one of this server's certs (found by `kid`):
-    an access or id token, or with `refresh` a refresh token."""
+    """The claims of a token signed with the cert of `application`, the token's own (its
+    Token row, or the client presenting a refresh token, names it): an access or id token,
+    or with `refresh` a refresh token. The key is never chosen by the token's `kid`: a
+    token signed with any other cert, whoever holds it, is refused."""
     try:
-        header = jwt.get_unverified_header(token)
+        cert = signing_cert(db, application)
+        algorithm = jwt.get_unverified_header(token).get("alg")
+    except ServiceError:
+        raise InvalidToken("The token's application has no key to verify it with") from None
     except jwt.PyJWTError as exc:
         raise InvalidToken(str(exc)) from None
-    algorithm, kid = header.get("alg"), header.get("kid")
-    wanted = algorithm == REFRESH_ALGORITHM if refresh else algorithm in ALGORITHMS
-    if not wanted or not isinstance(kid, str):
+    if algorithm not in ((REFRESH_ALGORITHM,) if refresh else ALGORITHMS):
         raise InvalidToken("The token is not signed by this server")
-    for cert in db.exec(select(Cert).where(Cert.name == kid, Cert.certificate != "")).all():
+    try:
         key = _refresh_key(cert.private_key) if refresh else _public_key(cert.certificate)
-        try:
-            return jwt.decode(token, key, algorithms=[algorithm], issuer=settings.origin, audience=audience,
-                              options={"verify_aud": audience is not None, "verify_exp": check_expiry})
-        except jwt.InvalidSignatureError:
-            continue
-        except (jwt.PyJWTError, ValueError) as exc:
-            raise InvalidToken(str(exc)) from None
-    raise InvalidToken("The token is not signed by this server")
+        return jwt.decode(token, key, algorithms=[algorithm], issuer=settings.origin,
+                          options={"verify_aud": False, "verify_exp": check_expiry})
+    except jwt.InvalidSignatureError:
+        raise InvalidToken("The token is not signed with its application's cert") from None
+    except TypeError:  # PyJWT's answer to a key of another type than the token's algorithm
+        raise InvalidToken("The token is not signed with its application's cert") from None
+    except (jwt.PyJWTError, ValueError) as exc:
+        raise InvalidToken(str(exc)) from None
 
 
-# --- JWKS ---
+# --- key sets ---
 
 def _b64(data: bytes) -> str:
     return base64.standard_b64encode(data).decode()
 
 
-@functools.lru_cache(maxsize=64)
-def _jwk(certificate_pem: str, kid: str, algorithm: str) -> dict[str, Any]:
+# RFC 7638 §3.2: the members a thumbprint covers, by key type
+_THUMBPRINT_MEMBERS = {"RSA": ("e", "kty", "n"), "EC": ("crv", "kty", "x", "y")}
+
+
+@functools.lru_cache(maxsize=256)
+def _public_jwk(certificate_pem: str) -> dict[str, Any]:
+    """The certificate's public key as a JWK with `kid` = its RFC 7638 thumbprint and the
+    certificate as `x5c`; {} for a key type that signs no JWT here. ValueError if the
+    certificate does not parse."""
     certificate = x509.load_pem_x509_certificate(certificate_pem.encode())
     key = certificate.public_key()
     if isinstance(key, rsa.RSAPublicKey):
@@ -130,24 +145,49 @@ def _jwk(certificate_pem: str, kid: str, algorithm: str) -> dict[str, Any]:
         jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key))
     else:
         return {}
+    kid = thumbprint({member: jwk[member] for member in _THUMBPRINT_MEMBERS[jwk["kty"]]})
     der = certificate.public_bytes(serialization.Encoding.DER)
-    return {**jwk, "kid": kid, "alg": algorithm, "use": "sig", "x5c": [_b64(der)]}
+    return {**jwk, "kid": kid, "use": "sig", "x5c": [_b64(der)]}
 
 
-def jwks(db: Session) -> dict[str, list]:
-    """Every JWT signing cert's public key, `kid` = the cert's name."""
-    certs = db.exec(select(Cert.name, Cert.crypto_algorithm, Cert.certificate)
-                    .where(Cert.scope == "JWT", Cert.type == "x509", Cert.certificate != "")
-                    .order_by(Cert.pk)).all()
-    keys = []
-    for name, algorithm, certificate in certs:
+def key_id(cert: Cert) -> str:
+    """The `kid` of the cert's key (a ServiceError if its certificate holds none that signs JWTs)."""
+    try:
+        kid = _public_jwk(cert.certificate).get("kid")
+    except ValueError:
+        kid = None
+    if not kid:
+        raise ServiceError("The cert %s has no certificate that signs JWTs", cert.name)
+    return kid
+
+
+def jwks(db: Session, application: Application | None = None) -> dict[str, list]:
+    """The public keys relying parties verify tokens with, each key once. An application's
+    set: the key of its cert, `alg` the algorithm its tokens are signed in. The global set:
+    the keys of shared certs (owner admin) and of the built-in organization's, which only
+    global admins control; an organization's own certs are in its applications' sets alone,
+    so that no relying party following the global discovery trusts a key an organization's
+    admin holds (docs/api.md, 'Which discovery document')."""
+    if application is not None:
         try:
-            key = _jwk(certificate, name, algorithm or "RS256")
+            cert = signing_cert(db, application)
+        except ServiceError:
+            return {"keys": []}  # the application signs nothing
+        published = [(cert.certificate, signing_algorithm(cert, application.token_signing_method))]
+    else:
+        published = db.exec(select(Cert.certificate, Cert.crypto_algorithm)
+                            .where(Cert.owner.in_((b.ADMIN_OWNER, b.BUILT_IN_ORG)), Cert.scope == "JWT",
+                                   Cert.type == "x509", Cert.certificate != "")
+                            .order_by(Cert.pk)).all()
+    keys: dict[str, dict[str, Any]] = {}
+    for certificate, algorithm in published:
+        try:
+            jwk = _public_jwk(certificate)
         except ValueError:
             continue  # a pasted certificate that does not parse signs nothing either
-        if key:
-            keys.append(key)
-    return {"keys": keys}
+        if jwk and jwk["kid"] not in keys:
+            keys[jwk["kid"]] = {**jwk, "alg": algorithm or "RS256"}
+    return {"keys": list(keys.values())}
 
 
 # --- claims ---

@@ -52,10 +52,7 @@ def server(db: Session, actor: Actor, owner: str, name: str) -> m.Ldap:
     policy.require_admin(actor)
     row = db.exec(select(m.Ldap).where(m.Ldap.owner == owner, m.Ldap.name == name,
                                        *policy.read_scope(actor, LDAPS))).first()
-    if row is None:
-        exists = db.exec(select(m.Ldap.pk).where(m.Ldap.owner == owner, m.Ldap.name == name)).first()
-        if exists is not None:
-            raise ServiceError(policy.UNAUTHORIZED)
+    if row is None:  # missing, or out of reach: the same answer
         raise ServiceError("The LDAP server: %s/%s does not exist", owner, name)
     return row
 

@@ -12,12 +12,13 @@ import ssl
 from collections.abc import Iterator
 from typing import Any
 
-from ldap3 import NONE, SIMPLE, SUBTREE, Connection, Server, Tls
+from ldap3 import SIMPLE, SUBTREE, Connection, Tls
 from ldap3.core.exceptions import LDAPException, LDAPInvalidCredentialsResult
 from ldap3.utils.conv import escape_filter_chars
 from sqlmodel import Session, select
 
 from ..models import Ldap, User
+from . import outbound
 from .errors import ServiceError
 
 log = logging.getLogger("iam_console.ldap")
@@ -43,13 +44,11 @@ class BindRefused(ServiceError):
     """The directory refused the name and password (as opposed to not answering)."""
 
 
-def _server(row: Ldap) -> Server:
-    tls = None
-    if row.enable_ssl:
-        # a self-signed certificate is accepted only when the record says so
-        tls = Tls(validate=ssl.CERT_NONE if row.allow_self_signed_cert else ssl.CERT_REQUIRED)
-    return Server(row.host, port=row.port, use_ssl=row.enable_ssl, tls=tls, get_info=NONE,
-                  connect_timeout=CONNECT_TIMEOUT)
+def _tls(row: Ldap) -> Tls | None:
+    if not row.enable_ssl:
+        return None
+    # a self-signed certificate is accepted only when the record says so
+    return Tls(validate=ssl.CERT_NONE if row.allow_self_signed_cert else ssl.CERT_REQUIRED)
 
 
 def _reason(exc: LDAPException) -> str:
@@ -60,9 +59,16 @@ def connect(row: Ldap, user: str | None = None, password: str | None = None) -> 
     """A bound, read-only connection: as the record's admin, or as `user` with `password`."""
     if not row.host:
         raise ServiceError("The LDAP server's host cannot be empty")
-    conn = Connection(_server(row), user=row.username if user is None else user,
-                      password=row.password if password is None else password, authentication=SIMPLE,
-                      read_only=True, raise_exceptions=True, receive_timeout=RECEIVE_TIMEOUT)
+    try:
+        # the directory is a destination the organization's admin chose: through the outbound guard
+        conn = outbound.ldap_connection(row.host, row.port, use_ssl=row.enable_ssl, tls=_tls(row),
+                                        connect_timeout=CONNECT_TIMEOUT,
+                                        user=row.username if user is None else user,
+                                        password=row.password if password is None else password,
+                                        authentication=SIMPLE, read_only=True, raise_exceptions=True,
+                                        receive_timeout=RECEIVE_TIMEOUT)
+    except outbound.OutboundError as exc:
+        raise ServiceError("Failed to connect to the LDAP server: %s", str(exc)) from None
     try:
         conn.bind()
     except LDAPInvalidCredentialsResult:
@@ -140,8 +146,9 @@ def auth_filter(row: Ldap, user: User) -> str | None:
 def bind_user(db: Session, user: User, password: str) -> bool:
     """Casdoor's LDAP sign-in: find the user's entry on each LDAP server of their
     organization through its filter fields, and bind as that entry with `password`.
-    True when a directory accepted it, False when the entry was found but the password
-    was refused; a user found on none of them is an error."""
+    True when a directory accepted it, else False: a user found on none of them gets the
+    answer of a wrong password (it is logged for the operator), so that no answer tells
+    an account backed by the directory from a missing one."""
     if not password:
         return False  # an empty simple bind is an anonymous bind that "succeeds"
     found = False
@@ -176,5 +183,5 @@ def bind_user(db: Session, user: User, password: str) -> bool:
             log.warning("LDAP bind failed at sign-in on %s/%s: %s", row.owner, row.name, exc)
             continue
     if not found:
-        raise ServiceError("The user: %s doesn't exist in LDAP server", user.name)
+        log.warning("The user %s/%s was found on none of its organization's LDAP servers", user.owner, user.name)
     return False

@@ -70,9 +70,11 @@ def client_application(db: Session, client_id: str) -> Application | None:
 
 
 def signing_cert(db: Session, organization: str, name: str) -> Cert | None:
-    """A cert of the organization's or a shared one, by name, remembered (read-only)."""
+    """A cert of the organization's by name, else a shared one of that name (as an application's
+    reference to it reads: services/references.py), remembered (read-only)."""
     return _remember(("cert", organization, name), lambda: db.exec(select(Cert).where(
-        Cert.owner.in_((b.ADMIN_OWNER, organization)), Cert.name == name)).first())
+        Cert.owner.in_((b.ADMIN_OWNER, organization)), Cert.name == name)
+        .order_by((Cert.owner == organization).desc())).first())
 
 
 def forget() -> None:

@@ -5,7 +5,15 @@ requests, codes, the token endpoint's grants, refresh and the device flow
 One Token row per issuance. It is written when a code (or a device code) is
 issued, holding only the code's hash, and becomes the token when the code is
 exchanged. Tokens are found by the SHA-256 of their text; a revoked token has
-expiresIn 0, which every check reads."""
+expiresIn 0, which every check reads.
+
+Refresh tokens rotate (OAuth 2.0 Security BCP, refresh token rotation): each use
+revokes the row and issues a new one in the same `family` (the name of the chain's
+first row). A refresh token presented again after its rotation means two parties
+hold it, so the whole family is revoked, the pair it was rotated into included; so
+is the family of a replayed code. A chain begun with the client's secret (a
+confidential client) refreshes only with it; one begun without (a PKCE-only code
+exchange, the device flow: a public client, `public_client`) refreshes without."""
 
 from __future__ import annotations
 
@@ -18,8 +26,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
-from sqlmodel import Session, select, update
+from sqlmodel import Session, or_, select, update
 
 from ..models import Application, Organization, Token, User
 from ..models.base import utcnow
@@ -52,6 +61,15 @@ class OAuthError(Exception):
 
 def digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
+
+
+FINGERPRINT_LENGTH = 16
+
+
+def fingerprint(token: str) -> str:
+    """What a token row shows of its token: the start of its SHA-256, enough to tell tokens
+    apart and to match one a client holds, never enough to use it."""
+    return digest(token)[:FINGERPRINT_LENGTH] if token else ""
 
 
 def _epoch(moment: datetime) -> int:
@@ -166,6 +184,8 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
             raise ServiceError("The code challenge is malformed")
     if len(req.state) > 1000 or len(req.nonce) > 255:
         raise ServiceError("The state or nonce is too long")
+    if req.resource:
+        _check_resource(db, application, req.resource)
     try:
         scope = check_scope(application, req.scope)
     except OAuthError as exc:
@@ -176,6 +196,18 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
     if application.disable_signin or organization.disable_signin:
         raise ServiceError("The application: %s has disabled users to signin", application.name)
     return Authorization(req, application, organization, scope)
+
+
+def _check_resource(db: Session, application: Application, resource: str) -> None:
+    """RFC 8707: the resource a token is meant for, which joins its `aud`, is an absolute URI
+    without a fragment, and never another application's client id: a token whose audience
+    names another application would pass that application's relying parties' checks."""
+    parts = urlsplit(resource)
+    if len(resource) > 255 or not parts.scheme or not parts.netloc or "#" in resource:
+        raise ServiceError("The resource must be an absolute URI without a fragment")
+    other = lookup.application_by_client_id(db, resource)
+    if other is not None and other.name != application.name:
+        raise ServiceError("The resource %s is another application's client id", resource)
 
 
 @dataclass(frozen=True)
@@ -221,10 +253,12 @@ def _hours(value: int, default: int = jwt_tokens.DEFAULT_EXPIRE_HOURS) -> int:
     return value if value and value > 0 else default
 
 
-def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: bool) -> dict[str, Any]:
+def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: bool, family: str = "",
+           public_client: bool = False) -> dict[str, Any]:
     """Sign the tokens of a grant and record them: into the code's row (a Token), or
     into a new row of that grant type (a str), written with one INSERT: building an
-    ORM object of the table's 30 columns costs more than signing with an EC key."""
+    ORM object of the table's 30 columns costs more than signing with an EC key.
+    `family`: the chain a refresh continues ('' begins one, named after this row)."""
     application = grant.application
     cert = jwt_tokens.signing_cert(db, application)
     algorithm = jwt_tokens.signing_algorithm(cert, application.token_signing_method)
@@ -243,9 +277,11 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
     values = {
         "owner": b.ADMIN_OWNER, "name": grant.token_name, "created_time": grant.issued_at,
         "application": application.name, "organization": user.owner if user else application.organization,
-        "user": user.name if user else "", "access_token": access, "access_token_hash": digest(access),
+        "user": user.name if user else "", "access_token": fingerprint(access), "access_token_hash": digest(access),
+        "refresh_token": fingerprint(refresh_token),
         "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
         "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
+        "family": family or grant.token_name, "public_client": public_client,
     }
     if isinstance(into, Token):
         for key, value in values.items():
@@ -314,6 +350,27 @@ def revoke_row(db: Session, row: Token) -> None:
     db.exec(update(Token).where(Token.pk == row.pk).values(expires_in=0))
 
 
+def revoke_family(db: Session, row: Token) -> None:
+    """The row and every row rotated from the same first one."""
+    db.exec(update(Token).where(or_(Token.pk == row.pk, Token.family == (row.family or row.name)))
+            .values(expires_in=0))
+
+
+def _replayed(db: Session, row: Token) -> OAuthError:
+    """A refresh token used again after its rotation (or its revocation): another party
+    holds it too, so nothing of its family is trusted any more. The error to raise."""
+    revoke_family(db, row)
+    db.commit()  # the error rolls the request's transaction back: the revocation must outlive it
+    return OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
+
+
+def _spend(db: Session, row: Token) -> bool:
+    """Revoke a refresh token's row at its use; False if it was dead already (used,
+    revoked, or used by a concurrent request a moment ago)."""
+    result = db.exec(update(Token).where(Token.pk == row.pk, Token.expires_in > 0).values(expires_in=0))
+    return result.rowcount == 1
+
+
 def _usable_user(db: Session, organization: str, name: str) -> User:
     user = lookup.user(db, organization, name)
     if user is None or user.is_deleted or user.is_forbidden:
@@ -328,7 +385,7 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     if row is None or row.application != application.name:
         raise OAuthError("invalid_grant", "Invalid authorization code")
     if row.code_is_used:
-        revoke_row(db, row)  # a replayed code: the tokens it gave are not to be trusted either
+        revoke_family(db, row)  # a replayed code: the tokens it gave, and their rotations, are not trusted either
         db.commit()
         raise OAuthError("invalid_grant", "The authorization code has been used")
     if row.code_expire_in < _epoch(utcnow()):
@@ -346,7 +403,7 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "The authorization code has been used")
     grant = _grant(db, application, row.scope, user, nonce=row.nonce, resource=row.resource,
                    signin_method="Password")
-    return _issue(db, grant, row, refresh=True)
+    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
 
 
 def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
@@ -385,21 +442,28 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     application = client(db, req.client_id, req.client_secret, secret_required=False)
     _require_grant(application, "refresh_token")
     try:
-        claims = jwt_tokens.verify(db, req.refresh_token, refresh=True)
+        claims = jwt_tokens.verify(db, req.refresh_token, application, refresh=True)
     except jwt_tokens.InvalidToken as exc:
         raise OAuthError("invalid_grant", f"Invalid refresh token: {exc}") from None
     row = db.exec(select(Token).where(Token.refresh_token_hash == digest(req.refresh_token))).first()
-    if row is None or claims.get("tokenType") != jwt_tokens.REFRESH or row.expires_in <= 0:
+    if row is None or claims.get("tokenType") != jwt_tokens.REFRESH:
         raise OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
     if row.application != application.name:
         raise OAuthError("invalid_grant", "The refresh token belongs to another application")
+    if not row.public_client and not req.client_secret:
+        raise OAuthError("invalid_client", "The client must authenticate (client_secret or HTTP Basic) to refresh "
+                                           "this token", 401)
+    if row.expires_in <= 0:
+        raise _replayed(db, row)
     scope = check_scope(application, req.scope) if req.scope else row.scope
     if not set(scope.split()) <= set(row.scope.split()):
         raise OAuthError("invalid_scope", "The scope exceeds the one originally granted")
     user = _usable_user(db, row.organization, row.user)
-    revoke_row(db, row)  # rotation: the old pair dies with its use
+    if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
+        raise _replayed(db, row)
     grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource)
-    return _issue(db, grant, "refresh_token", refresh=True)
+    return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
+                  public_client=row.public_client)
 
 
 # --- the device flow (RFC 8628) ---
@@ -476,4 +540,4 @@ def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The device_code has been used")
     grant = _grant(db, application, row.scope, user, signin_method="Device")
-    return _issue(db, grant, row, refresh=True)
+    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)

@@ -5,7 +5,15 @@ entry written as a regular expression matches the whole URI. Before either,
 the URI itself must be plain: an http(s) or a native app's scheme (never
 javascript:, data:, file:, ...), no user-info ('@') in the authority, no
 fragment, no backslashes, dot segments or control characters that browsers
-and servers read differently."""
+and servers read differently.
+
+Anyone can send a redirect URI (get-app-login is anonymous), so the regular
+expressions run on RE2, whose matching time is linear in the URI's length
+whatever the pattern: a backtracking engine takes exponential time on a pattern
+such as `http://(a+)+b`. RE2 has no backreferences or lookaround (Casdoor's Go
+regexps have none either), so an entry it cannot compile is refused when the
+application is saved (`check_entries`), and both the URI and each entry are
+bounded in length."""
 
 from __future__ import annotations
 
@@ -13,7 +21,13 @@ import functools
 import re
 from urllib.parse import unquote, urlencode, urlsplit
 
-MAX_LENGTH = 1000
+import re2
+
+from .errors import ServiceError
+
+MAX_LENGTH = 1000  # of a redirect URI, and of a registered entry
+# bounds the compiled program (and the matching time per character); RE2 refuses a larger one
+PATTERN_MEMORY = 1 << 20
 FORBIDDEN_SCHEMES = frozenset({"javascript", "data", "vbscript", "file", "blob", "about", "filesystem"})
 # characters that make a registered entry a regular expression rather than a URL
 REGEX_MARKERS = re.compile(r"[\^$*+()\[\]{}|\\]")
@@ -40,14 +54,48 @@ def is_plain(uri: str) -> bool:
     return ".." not in segments and "." not in segments
 
 
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = PATTERN_MEMORY
+    options.log_errors = False  # a refused pattern is the caller's error, not the server's
+    return options
+
+
+OPTIONS = _options()
+
+
+def is_pattern(entry: str) -> bool:
+    return REGEX_MARKERS.search(entry) is not None
+
+
 @functools.lru_cache(maxsize=1024)
-def _pattern(entry: str) -> re.Pattern | None:
-    if not REGEX_MARKERS.search(entry):
+def _pattern(entry: str):
+    """The entry's compiled RE2 expression; None for a plain entry, or one saved before
+    `check_entries` existed that RE2 cannot take (it matches nothing)."""
+    if len(entry) > MAX_LENGTH or not is_pattern(entry):
         return None
     try:
-        return re.compile(entry)
-    except re.error:
+        return re2.compile(entry, OPTIONS)
+    except re2.error:
         return None
+
+
+def check_entries(registered: list) -> None:
+    """An application's redirect URIs, when it is saved: each at most MAX_LENGTH characters,
+    and each regular expression one that RE2 compiles within PATTERN_MEMORY."""
+    for entry in registered:
+        if not isinstance(entry, str):
+            continue
+        if len(entry) > MAX_LENGTH:
+            raise ServiceError("The redirect URI %s... is longer than %d characters", entry[:50], MAX_LENGTH)
+        if is_pattern(entry):
+            try:
+                re2.compile(entry, OPTIONS)
+            except re2.error as exc:
+                reason = exc.args[0] if exc.args else ""
+                reason = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+                raise ServiceError("The redirect URI %s is not a regular expression RE2 can match "
+                                   "(no backreferences or lookaround): %s", entry[:200], reason) from None
 
 
 def matches(uri: str, registered: list) -> bool:

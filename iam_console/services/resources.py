@@ -14,6 +14,22 @@ from .. import models as m
 from . import builtin as b
 
 
+@dataclass(frozen=True)
+class Ref:
+    """A field of a record that names other records (services/references.py checks it on
+    every write): they must exist in the record's own organization."""
+
+    attribute: str
+    target: str  # the kind it names
+    form: str = "name"  # "name" within the organization, "id" owner/name, "either"
+    key: str = ""  # a list of objects: the key holding the name
+    shared: bool = False  # shared records (owner admin; for applications, shared ones) may be named too
+    wildcard: bool = False  # "owner/*" names every record of the kind in the organization
+    also: tuple[str, ...] = ()  # values that name nothing ("All")
+    organization_itself: bool = False  # the organization's own name is accepted (a top group's parent)
+    when: tuple[str, tuple[str, ...]] | None = None  # checked only while this attribute holds one of these
+
+
 class Ownership(enum.Enum):
     ORGANIZATION = "organization"  # owner is the organization (users, roles, ...)
     ADMIN = "admin"  # owner is "admin"; a field names the organization (applications, ...)
@@ -34,6 +50,7 @@ class Kind:
     # False: records are not addressed by owner/name alone; the generic routes
     # serve only the list and a module of the kind's own serves the rest (sessions)
     named: bool = True
+    references: tuple[Ref, ...] = ()  # fields naming other records
 
     @property
     def plural_name(self) -> str:
@@ -42,33 +59,50 @@ class Kind:
 
 def _kinds() -> list[Kind]:
     admin_owned = {"ownership": Ownership.ADMIN, "organization_attr": "organization"}
+    user, users = Ref("user", "user"), Ref("users", "user", form="id")
+    groups, roles = Ref("groups", "group", form="id"), Ref("roles", "role", form="id")
+    application, provider = Ref("application", "application", shared=True), Ref("provider", "provider", shared=True)
+    model, adapter = Ref("model", "model", form="either"), Ref("adapter", "adapter", form="either")
+    payment = Ref("payment", "payment")
     return [
         Kind("organization", m.Organization, Ownership.ADMIN, "name", name_prefix="organization"),
         Kind("user", m.User, global_list=True, name_prefix="user",
-             find_by={"email": "email", "phone": "phone", "userId": "uuid"}),
-        Kind("group", m.Group, name_prefix="group"),
-        Kind("invitation", m.Invitation, name_prefix="invitation"),
-        Kind("ldap", m.Ldap, name_prefix="ldap"),
-        Kind("application", m.Application, **admin_owned, name_prefix="application"),
+             find_by={"email": "email", "phone": "phone", "userId": "uuid"},
+             references=(groups, Ref("signup_application", "application", shared=True))),
+        Kind("group", m.Group, name_prefix="group",
+             references=(Ref("parent_id", "group", organization_itself=True), users, Ref("manager", "user"))),
+        Kind("invitation", m.Invitation, name_prefix="invitation",
+             references=(Ref("application", "application", shared=True, also=("All",)),
+                         Ref("signup_group", "group", form="id"))),
+        Kind("ldap", m.Ldap, name_prefix="ldap", references=(Ref("default_group", "group", form="id"),)),
+        Kind("application", m.Application, **admin_owned, name_prefix="application",
+             references=(Ref("cert", "cert", shared=True), Ref("providers", "provider", key="name", shared=True),
+                         Ref("default_group", "group", form="either"))),
         Kind("provider", m.Provider, Ownership.SHARED, global_list=True, name_prefix="provider"),
         Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert"),
-        Kind("token", m.Token, **admin_owned, name_prefix="token"),
-        Kind("resource", m.Resource, name_prefix="resource"),
+        Kind("token", m.Token, **admin_owned, name_prefix="token", references=(application, user)),
+        Kind("resource", m.Resource, name_prefix="resource", references=(user, application, provider)),
         Kind("session", m.Session, named=False),
         Kind("record", m.Record, writable=False),
         Kind("verification", m.Verification, writable=False),
-        Kind("role", m.Role, name_prefix="role"),
-        Kind("permission", m.Permission, name_prefix="permission"),
+        Kind("role", m.Role, name_prefix="role", references=(users, groups, roles)),
+        Kind("permission", m.Permission, name_prefix="permission", references=(
+            Ref("users", "user", form="id", wildcard=True), Ref("groups", "group", form="id", wildcard=True),
+            Ref("roles", "role", form="id", wildcard=True), model, adapter,
+            Ref("resources", "application", shared=True, when=("resource_type", ("", "Application"))))),
         Kind("model", m.CasbinModel, name_prefix="model"),
         Kind("adapter", m.Adapter, name_prefix="adapter"),
-        Kind("enforcer", m.Enforcer, name_prefix="enforcer"),
-        Kind("product", m.Product, name_prefix="product"),
-        Kind("payment", m.Payment, name_prefix="payment"),
-        Kind("plan", m.Plan, name_prefix="plan"),
-        Kind("pricing", m.Pricing, name_prefix="pricing"),
-        Kind("subscription", m.Subscription, name_prefix="subscription"),
-        Kind("transaction", m.Transaction, name_prefix="transaction"),
-        Kind("order", m.Order, name_prefix="order"),
+        Kind("enforcer", m.Enforcer, name_prefix="enforcer", references=(model, adapter)),
+        Kind("product", m.Product, name_prefix="product", references=(Ref("providers", "provider", shared=True),)),
+        Kind("payment", m.Payment, name_prefix="payment", references=(provider, user)),
+        Kind("plan", m.Plan, name_prefix="plan", references=(
+            Ref("payment_providers", "provider", shared=True), Ref("role", "role"), Ref("product", "product"))),
+        Kind("pricing", m.Pricing, name_prefix="pricing", references=(Ref("plans", "plan"), application)),
+        Kind("subscription", m.Subscription, name_prefix="subscription", references=(
+            user, Ref("pricing", "pricing"), Ref("plan", "plan"), payment)),
+        Kind("transaction", m.Transaction, name_prefix="transaction",
+             references=(application, provider, user, payment)),
+        Kind("order", m.Order, name_prefix="order", references=(user, payment)),
         Kind("syncer", m.Syncer, **admin_owned, name_prefix="syncer"),
         Kind("webhook", m.Webhook, **admin_owned, name_prefix="webhook"),
     ]

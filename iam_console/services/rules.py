@@ -15,12 +15,12 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from .. import models as m
-from ..models.base import utcnow
-from . import accounts, certs, groups, ldap_client, lookup, mfa_props, wire
+from ..models.base import to_wire, utcnow
+from . import accounts, auth, certs, groups, ldap_client, lookup, mfa_props, redirects, references, wire
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
-from .passwords import TYPES, hash_password, new_salt
+from .passwords import TYPES, hash_secret
 from .resources import Kind, Ownership
 
 NAME_PATTERN = re.compile(r"^[^/\s][^/]*$")
@@ -72,6 +72,27 @@ def protect(kind: Kind, old: m.Named, new: m.Named | None) -> None:
     if (kind.name == "invitation" and old.tag == PLAN_INVITATION_TAG and new is not None
             and (new.owner, new.name) != (old.owner, old.name)):
         raise ServiceError("The organization and name of an invitation created for a plan cannot be changed")
+    if kind.name == "token" and new is not None and issued(old):
+        _check_issued_token_change(old, new)
+
+
+def issued(token: m.Token) -> bool:
+    """A token the OAuth endpoints issued (or a code they handed out), as opposed to a record
+    added through add-token, which never holds a usable token."""
+    return bool(token.access_token_hash or token.code)
+
+
+def _check_issued_token_change(old: m.Token, new: m.Token) -> None:
+    """An issued token is viewed, revoked or deleted: nothing re-points it (user, application,
+    organization, grant, scope...), and its lifetime only shortens (0 revokes it), so that
+    no revoked or expired token lives again."""
+    before, after = to_wire(old), to_wire(new)
+    changed = sorted(key for key in after if key != "expiresIn" and after[key] != before[key])
+    if changed:
+        raise ServiceError("The field %s of an issued token cannot be changed: revoke or delete the token instead",
+                           changed[0])
+    if new.expires_in > old.expires_in:
+        raise ServiceError("The expiresIn of an issued token can only be lowered (0 revokes it)")
 
 
 def check_delete(db: Session, kind: Kind, row: m.Named) -> None:
@@ -212,12 +233,6 @@ def _ldap(db: Session, actor: Actor, row: m.Ldap) -> None:
     unknown = [f for f in row.filter_fields if f not in LDAP_FILTER_FIELDS]
     if unknown:
         raise ServiceError("Unknown filter field: %s (uid, mail, mobile or sAMAccountName)", str(unknown[0])[:100])
-    if row.default_group:
-        owner, _, group = row.default_group.partition("/")
-        if owner != row.owner or not db.exec(select(m.Group.pk).where(m.Group.owner == owner,
-                                                                      m.Group.name == group)).first():
-            raise ServiceError("The default group %s is not a group of the organization %s",
-                               row.default_group, row.owner)
 
 
 def _application(db: Session, actor: Actor, row: m.Application) -> None:
@@ -233,6 +248,7 @@ def _application(db: Session, actor: Actor, row: m.Application) -> None:
     unknown = [g for g in row.grant_types if g not in GRANT_TYPES]
     if unknown:
         raise ServiceError("Unknown grant type: %s", unknown[0])
+    redirects.check_entries(row.redirect_uris)
 
 
 def _cert(db: Session, actor: Actor, row: m.Cert) -> None:
@@ -307,14 +323,14 @@ def _payment(db: Session, actor: Actor, row: m.Payment) -> None:
 
 
 def _product(db: Session, actor: Actor, row: m.Product) -> None:
+    """Its providers are payment providers (that they are the organization's or shared: references)."""
     names = [p for p in row.providers if isinstance(p, str)]
     if names:
-        payment = set(db.exec(select(m.Provider.name).where(
-            m.Provider.category == "Payment", m.Provider.name.in_(names),
-            m.Provider.owner.in_((row.owner, b.ADMIN_OWNER)))).all())
-        unknown = [p for p in names if p not in payment]
-        if unknown:
-            raise ServiceError("The provider %s is not a payment provider", unknown[0])
+        other = db.exec(select(m.Provider.name).where(
+            m.Provider.category != "Payment", m.Provider.name.in_(names),
+            m.Provider.owner.in_((row.owner, b.ADMIN_OWNER)))).first()
+        if other is not None:
+            raise ServiceError("The provider %s is not a payment provider", other)
 
 
 def _webhook(db: Session, actor: Actor, row: m.Webhook) -> None:
@@ -335,6 +351,7 @@ def validate(db: Session, actor: Actor, kind: Kind, row: m.Named) -> None:
     check = VALIDATORS.get(kind.name)
     if check:
         check(db, actor, row)
+    references.check(db, kind, row)
 
 
 # --- what saving also does ---
@@ -343,11 +360,10 @@ def _save_user(db: Session, actor: Actor, old: m.User | None, row: m.User, chang
     if not row.uuid:
         row.uuid = str(uuid.uuid4())
     if "password" in changed or (old is None and row.password):
-        organization = lookup.organization(db, row.owner)
-        row.password_type = (organization.password_type if organization else "") or "argon2id"
-        row.password_salt = (organization.password_salt if organization else "") or new_salt()
-        row.password = hash_password(row.password, row.password_type, row.password_salt)
-        row.last_change_password_time = utcnow()
+        auth.change_password(db, row, lookup.organization(db, row.owner), row.password, signed_in_as=old,
+                             keep_session=actor.session_id)
+    if "access_secret" in changed:
+        row.access_secret = hash_secret(row.access_secret)  # shown once, when generated; then only compared
     if "is_deleted" in changed or old is None:
         row.deleted_time = (row.deleted_time or utcnow()) if row.is_deleted else None
     row.multi_factor_auths = mfa_props.all_props(row)  # its masked email or phone follows the fields

@@ -6,6 +6,9 @@
   requests cannot slip past the limit: the database increments atomically.
 - `claim`: mark a key once; a second claim of the same key is refused (a TOTP code
   already used in its time step).
+- `add_failure` / `failures` / `clear`: a count of failures under a key that lives on
+  for a while after the last one, with that last one's time (the failed sign-ins of a
+  name no account answers to, kept as an account keeps its own).
 
 Rows live until their `expires`; each call sweeps the expired ones (an indexed
 delete). No module-level state: several workers share the table.
@@ -30,22 +33,23 @@ def _now() -> int:
     return int(time.time())
 
 
-def _upsert(db: Session, key: str, expires: int, *, increment: bool) -> int:
-    """Insert the key with count 1, or (increment) add one to its count; the rows changed."""
+def _upsert(db: Session, key: str, expires: int, *, increment: bool, extend: bool = False) -> int:
+    """Insert the key with count 1, or (increment) add one to its count, and (extend) move
+    its expiry to `expires`; the rows changed."""
     dialect = db.get_bind().dialect.name
     values = {"key": key, "count": 1, "expires": expires}
+    changes = {"count": TABLE.c.count + 1, **({"expires": expires} if extend else {})}
     if dialect == "mysql":
         from sqlalchemy.dialects.mysql import insert
         statement = insert(TABLE).values(**values)
-        statement = statement.on_duplicate_key_update(count=TABLE.c.count + 1) if increment \
-            else statement.prefix_with("IGNORE")
+        statement = statement.on_duplicate_key_update(**changes) if increment else statement.prefix_with("IGNORE")
     else:
         if dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
             from sqlalchemy.dialects.sqlite import insert
         statement = insert(TABLE).values(**values)
-        statement = statement.on_conflict_do_update(index_elements=["key"], set_={"count": TABLE.c.count + 1}) \
+        statement = statement.on_conflict_do_update(index_elements=["key"], set_=changes) \
             if increment else statement.on_conflict_do_nothing(index_elements=["key"])
     return db.execute(statement).rowcount
 
@@ -76,3 +80,23 @@ def claim(db: Session, key: str, ttl_seconds: int) -> bool:
     claimed = _upsert(db, key[:200], now + ttl_seconds, increment=False) == 1
     db.commit()
     return claimed
+
+
+def add_failure(db: Session, key: str, kept_seconds: int) -> int:
+    """Count a failure under `key`, kept `kept_seconds` after this one; the count. Commits."""
+    now = _now()
+    _sweep(db, now)
+    _upsert(db, key[:200], now + kept_seconds, increment=True, extend=True)
+    db.commit()
+    return db.execute(sa.select(TABLE.c.count).where(TABLE.c.key == key[:200])).scalar_one()
+
+
+def failures(db: Session, key: str, kept_seconds: int) -> tuple[int, int]:
+    """(count, Unix time of the last failure) under `key`; (0, 0) when none is kept."""
+    row = db.execute(sa.select(TABLE.c.count, TABLE.c.expires).where(
+        TABLE.c.key == key[:200], TABLE.c.expires >= _now())).first()
+    return (row.count, row.expires - kept_seconds) if row is not None else (0, 0)
+
+
+def clear(db: Session, key: str) -> None:
+    db.execute(sa.delete(TABLE).where(TABLE.c.key == key[:200]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import quote
 
 from sqlmodel import Session, select, update
 
@@ -21,11 +22,28 @@ from .oauth import DEVICE_GRANT, RESPONSE_TYPES, STANDARD_SCOPES, OAuthError, di
 # --- using tokens ---
 
 def live_token(db: Session, token_text: str) -> Token | None:
-    """The row of a live access token (not expired, not revoked)."""
+    """The row of a live access token (not expired, not revoked, signed with its application's cert)."""
     if not token_text or len(token_text) > 20_000:
         return None
     row = db.exec(select(Token).where(Token.access_token_hash == digest(token_text))).first()
-    return row if row is not None and _alive(row) else None
+    if row is None or not _alive(row):
+        return None
+    try:
+        verified(db, row, token_text)
+    except jwt_tokens.InvalidToken:
+        return None
+    return row
+
+
+def verified(db: Session, row: Token, token_text: str, *, refresh: bool = False,
+             check_expiry: bool = True) -> tuple[Application, dict[str, Any]]:
+    """The application of a token's row, and the token's claims: only that application's cert
+    verifies it. (A row re-pointed at another application, or an application given another
+    cert, leaves the token signed with a cert that is not its application's: refused.)"""
+    application = lookup.application(db, row.application)
+    if application is None:
+        raise jwt_tokens.InvalidToken("The token's application does not exist")
+    return application, jwt_tokens.verify(db, token_text, application, refresh=refresh, check_expiry=check_expiry)
 
 
 def _alive(row: Token) -> bool:
@@ -55,15 +73,14 @@ def introspect(db: Session, application: Application, token_text: str, hint: str
     if application.organization not in (row.organization, b.BUILT_IN_ORG):
         return {"active": False}
     try:
-        claims = jwt_tokens.verify(db, token_text, refresh=kind == "refresh_token")
+        owner_app, claims = verified(db, row, token_text, refresh=kind == "refresh_token")
     except jwt_tokens.InvalidToken:
         return {"active": False}
     if row.user:
         user = lookup.user(db, row.organization, row.user)
         if user is None or user.is_deleted or user.is_forbidden:
             return {"active": False}
-    owner_app = lookup.application(db, row.application)
-    return {"active": True, "scope": row.scope, "client_id": owner_app.client_id if owner_app else "",
+    return {"active": True, "scope": row.scope, "client_id": owner_app.client_id,
             "username": row.user or row.application, "token_type": "Bearer" if kind == "access_token" else kind,
             "exp": claims.get("exp"), "iat": claims.get("iat"), "nbf": claims.get("nbf"), "sub": claims.get("sub"),
             "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti")}
@@ -109,18 +126,16 @@ class LoggedOut:
 def end_session(db: Session, id_token_hint: str, post_logout_redirect_uri: str, state: str) -> LoggedOut:
     """RP-initiated logout: the hinted token is revoked; the browser is sent on
     only to a URI registered for the token's application."""
-    try:
-        claims = jwt_tokens.verify(db, id_token_hint, check_expiry=False)
-    except jwt_tokens.InvalidToken as exc:
-        raise ServiceError("The id_token_hint is invalid: %s", str(exc)) from None
     row = db.exec(select(Token).where(Token.access_token_hash == digest(id_token_hint))).first()
     if row is None:
         raise ServiceError("The id_token_hint is not a token of this server")
+    try:
+        application, claims = verified(db, row, id_token_hint, check_expiry=False)
+    except jwt_tokens.InvalidToken as exc:
+        raise ServiceError("The id_token_hint is invalid: %s", str(exc)) from None
     revoke_row(db, row)
-    application = lookup.application(db, row.application)
     redirect = ""
-    if post_logout_redirect_uri and application is not None and redirects.matches(
-            post_logout_redirect_uri, application.redirect_uris):
+    if post_logout_redirect_uri and redirects.matches(post_logout_redirect_uri, application.redirect_uris):
         redirect = redirects.with_parameters(post_logout_redirect_uri, {"state": state})
     return LoggedOut(redirect, f"{row.organization}/{row.user}" if row.user else str(claims.get("sub", "")))
 
@@ -134,25 +149,37 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
         auth.close_session(db, session)
 
 
-def revoke_all(db: Session, user: User) -> None:
-    """sso-logout: every token and console session of the user ends."""
+def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
+    """Every access and refresh token and every console session of the user ends, but the
+    session whose id is `keep_session`: sso-logout, and a password change (services/auth.py)."""
     db.exec(update(Token).where(Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0)
             .values(expires_in=0))
     for session in db.exec(select(AuthSession).where(AuthSession.owner == user.owner,
                                                      AuthSession.user_name == user.name)).all():
-        auth.close_session(db, session)
+        if not keep_session or session.session_id != keep_session:
+            auth.close_session(db, session)
 
 
 # --- discovery ---
 
-def discovery() -> dict[str, Any]:
+def discovery(application: Application | None = None) -> dict[str, Any]:
+    """The OpenID Provider metadata. An application's own document (served, as Casdoor does, at
+    /.well-known/<application>/openid-configuration) differs in two members: `jwks_uri` is the
+    application's key set, which holds its cert's key alone, and `scopes_supported` adds its
+    custom scopes. The issuer is the same: it is the `iss` of every token."""
     origin = settings.origin
+    scopes = sorted(STANDARD_SCOPES)
+    jwks_uri = f"{origin}/.well-known/jwks"
+    if application is not None:
+        jwks_uri = f"{origin}/.well-known/{quote(application.name, safe='')}/jwks"
+        custom = (s.get("scope") for s in application.custom_scopes if isinstance(s, dict))
+        scopes += [s for s in dict.fromkeys(custom) if isinstance(s, str) and s and s not in STANDARD_SCOPES]
     return {
         "issuer": origin,
         "authorization_endpoint": f"{origin}/login/oauth/authorize",
         "token_endpoint": f"{origin}/api/login/oauth/access_token",
         "userinfo_endpoint": f"{origin}/api/userinfo",
-        "jwks_uri": f"{origin}/.well-known/jwks",
+        "jwks_uri": jwks_uri,
         "introspection_endpoint": f"{origin}/api/login/oauth/introspect",
         "revocation_endpoint": f"{origin}/api/login/oauth/revoke",
         "end_session_endpoint": f"{origin}/api/logout",
@@ -163,7 +190,7 @@ def discovery() -> dict[str, Any]:
                                   "token", "id_token", DEVICE_GRANT],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": list(jwt_tokens.ALGORITHMS),
-        "scopes_supported": sorted(STANDARD_SCOPES),
+        "scopes_supported": scopes,
         "claims_supported": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "nonce", "azp", "name",
                              "preferred_username", "picture", "email", "email_verified", "phone_number",
                              "address", "gender", "groups", "roles"],

@@ -49,7 +49,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import UTCDateTime, attributes_by_wire_name, wire_names
-from . import crud, lookup, policy, xlsx_rows
+from . import crud, lookup, policy, references, xlsx_rows
 from .access import Actor
 from .errors import ServiceError
 from .json_input import parse_json
@@ -409,12 +409,14 @@ class _Readers:
         self.local = threading.local()
         self.sessions: list[Session] = []
         self.lock = threading.Lock()
+        self.found: dict = {}  # the references every session found, the workbook's own rows among them
 
     def session(self) -> Session:
         db = getattr(self.local, "db", None)
         if db is None:
             db = Session(self.bind, expire_on_commit=False, autoflush=False)
             db.info[lookup.ORGANIZATION_CACHE] = {}
+            db.info[references.FOUND] = self.found
             self.local.db = db
             with self.lock:
                 self.sessions.append(db)
@@ -533,6 +535,8 @@ class _Importer:
                 self._repeated(item, lines[key])
             lines[key] = item.line
             fresh.append(item)
+        # a row may name a record that this batch or an earlier one adds (a group's parent, a sub-role)
+        references.known(self.readers.found, self.kind, [item.row for item in fresh])
         workers = self.workers if _slow(self.kind, fresh) else 1
         size = math.ceil(len(fresh) / workers) if fresh else 1
         chunks = [fresh[i:i + size] for i in range(0, len(fresh), size)]

@@ -8,12 +8,10 @@ import uuid
 from sqlmodel import Session, func, select
 
 from .. import models as m
-from ..models.base import utcnow
 from . import accounts, auth, counts, crud, jwt_tokens, lookup, policy, query, rules
 from .access import Actor
 from .crud import NO_REQUEST, Request, present
 from .errors import ServiceError
-from .passwords import hash_password, new_salt
 from .records import audit
 from .resources import REGISTRY
 
@@ -79,10 +77,7 @@ def set_password(db: Session, actor: Actor, owner: str, name: str, old: str, new
     if user.password and is_self and not actor.is_global_admin:
         auth.check_password(db, user, organization, None, old)
     _check_new_password(organization, new)
-    user.password_type = organization.password_type or "argon2id"
-    user.password_salt = organization.password_salt or new_salt()
-    user.password = hash_password(new, user.password_type, user.password_salt)
-    user.last_change_password_time = utcnow()
+    auth.change_password(db, user, organization, new, signed_in_as=user, keep_session=actor.session_id)
     user.need_update_password = False
     db.add(user)
     audit(db, organization=owner, user=actor.id, action="set-password", request_uri=request.uri,

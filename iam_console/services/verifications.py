@@ -158,10 +158,8 @@ def _application(db: Session, actor: Actor, organization: m.Organization, applic
     if application_id:
         name = application_id.split("/", 1)[1] if "/" in application_id else application_id
         application = lookup.application(db, name)
-        if application is None:
+        if application is None or application.organization != organization.name:  # one answer for both
             raise ServiceError("The application: %s does not exist", application_id[:200])
-        if application.organization != organization.name:
-            raise ServiceError(policy.UNAUTHORIZED)
         return application
     name = organization.default_application or (b.BUILT_IN_APP if organization.name == b.BUILT_IN_ORG else "")
     return lookup.application(db, name) if name else None

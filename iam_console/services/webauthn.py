@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -47,10 +48,11 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from ..models import Application, AuthSession, Organization, User, WebAuthnChallenge
+from ..models import Application, AuthSession, User, WebAuthnChallenge
 from ..models.base import utcnow
 from ..settings import settings
 from . import auth, lookup
+from . import builtin as b
 from .errors import ServiceError
 from .records import audit
 
@@ -143,8 +145,8 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _store(db: Session, *, purpose: str, challenge: bytes, user: User, client_ip: str, application: str = "",
-           session_id: str = "", previous_token: str = "") -> str:
+def _store(db: Session, *, purpose: str, challenge: bytes, owner: str, name: str, client_ip: str,
+           application: str = "", session_id: str = "", previous_token: str = "") -> str:
     now = utcnow()
     db.exec(delete(WebAuthnChallenge).where(WebAuthnChallenge.expires_at <= now))
     if previous_token:  # a second begin from the same browser voids the first
@@ -156,7 +158,7 @@ def _store(db: Session, *, purpose: str, challenge: bytes, user: User, client_ip
         raise ServiceError("Too many WebAuthn requests from this address, please try again later")
     token = secrets.token_urlsafe(32)
     db.add(WebAuthnChallenge(token_hash=_hash(token), purpose=purpose, challenge=_url64(challenge),
-                             owner=user.owner, user_name=user.name, application=application, session_id=session_id,
+                             owner=owner, user_name=name, application=application, session_id=session_id,
                              client_ip=client_ip[:100], expires_at=now + timedelta(seconds=CHALLENGE_SECONDS)))
     return token
 
@@ -200,7 +202,8 @@ def begin_registration(db: Session, user: User, session: AuthSession, client_ip:
         authenticator_selection=AuthenticatorSelectionCriteria(
             resident_key=ResidentKeyRequirement.PREFERRED, user_verification=UserVerificationRequirement.REQUIRED),
     )
-    token = _store(db, purpose=SIGNUP, challenge=options.challenge, user=user, client_ip=client_ip,
+    token = _store(db, purpose=SIGNUP, challenge=options.challenge, owner=user.owner, name=user.name,
+                   client_ip=client_ip,
                    session_id=session.session_id, previous_token=previous_token)
     return Ceremony(token, options_to_json_dict(options))
 
@@ -266,15 +269,30 @@ def delete_credential(db: Session, user: User, credential_id: str, client_ip: st
 
 # --- sign-in ---
 
-def _signing_in(db: Session, application: Application, organization: Organization, owner: str, name: str) -> User:
+def _signing_in(db: Session, application: Application, owner: str, name: str) -> User | None:
+    """The account a sign-in names; None when none answers to the name (a deleted one neither).
+    Such a name is answered as an account without a usable credential would be: decoy options
+    at begin, a counted failure at finish (docs/security.md, "Existence")."""
     if not allows(application):
         raise ServiceError("The login method: login with WebAuthn is not enabled for the application")
     user = lookup.user(db, owner, name)
-    if user is None or user.is_deleted:
-        raise ServiceError("The user: %s/%s doesn't exist", owner, name)
-    if user.is_forbidden:
-        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
-    return user
+    return None if user is None or user.is_deleted else user
+
+
+def _refuse_if_frozen(db: Session, user: User | None, application: Application, owner: str, name: str) -> None:
+    if user is None:
+        auth.refuse_if_unknown_frozen(db, owner, application, name)
+    else:
+        auth.refuse_if_frozen(db, user, application)
+
+
+def _decoy(db: Session, owner: str, name: str) -> PublicKeyCredentialDescriptor:
+    """What is offered for a name without a usable credential: an ID no authenticator holds,
+    the same on every call (an HMAC of the name under a key derived from the built-in cert's
+    private key, which every worker shares), so that the options look like an account's own."""
+    cert = lookup.signing_cert(db, b.ADMIN_OWNER, b.BUILT_IN_CERT)
+    key = hashlib.sha256(b"iam-console webauthn decoy\0" + (cert.private_key if cert else "").encode()).digest()
+    return PublicKeyCredentialDescriptor(id=hmac.new(key, f"{owner}/{name}".encode(), hashlib.sha256).digest())
 
 
 def begin_authentication(db: Session, owner: str, name: str, application: str = "", client_ip: str = "",
@@ -285,16 +303,15 @@ def begin_authentication(db: Session, owner: str, name: str, application: str = 
             raise ServiceError("The %s is too long (at most %d characters)", label, auth.MAX_NAME_LENGTH)
     if not owner or not name.strip():
         raise ServiceError("Please input your username")
-    app, organization = auth.resolve_application(db, application, owner)
-    user = _signing_in(db, app, organization, owner, name.strip())
-    auth.refuse_if_frozen(db, user, app)
-    allowed = _descriptors(user)
-    if not allowed:
-        raise ServiceError("Found no credentials for this user")
+    name = name.strip()
+    app, _ = auth.resolve_application(db, application, owner)
+    user = _signing_in(db, app, owner, name)
+    _refuse_if_frozen(db, user, app, owner, name)
+    allowed = (_descriptors(user) if user is not None else []) or [_decoy(db, owner, name)]
     options = webauthn.generate_authentication_options(
         rp_id=rp_id(), timeout=TIMEOUT_MS, allow_credentials=allowed,
         user_verification=UserVerificationRequirement.REQUIRED)
-    token = _store(db, purpose=SIGNIN, challenge=options.challenge, user=user, client_ip=client_ip,
+    token = _store(db, purpose=SIGNIN, challenge=options.challenge, owner=owner, name=name, client_ip=client_ip,
                    application=app.name, previous_token=previous_token)
     return Ceremony(token, options_to_json_dict(options))
 
@@ -305,17 +322,18 @@ def finish_authentication(db: Session, token: str, credential: object, req: auth
     was given for, then open a session as a password sign-in does (no second factor: user
     verification was required). `application`: the one an authorization request names (it
     must allow WebAuthn too); else the one named at begin. A failed check counts against the
-    account's failed sign-in limit. From `req`: auto_signin, client_ip, user_agent, previous_token."""
+    account's failed sign-in limit; a forbidden account is told so only after a valid
+    assertion. From `req`: auto_signin, client_ip, user_agent, previous_token."""
     row = _take(db, token, SIGNIN)
     app, organization = auth.resolve_application(db, application or row.application, row.owner)
-    user = _signing_in(db, app, organization, row.owner, row.user_name)
-    auth.refuse_if_frozen(db, user, app)
+    user = _signing_in(db, app, row.owner, row.user_name)
+    _refuse_if_frozen(db, user, app, row.owner, row.user_name)
     try:
         parsed = parse_authentication_credential_json(_response(credential))
     except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
         raise ServiceError("The WebAuthn response is not valid: %s", str(exc)[:200]) from None
     credential_id = _b64(parsed.raw_id)
-    stored = next((c for c in _stored(user) if c["ID"] == credential_id), None)
+    stored = next((c for c in _stored(user) if c["ID"] == credential_id), None) if user is not None else None
     handle = parsed.response.user_handle
     failure = None
     if stored is None or (handle and handle != user_handle(user)):
@@ -332,10 +350,13 @@ def finish_authentication(db: Session, token: str, credential: object, req: auth
         except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
             failure = str(exc)[:200]
     if failure is not None:
-        frozen = auth.count_failure(db, user, app)
+        frozen = auth.count_failure(db, user, app) if user is not None else auth.count_unknown_failure(
+            db, row.owner, app, row.user_name)
         if frozen.template.startswith("You have entered"):  # that was the last chance
             raise frozen
         raise ServiceError("WebAuthn sign-in failed: %s", failure)
+    if user.is_forbidden:
+        raise ServiceError("The user is forbidden to sign in, please contact the administrator")
     _count_signature(user, credential_id, verified.new_sign_count)
     user.signin_wrong_times = 0
     user.last_signin_wrong_time = None

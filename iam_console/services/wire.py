@@ -133,7 +133,8 @@ def apply(row: Row, data: dict[str, Any], *, keep: frozenset[str] = frozenset())
                 changed.add(flatten_column)
             continue
         attribute = by_wire.get(lowered)
-        if attribute is None or attribute in SERVER_MANAGED or attribute in keep or value is None:
+        if attribute is None or attribute in SERVER_MANAGED or attribute in model.json_server_set \
+                or attribute in keep or value is None:
             continue
         if value == MASK and (attribute in model.json_secrets or attribute in model.json_admin_secrets):
             continue  # the masked value sent back: keep what is stored

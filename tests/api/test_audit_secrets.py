@@ -47,15 +47,14 @@ def global_credentials(admin) -> dict[str, str]:
     """What a global caller holds: the built-in application's client, the admin's access
     key, and an access token of the admin (password grant of a built-in application)."""
     app = make_app("built-in", grant_types=["password"])
-    assert admin.post("/api/add-user-keys", json={"owner": "built-in", "name": "admin"}).json()["status"] == "ok"
+    keys = admin.post("/api/add-user-keys", json={"owner": "built-in", "name": "admin"}).json()["data2"]
     with session_scope() as db:
         built_in = db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()
-        keys = db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one()
     token = TestClient(api).post("/api/login/oauth/access_token", data={
         "grant_type": "password", "client_id": app.client_id, "client_secret": app.client_secret,
         "username": "admin", "password": ADMIN_PASSWORD}).json()["access_token"]
-    return {"clientId": built_in.client_id, "clientSecret": built_in.client_secret, "accessKey": keys.access_key,
-            "accessSecret": keys.access_secret, "access_token": token}
+    return {"clientId": built_in.client_id, "clientSecret": built_in.client_secret, "accessKey": keys["accessKey"],
+            "accessSecret": keys["accessSecret"], "access_token": token}
 
 
 def test_secrets_in_queries_and_bodies_never_reach_records(admin, acme):

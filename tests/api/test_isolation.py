@@ -2,12 +2,17 @@
 
 Every /api route is taken from the application's own route table (a new route
 that this test does not know how to call fails it), and called by each kind of
-caller: anonymous, an ordinary user and an admin of organization A, an
-application client, and the global admin, against records of organizations A and B."""
+caller against records of organizations A and B: anonymous; of organization A, an
+ordinary user and an admin by their session, by their access key and by a bearer
+token, the client of an application of A (HTTP Basic, query, and its
+client_credentials token), and the global admin's bearer token issued through an
+application of A; and the global callers: the global admin's session and token,
+and the client of the built-in application."""
 
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 
 import pytest
@@ -25,6 +30,7 @@ from tests.conftest import ADMIN_PASSWORD, unique
 from tests.pictures import png
 
 PASSWORD = "Isolation-pass-1"
+REDIRECT = "https://rp.example.com/callback"
 # Routes outside the CRUD families, and what anonymous callers get from them.
 # (and the catch-all answering unknown /api paths with an error envelope)
 ACCOUNT_ROUTES = {"/api/login", "/api/logout", "/api/get-account", "/api/{path:path}"}
@@ -45,6 +51,8 @@ class World:
     names: dict[str, dict[str, str]]  # kind -> org -> record name
     client_id: str
     client_secret: str
+    app_a: m.Application  # an application of A, shared, allowing the grants the callers use
+    app_global: m.Application  # an application of the built-in organization, the same way
 
 
 def _record(kind: Kind, org: str) -> dict:
@@ -68,8 +76,9 @@ def world(database) -> World:
             crud.add_record(db, god, REGISTRY["organization"],
                             {"owner": "admin", "name": org, "passwordType": "argon2id"})
             for user, admin in (("boss", True), ("alice", False)):
-                crud.add_record(db, god, REGISTRY["user"], {"owner": org, "name": user, "password": PASSWORD,
-                                                             "isAdmin": admin})
+                crud.add_record(db, god, REGISTRY["user"], {
+                    "owner": org, "name": user, "password": PASSWORD, "isAdmin": admin,
+                    "accessKey": f"key-{user}-{org}", "accessSecret": f"secret-{user}-{org}"})
     for kind in REGISTRY.values():
         names[kind.name] = {}
         for org in (a, b):
@@ -84,7 +93,18 @@ def world(database) -> World:
                     db.add(kind.model(owner=org, name=body["name"], organization=org))
             names[kind.name][org] = body[m.wire_name(kind.model, "name")]
     app = _app()
-    return World(a, b, names, app.client_id, app.client_secret)
+    return World(a, b, names, app.client_id, app.client_secret, _oauth_app(a), _oauth_app("built-in"))
+
+
+def _oauth_app(org: str) -> m.Application:
+    """An application of `org`, shared (users of any organization sign in through it)."""
+    body = {"owner": "admin", "name": unique(f"rp-{org}"), "organization": org, "cert": "cert-built-in",
+            "clientId": secrets.token_hex(10), "clientSecret": secrets.token_hex(20), "isShared": True,
+            "enablePassword": True, "redirectUris": [REDIRECT],
+            "grantTypes": ["authorization_code", "client_credentials"]}
+    with session_scope() as db:
+        crud.add_record(db, Actor(application=_app()), REGISTRY["application"], body)
+        return db.exec(select(m.Application).where(m.Application.name == body["name"])).one()
 
 
 def _app() -> m.Application:
@@ -105,14 +125,74 @@ def _app_client(world: World) -> TestClient:
     return client
 
 
+def _with_query(**params: str) -> TestClient:
+    """A client sending these query parameters with every request."""
+    client = TestClient(api)
+    client.params = params
+    return client
+
+
+def _with_bearer(token: str) -> TestClient:
+    client = TestClient(api)
+    client.headers["Authorization"] = f"Bearer {token}"
+    return client
+
+
+def _token(app: m.Application, org: str, name: str, password: str) -> str:
+    """An access token of org/name, signed in through `app` by the authorization code flow."""
+    browser = TestClient(api)
+    signed_in = browser.post("/api/login", params={
+        "clientId": app.client_id, "responseType": "code", "redirectUri": REDIRECT, "scope": "openid",
+        "state": "s"}, json={"application": app.name, "organization": org, "username": name, "password": password,
+                             "type": "code"}).json()
+    assert signed_in["status"] == "ok", signed_in
+    answer = TestClient(api).post("/api/login/oauth/access_token", data={
+        "grant_type": "authorization_code", "code": signed_in["data"], "redirect_uri": REDIRECT,
+        "client_id": app.client_id, "client_secret": app.client_secret}).json()
+    assert "access_token" in answer, answer
+    return answer["access_token"]
+
+
+def _client_token(app: m.Application) -> str:
+    answer = TestClient(api).post("/api/login/oauth/access_token", data={
+        "grant_type": "client_credentials", "client_id": app.client_id, "client_secret": app.client_secret}).json()
+    assert "access_token" in answer, answer
+    return answer["access_token"]
+
+
+def _basic(app: m.Application) -> TestClient:
+    client = TestClient(api)
+    client.auth = (app.client_id, app.client_secret)  # HTTP Basic, as the Node SDK sends it
+    return client
+
+
+# Callers of organization A, each of which must stay within it.
+A_CALLERS = ["user_a", "admin_a", "key_user_a", "key_admin_a", "bearer_user_a", "bearer_admin_a",
+             "client_a", "client_a_query", "client_a_token", "bearer_global_admin_via_a"]
+# Callers acting globally.
+GLOBAL_CALLERS = ["app", "global_admin", "bearer_global_admin"]
+SESSION_CALLERS = {"user_a", "admin_a", "global_admin"}
+
+
 @pytest.fixture(scope="module")
 def callers(world):
+    a = world.a
     return {
         "anonymous": TestClient(api),
-        "user_a": _signed_in(world.a, "alice", PASSWORD),
-        "admin_a": _signed_in(world.a, "boss", PASSWORD),
+        "user_a": _signed_in(a, "alice", PASSWORD),
+        "admin_a": _signed_in(a, "boss", PASSWORD),
+        "key_user_a": _with_query(accessKey=f"key-alice-{a}", accessSecret=f"secret-alice-{a}"),
+        "key_admin_a": _with_query(accessKey=f"key-boss-{a}", accessSecret=f"secret-boss-{a}"),
+        "bearer_user_a": _with_bearer(_token(world.app_a, a, "alice", PASSWORD)),
+        "bearer_admin_a": _with_bearer(_token(world.app_a, a, "boss", PASSWORD)),
+        "client_a": _basic(world.app_a),
+        "client_a_query": _with_query(clientId=world.app_a.client_id, clientSecret=world.app_a.client_secret),
+        "client_a_token": _with_bearer(_client_token(world.app_a)),
+        # the global admin signed in through an application an admin of A controls: an admin of A, no more
+        "bearer_global_admin_via_a": _with_bearer(_token(world.app_a, "built-in", "admin", ADMIN_PASSWORD)),
         "app": _app_client(world),
         "global_admin": _signed_in("built-in", "admin", ADMIN_PASSWORD),
+        "bearer_global_admin": _with_bearer(_token(world.app_global, "built-in", "admin", ADMIN_PASSWORD)),
     }
 
 
@@ -277,7 +357,7 @@ def test_every_route_is_known():
 B_CREDENTIAL = "Y3JlZGVudGlhbC1vZi1i"  # base64 of "credential-of-b", as credentials are stored
 
 
-@pytest.mark.parametrize("caller", ["anonymous", "user_a", "admin_a", "app", "global_admin"])
+@pytest.mark.parametrize("caller", ["anonymous", *A_CALLERS, *GLOBAL_CALLERS])
 def test_webauthn_acts_on_the_callers_own_account_only(callers, world, caller):
     with session_scope() as db:
         boss = db.exec(select(m.User).where(m.User.owner == world.b, m.User.name == "boss")).one()
@@ -287,7 +367,7 @@ def test_webauthn_acts_on_the_callers_own_account_only(callers, world, caller):
     deleted = client.post("/api/webauthn/delete-credential", data={"credentialID": B_CREDENTIAL}).json()
     begun = client.get("/api/webauthn/signup/begin").json()
     finished = client.post("/api/webauthn/signup/finish", json={"id": B_CREDENTIAL}).json()
-    if caller in ("anonymous", "app"):  # registration is the console user's, from their session
+    if caller not in SESSION_CALLERS:  # registration is the console user's, from their session
         assert deleted["msg"] == begun["msg"] == finished["msg"] == "Please login first", (deleted, begun)
     else:
         me = client.get("/api/get-account").json()["data"]
@@ -333,7 +413,7 @@ def test_extras_give_anonymous_nothing(callers, world, path):
     assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
 
 
-@pytest.mark.parametrize("caller", ["user_a", "admin_a"])
+@pytest.mark.parametrize("caller", A_CALLERS)
 @pytest.mark.parametrize("path", sorted(EXTRAS))
 def test_extras_never_reach_organization_b(callers, world, caller, path):
     body = EXTRAS[path](callers[caller], world, world.b).json()
@@ -349,7 +429,7 @@ def test_extras_never_reach_organization_b(callers, world, caller, path):
 
 def test_global_callers_download_a_private_key(callers, world):
     # the one extra answering with a file: the key the test above keeps from organization A is there
-    for caller in ("app", "global_admin"):
+    for caller in GLOBAL_CALLERS:
         answer = EXTRAS["/api/download-cert"](callers[caller], world, world.b)
         assert answer.headers["content-type"].startswith("application/x-pem-file"), (caller, answer.text)
         assert "PRIVATE KEY" in answer.text
@@ -364,7 +444,7 @@ def test_anonymous_callers_get_nothing(callers, world, method, path):
     assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
 
 
-@pytest.mark.parametrize("caller", ["user_a", "admin_a"])
+@pytest.mark.parametrize("caller", A_CALLERS)
 @pytest.mark.parametrize(("method", "path"), CRUD_ROUTES)
 def test_organization_a_never_reaches_organization_b(callers, world, caller, method, path):
     operation, kind, is_list = classify(path)
@@ -388,7 +468,7 @@ def test_organization_a_never_reaches_organization_b(callers, world, caller, met
                 assert getattr(row, "display_name", "") != "changed by another org"
 
 
-@pytest.mark.parametrize("caller", ["app", "global_admin"])
+@pytest.mark.parametrize("caller", GLOBAL_CALLERS)
 @pytest.mark.parametrize("kind_name", sorted(REGISTRY))
 def test_global_callers_read_every_organization(callers, world, caller, kind_name):
     kind = REGISTRY[kind_name]

@@ -155,3 +155,69 @@ def test_group_membership_is_backfilled_and_kept(empty_database):
             db.commit()
     finally:
         engine.dispose()
+
+
+def _insert(engine: sa.Engine, *rows) -> None:
+    """Model rows written with only the columns their table has at the current revision."""
+    for row in rows:
+        model = type(row).__table__
+        present = {column["name"] for column in sa.inspect(engine).get_columns(model.name)}
+        columns = [c for c in model.columns if c.name in present and c.key != "pk"]
+        table = sa.table(model.name, *(sa.column(c.name, c.type) for c in columns))  # no other column's default
+        with engine.begin() as connection:
+            connection.execute(table.insert().values({c.name: getattr(row, c.key) for c in columns}))
+
+
+def test_secrets_at_rest_are_replaced(empty_database):
+    """Migration 0008: a token row keeps its token's fingerprint instead of the token, a
+    user's access secret its hash (an empty one stays empty; a hashed one is left alone)."""
+    import hashlib
+
+    from iam_console.models import Token
+    from iam_console.services.oauth import digest, fingerprint
+    from iam_console.services.passwords import hash_secret
+
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0007")
+    engine = make_engine(empty_database)
+    try:
+        _insert(engine, Token(owner="admin", name="issued", access_token="eyJ.access",
+                              access_token_hash=digest("eyJ.access"), refresh_token="eyJ.refresh",
+                              refresh_token_hash=digest("eyJ.refresh")),
+                Token(owner="admin", name="added", access_token="typed by hand"),
+                *(User(owner="one", name=name, uuid=str(uuid.uuid4()), access_secret=secret)
+                  for name, secret in (("clear", "s3cret"), ("none", ""), ("hashed", hash_secret("x")))))
+        command.upgrade(config, "0008")
+        with engine.connect() as connection:
+            token, user = Token.__table__, User.__table__
+            tokens = {r.name: (r.access_token, r.refresh_token) for r in connection.execute(
+                sa.select(token.c.name, token.c.access_token, token.c.refresh_token))}
+            assert tokens == {"issued": (fingerprint("eyJ.access"), fingerprint("eyJ.refresh")),
+                              "added": ("typed by hand", "")}
+            secrets = dict(connection.execute(sa.select(user.c.name, user.c.access_secret).where(
+                user.c.owner == "one")).all())
+            assert secrets == {"clear": "sha256:" + hashlib.sha256(b"s3cret").hexdigest(), "none": "",
+                               "hashed": hash_secret("x")}
+    finally:
+        engine.dispose()
+
+
+def test_token_families_are_backfilled(empty_database):
+    """Migration 0009 starts a refresh family at each token row already there (a rotated
+    refresh token's replay revokes its family), and takes them as confidential clients'."""
+    from iam_console.models import Token
+
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0008")
+    engine = make_engine(empty_database)
+    try:
+        _insert(engine, *(Token(owner="admin", name=name, application="app", expires_in=3600)
+                          for name in ("t1", "t2")))
+        command.upgrade(config, "head")
+        with Session(engine) as db:
+            rows = db.exec(select(Token.name, Token.family, Token.public_client).order_by(Token.name)).all()
+        assert [tuple(r) for r in rows] == [("t1", "t1", False), ("t2", "t2", False)]
+        command.downgrade(config, "0008")
+        assert "family" not in {c["name"] for c in sa.inspect(engine).get_columns("token")}
+    finally:
+        engine.dispose()

@@ -20,7 +20,7 @@ import pytest
 from iam_console.services import certs
 from tests.api.oauth_world import USER, World, add_app, authorization_code, build_world
 from tests.api.sdk_server import api_server  # noqa: F401
-from tests.api.test_oauth import PASSWORD, make_cert
+from tests.api.test_oauth import PASSWORD, kid_of, make_cert
 
 TOKEN_KEYS = {"access_token", "id_token", "refresh_token", "token_type", "expires_in", "scope"}
 
@@ -130,14 +130,17 @@ def test_refresh_rotates_the_pair(sdk, world):
     assert second["access_token"] != first["access_token"]
     assert sdk.parse_jwt_token(second["access_token"])["name"] == USER
 
-    # the old refresh token is spent, and its access token with it
-    assert sdk.refresh_oauth_token(first["refresh_token"]) is None
-    assert sdk.refresh_oauth_tokens(first["refresh_token"])["error"] == "invalid_grant"
+    # the old access token is spent with its refresh token
     assert sdk.introspect_token(first["access_token"]) == {"active": False}
 
     third = sdk.refresh_oauth_token(second["refresh_token"])
     assert isinstance(third, str) and third != second["access_token"]
     assert (sdk.parse_jwt_token(third)["owner"], sdk.introspect_token(third)["active"]) == (world.org, True)
+
+    # the spent refresh token presented again is a replay: the family ends, what it became included
+    assert sdk.refresh_oauth_token(first["refresh_token"]) is None
+    assert sdk.refresh_oauth_tokens(first["refresh_token"])["error"] == "invalid_grant"
+    assert sdk.introspect_token(third) == {"active": False}
 
 
 def test_refresh_by_another_application_is_refused(sdk, world, api_server):  # noqa: F811
@@ -218,7 +221,7 @@ def test_es256_tokens_parse_with_the_ec_certificate(make_org, make_user, api_ser
     for tokens in (sdk.get_oauth_token(), _password_tokens(sdk),
                    sdk.get_oauth_token(code=authorization_code(api_server, world))):
         assert jwt.get_unverified_header(tokens["access_token"]) == {
-            "alg": "ES256", "kid": world.app.cert, "typ": "JWT"}
+            "alg": "ES256", "kid": kid_of(world.app.cert), "typ": "JWT"}
         assert sdk.parse_jwt_token(tokens["access_token"])["azp"] == world.app.client_id
     refreshed = sdk.refresh_oauth_token(tokens["refresh_token"])
     assert sdk.parse_jwt_token(refreshed)["name"] == USER

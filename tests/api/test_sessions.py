@@ -30,8 +30,9 @@ def test_users_see_only_their_own_sessions(database, make_org, make_user):
     sign_in(org.name, "second", "session-pass")
     rows = first.get("/api/get-sessions", params={"owner": org.name}).json()["data"]
     assert [r["name"] for r in rows] == ["first"]
+    # another's session is answered as a missing one
     other = first.get("/api/get-session", params={"sessionPkId": f"{org.name}/second/app-built-in"}).json()
-    assert other["status"] == "error"
+    assert other["status"] == "ok" and other["data"] is None
     refused = first.post("/api/delete-session", json={"owner": org.name, "name": "first",
                                                       "application": "app-built-in"}).json()
     assert refused["status"] == "error"

@@ -36,6 +36,12 @@ def org_admin(org, make_user) -> TestClient:
     return sign_in(org, "boss", PASSWORD)
 
 
+def add(client: TestClient, kind: str, org: str, *names: str) -> None:
+    """Records the uploads name (a row may name only records of its organization that exist)."""
+    for name in names:
+        assert client.post(f"/api/add-{kind}", json={"owner": org, "name": name}).json()["data"] == "Affected"
+
+
 def stored(model, owner: str, *names: str) -> dict[str, m.Named]:
     with session_scope() as db:
         rows = db.exec(select(model).where(model.owner == owner, model.name.in_(names))).all()
@@ -50,6 +56,7 @@ def count(model, owner: str) -> int:
 # --- each route adds its rows ---
 
 def test_upload_users(org, org_admin):
+    add(org_admin, "group", org, "staff", "ops")
     content = workbook(
         ["Name", "displayName", "EMAIL", "phone", "password", "isAdmin", "isForbidden", "score", "balance",
          "groups", "birthday", "properties"],
@@ -80,6 +87,7 @@ def test_upload_users(org, org_admin):
 
 
 def test_upload_roles(org, org_admin):
+    add(org_admin, "user", org, "alice", "bob")
     content = of_records({"name": "readers", "displayName": "Readers", "users": f"{org}/alice; {org}/bob",
                           "isEnabled": "true"},
                          {"name": "writers", "roles": f"{org}/readers", "domains": '["d1", "d2"]'})
@@ -91,6 +99,7 @@ def test_upload_roles(org, org_admin):
 
 
 def test_upload_permissions(org, org_admin):
+    add(org_admin, "user", org, "alice", "bob")
     content = of_records({"name": "read-apps", "users": f"{org}/alice,{org}/bob", "resources": "app-built-in",
                           "actions": "Read, Write", "effect": "Allow", "resourceType": "Application",
                           "state": "Pending"})
@@ -104,6 +113,7 @@ def test_upload_permissions(org, org_admin):
 
 
 def test_upload_groups(org, org_admin):
+    add(org_admin, "user", org, "alice")
     content = of_records({"name": "staff", "displayName": "Staff", "type": "Physical", "users": f"{org}/alice"},
                          {"name": "ops", "type": "Virtual", "parentId": "staff", "gidNumber": 12})
     body = upload(org_admin, "/api/upload-groups", content).json()
@@ -114,6 +124,7 @@ def test_upload_groups(org, org_admin):
 
 
 def test_an_uploaded_user_is_the_user_add_user_makes(org, org_admin):
+    add(org_admin, "group", org, "a")
     fields = {"displayName": "Same", "email": "same@example.org", "tag": "staff", "isAdmin": True, "score": 3,
               "groups": [f"{org}/a"], "properties": {"k": "v"}}
     added = org_admin.post("/api/add-user", json={"owner": org, "name": "by-add", **fields}).json()
@@ -416,6 +427,8 @@ def test_uploads_on_every_database(empty_database):  # noqa: F811 (the fixture o
             god = Actor(application=db.exec(select(m.Application)).first())
             crud.add_record(db, god, REGISTRY["organization"], {"owner": "admin", "name": "acme"})
             crud.add_record(db, god, REGISTRY["user"], {"owner": "acme", "name": "u00", "displayName": "Kept"})
+            for group in ("g1", "g2"):
+                crud.add_record(db, god, REGISTRY["group"], {"owner": "acme", "name": group})
         rows = [{"name": f"u{i:02d}", "displayName": f"Person {i}", "isAdmin": i % 2 == 0, "score": i,
                  "balance": i / 4, "groups": ["acme/g1", "acme/g2"], "properties": {"i": str(i)},
                  "lastSigninTime": datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)} for i in range(25)]

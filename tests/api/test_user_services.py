@@ -4,14 +4,17 @@ one physical group, the user's roles and permissions, the group choices."""
 import json
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.services import access, users
 from iam_console.services import builtin as b
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
+from iam_console.services.passwords import hash_secret
 from tests.api.conftest import sign_in
 from tests.conftest import reload_user, unique
 
@@ -38,7 +41,7 @@ def test_an_admin_generates_keys_that_sign_in_and_never_reach_the_audit_trail(ma
         key, secret = users.add_keys(db, _actor(org.name, boss.name), org.name, target.name)
     assert key and secret and key != secret
     stored = reload_user(org.name, target.name)
-    assert (stored.access_key, stored.access_secret) == (key, secret)
+    assert (stored.access_key, stored.access_secret) == (key, hash_secret(secret))  # the secret: only its hash
     with session_scope() as db:
         assert access.from_access_key(db, key, secret).id == f"{org.name}/{target.name}"
         records = db.exec(select(m.Record).where(m.Record.organization == org.name,
@@ -72,7 +75,8 @@ def test_keys_of_another_organization_or_a_missing_user_are_refused(make_org, ma
     mine, theirs = make_org(), make_org()
     boss = make_user(owner=mine.name, is_admin=True)
     victim = make_user(owner=theirs.name)
-    with session_scope() as db, pytest.raises(ServiceError, match="Unauthorized"):
+    # another organization's user is answered as a missing one
+    with session_scope() as db, pytest.raises(ServiceError, match="doesn't exist"):
         users.add_keys(db, _actor(mine.name, boss.name), theirs.name, victim.name)
     assert reload_user(theirs.name, victim.name).access_key == ""
     with session_scope() as db, pytest.raises(ServiceError, match="doesn't exist"):
@@ -84,7 +88,12 @@ def test_the_add_user_keys_route(admin, make_org, make_user):
     user = make_user(owner=org.name)
     answer = admin.post("/api/add-user-keys", json={"owner": org.name, "name": user.name}).json()
     assert answer["status"] == "ok" and answer["data"] is True
-    assert reload_user(org.name, user.name).access_secret
+    pair = answer["data2"]  # shown this once: only the hash is kept, every read masks it
+    assert reload_user(org.name, user.name).access_secret == hash_secret(pair["accessSecret"])
+    read = admin.get("/api/get-user", params={"id": f"{org.name}/{user.name}"}).json()["data"]
+    assert (read["accessKey"], read["accessSecret"]) == (pair["accessKey"], "***")
+    account = TestClient(api).get("/api/get-account", params=pair).json()
+    assert account["status"] == "ok" and account["data"]["name"] == user.name
     assert admin.post("/api/add-user-keys", json={"owner": org.name}).json()["status"] == "error"
 
 
@@ -113,17 +122,19 @@ def _group(owner: str, name: str, kind: str) -> None:
         db.add(m.Group(owner=owner, name=name, type=kind, parent_id=owner, is_top_group=True, is_enabled=True))
 
 
-def test_one_physical_group_pairs_owner_and_name(admin, make_org):
+def test_one_physical_group_of_the_users_own_organization(admin, make_org):
     first, second = make_org(), make_org()
     _group(first.name, "plant", "Physical")
-    _group(first.name, "club", "Physical")  # not chosen: the same name as a virtual group of `second`
-    _group(second.name, "club", "Virtual")
+    _group(first.name, "club", "Physical")
+    _group(first.name, "chess", "Virtual")
     _group(second.name, "site", "Physical")
     add = lambda groups: admin.post("/api/add-user", json={  # noqa: E731
         "owner": first.name, "name": unique("user"), "groups": groups}).json()
-    assert add([f"{first.name}/plant", f"{second.name}/club"])["status"] == "ok"
-    refused = add([f"{first.name}/plant", f"{second.name}/site"])
-    assert refused["msg"] == "You can only select one physical group"
+    assert add([f"{first.name}/plant", f"{first.name}/chess"])["status"] == "ok"
+    assert add([f"{first.name}/plant", f"{first.name}/club"])["msg"] == "You can only select one physical group"
+    foreign = add([f"{first.name}/chess", f"{second.name}/site"])
+    assert foreign["msg"] == f"The field groups names {second.name}/site, which is not one of the groups of the " \
+                             f"organization {first.name}", foreign
 
 
 def test_roles_permissions_and_group_choices_of_a_user(make_org, make_user):

@@ -252,7 +252,7 @@ def test_an_organization_admin_cannot_use_another_organizations_provider(databas
     client, address = _client(boss), _address()
     # naming the other organization's application
     answer = _send(client, address, applicationId=f"admin/{theirs.application}")
-    assert answer["msg"] == "Unauthorized operation"
+    assert answer["msg"] == f"The application: admin/{theirs.application} does not exist"
     # their provider exists, but is not theirs to use: nothing of its own, nothing shared
     assert _send(client, address)["msg"] == (
         f'please add an Email provider to the "Providers" list for the application: {mine.application}')

@@ -304,8 +304,6 @@ def test_bad_input_gets_a_clear_error(org):
     def begin(**params) -> str:
         return browser.get("/api/webauthn/signin/begin", params={"owner": org, **params}).json()["msg"]
 
-    assert begin(name="nobody") == f"The user: {org}/nobody doesn't exist"
-    assert begin(name="bob") == "Found no credentials for this user"
     assert begin() == "Please input your username"
     assert "too long" in begin(name="x" * 101)
     assert begin(name="alice", application="no-such-app") == "The application: no-such-app does not exist"

@@ -96,6 +96,25 @@ def _signs_in(server, org: str, name: str, password: str) -> bool:
                                        "type": "login"})["status"] == "ok"
 
 
+def _session_elsewhere(server, org: str, name: str, password: str) -> str:
+    """The session cookie of a sign-in outside the browser."""
+    body = json.dumps({"organization": org, "username": name, "password": password, "type": "login"}).encode()
+    request = urllib.request.Request(server.url("/api/login"), data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        cookies = response.headers.get_all("Set-Cookie") or []
+    return next(c.split(";")[0] for c in cookies if c.startswith("iam_session="))
+
+
+def _session_works(server, cookie: str) -> bool:
+    request = urllib.request.Request(server.url("/api/get-account"), headers={"Cookie": cookie})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())["status"] == "ok"
+
+
+def _browser_session(page) -> str:
+    return next(f"iam_session={c['value']}" for c in page.context.cookies() if c["name"] == "iam_session")
+
+
 def _workbook(header: list[str], *rows: list) -> bytes:
     book = Workbook(write_only=True)
     sheet = book.create_sheet("Sheet1")
@@ -154,6 +173,7 @@ def test_the_upload_button_is_for_admins(visit, page, api_login, accounts):
 
 def test_the_password_dialog(visit, page, api_login, accounts, server):
     world = _seed(server)
+    elsewhere = _session_elsewhere(server, world.org, "target", PASSWORD)
     api_login(accounts.admin)  # a global admin: no old password asked
     _open(visit, page, f"/users/{world.org}/target", "target")
 
@@ -184,6 +204,8 @@ def test_the_password_dialog(visit, page, api_login, accounts, server):
     page.click("#password-ok")
     expect(_toast(page, "Password set successfully")).to_be_visible()
     expect(page.locator("#password-new")).to_have_count(0)  # the dialog closed
+    assert not _session_works(server, elsewhere)  # the user's sessions ended with the old password
+    assert _session_works(server, _browser_session(page))  # the admin's own goes on
     assert _signs_in(server, world.org, "target", "Target-new-1")
     assert not _signs_in(server, world.org, "target", PASSWORD)
 
@@ -204,10 +226,15 @@ def test_the_password_dialog(visit, page, api_login, accounts, server):
     page.fill("#password-confirm", "Target-third-1")
     page.click("#password-ok")
     expect(_toast(page, re.compile("incorrect"))).to_be_visible()
+    elsewhere = _session_elsewhere(server, world.org, "target", "Target-new-1")
     page.fill("#password-old", "Target-new-1")
     page.click("#password-ok")
     expect(_toast(page, "Password set successfully")).to_be_visible()
     assert _signs_in(server, world.org, "target", "Target-third-1")
+    # her other session ended; the one she changed it from goes on
+    assert not _session_works(server, elsewhere)
+    assert _session_works(server, _browser_session(page))
+    _open(visit, page, "/account", "target")
 
 
 def test_api_key_generation(visit, page, api_login, server):
@@ -228,8 +255,10 @@ def test_api_key_generation(visit, page, api_login, server):
     # Save after generating keeps the new keys
     page.click("#edit-save")
     expect(_toast(page, "Successfully saved")).to_be_visible()
+    from iam_console.services.passwords import hash_secret
+
     stored = _stored(server, world.org, "target")
-    assert (stored.access_key, stored.access_secret) == (key, secret)
+    assert (stored.access_key, stored.access_secret) == (key, hash_secret(secret))  # only the hash is kept
 
     # read again, the secret is masked
     visit.reload()

@@ -91,7 +91,7 @@ def test_configured_admin_password_is_not_echoed(database):
 
 def test_built_in_cert_is_generated_rs256_4096_for_20_years(database):
     with session_scope() as db:
-        cert = db.exec(select(Cert).where(Cert.name == "cert-built-in")).one()
+        cert = db.exec(select(Cert).where(Cert.owner == "admin", Cert.name == "cert-built-in")).one()
     certificate = x509.load_pem_x509_certificate(cert.certificate.encode())
     key = serialization.load_pem_private_key(cert.private_key.encode(), password=None)
     assert (cert.crypto_algorithm, cert.bit_size, cert.expire_in_years, cert.scope, cert.type) == (
@@ -107,7 +107,7 @@ def test_each_install_gets_its_own_key_pair(fresh, database):
         ensure_first_start_data(db, "x")
     with Session(fresh) as a, session_scope() as b:
         one = a.exec(select(Cert.private_key).where(Cert.name == "cert-built-in")).one()
-        other = b.exec(select(Cert.private_key).where(Cert.name == "cert-built-in")).one()
+        other = b.exec(select(Cert.private_key).where(Cert.owner == "admin", Cert.name == "cert-built-in")).one()
     assert one != other
 
 

@@ -26,7 +26,7 @@ def viewer(db, router) -> Actor:
     """The signed-in account behind this websocket, read afresh for every event
     (a session ended elsewhere ends here too); anonymous without one."""
     found = auth.account_for_token(db, session_cookie(router.headers.cookie))
-    return Actor(user=found[0]) if found else ANONYMOUS
+    return Actor(user=found[0], session_id=found[1].session_id) if found else ANONYMOUS
 
 
 class Account(rx.State):

@@ -1,0 +1,114 @@
+"""References between records: the fields of a record that name other records, declared
+on each kind (Kind.references), are checked on every write. Each name must be a record
+that exists in the record's own organization, or a shared one where the declaration
+allows it, so that no record reaches into another organization through what it lists:
+a role cannot hold another organization's users, a group cannot hang under another
+organization's group, an application cannot sign with another organization's cert."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlmodel import Session, select
+
+from .. import models as m
+from . import builtin as b
+from .errors import ServiceError
+from .resources import REGISTRY, Kind, Ownership, Ref, organization_of
+
+CHUNK = 500  # names asked for in one query
+# db.info key: the references found in this session, {(target kind, shared): {(organization, name)}};
+# bulk writes ask once per name, and a bulk upload puts its own rows there (known)
+FOUND = "references"
+
+
+def check(db: Session, kind: Kind, row: m.Named) -> None:
+    organization = organization_of(kind, row)
+    for ref in kind.references:
+        if ref.when is not None and getattr(row, ref.when[0]) not in ref.when[1]:
+            continue
+        wanted: dict[tuple[str, str], str] = {}  # (owner, name) -> the value as written
+        for value in _values(kind, row, ref):
+            if value in ref.also or (ref.organization_itself and value == organization):
+                continue
+            owner, name = _split(kind, ref, value, organization)
+            if ref.wildcard and name == "*" and owner == organization:
+                continue
+            if owner != organization and not (ref.shared and owner == b.ADMIN_OWNER):
+                raise _not_ours(kind, ref, value, organization)
+            wanted[(owner, name)] = value
+        missing = set(wanted) - _existing(db, ref, organization, set(wanted))
+        if missing:
+            value = wanted[min(missing)]
+            if REGISTRY[ref.target].ownership is Ownership.ADMIN:  # named across organizations: one answer
+                raise _not_ours(kind, ref, value, organization)
+            raise ServiceError("The field %s names %s, which does not exist",
+                               m.wire_name(kind.model, ref.attribute), value[:200])
+
+
+def known(found: dict, kind: Kind, rows: list[m.Named]) -> None:
+    """Take these rows as existing (a workbook's rows, named by rows of the same upload)."""
+    for shared in (False, True):
+        found.setdefault((kind.name, shared), set()).update((organization_of(kind, row), row.name) for row in rows)
+
+
+def _values(kind: Kind, row: m.Named, ref: Ref) -> Iterator[str]:
+    value = getattr(row, ref.attribute)
+    for item in value if isinstance(value, list) else [value]:
+        if ref.key and isinstance(item, dict):
+            item = item.get(ref.key, "")
+        if not isinstance(item, str):
+            raise ServiceError("The field %s must hold names", m.wire_name(kind.model, ref.attribute))
+        if item:
+            yield item
+
+
+def _split(kind: Kind, ref: Ref, value: str, organization: str) -> tuple[str, str]:
+    """(owner, name) of a value; an application's owner is the organization it belongs to."""
+    qualified = ref.form == "id" or (ref.form == "either" and "/" in value)
+    if not qualified:  # a bare name: the organization's record, else (where allowed) a shared one
+        return organization, value
+    owner, slash, name = value.partition("/")
+    if not slash or not owner or not name or "/" in name:
+        raise ServiceError("The field %s must hold owner/name values: %s",
+                           m.wire_name(kind.model, ref.attribute), value[:200])
+    return owner, name
+
+
+def _existing(db: Session, ref: Ref, organization: str, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = db.info.setdefault(FOUND, {}).setdefault((ref.target, ref.shared), set())
+    asked = sorted(wanted - found)
+    target = REGISTRY[ref.target]
+    for start in range(0, len(asked), CHUNK):
+        chunk = asked[start:start + CHUNK]
+        if target.ownership is Ownership.ADMIN:  # applications: by the organization they belong to
+            model = target.model
+            for name, owner, is_shared in db.exec(select(model.name, model.organization, model.is_shared).where(
+                    model.owner == b.ADMIN_OWNER, model.name.in_([n for _, n in chunk]))).all():
+                # the organization's own, or one every organization signs in through
+                if owner == organization or (ref.shared and (is_shared or name == b.BUILT_IN_APP)):
+                    found.add((organization, name))
+            continue
+        if target.ownership is Ownership.SHARED:  # a bare name: the organization's own, else a shared one
+            own = set(_names(db, target, [n for o, n in chunk if o == organization], organization))
+            shared = set(_names(db, target, [n for o, n in chunk if o == b.ADMIN_OWNER or n not in own],
+                                b.ADMIN_OWNER)) if ref.shared else set()
+            found.update((o, n) for o, n in chunk if n in shared or (o == organization and n in own))
+            continue
+        for name in _names(db, target, [n for _, n in chunk], organization):
+            found.add((organization, name))
+    return wanted & found
+
+
+def _names(db: Session, target: Kind, names: list[str], owner: str) -> list[str]:
+    if not names:
+        return []
+    model = target.model
+    return list(db.exec(select(model.name).where(model.owner == owner, model.name.in_(names))).all())
+
+
+def _not_ours(kind: Kind, ref: Ref, value: str, organization: str) -> ServiceError:
+    template = ("The field %s names %s, which is neither one of the %s of the organization %s nor a shared one"
+                if ref.shared else "The field %s names %s, which is not one of the %s of the organization %s")
+    return ServiceError(template, m.wire_name(kind.model, ref.attribute), value[:200],
+                        REGISTRY[ref.target].plural_name, organization)
