@@ -9,15 +9,46 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
 
 
+def _holds_nul(parameters: object) -> bool:
+    """Whether a statement's parameters (a row, rows, or values of an array) hold text with NUL."""
+    values = parameters.values() if isinstance(parameters, dict) else parameters
+    for value in values:
+        if isinstance(value, str):
+            if "\x00" in value:
+                return True
+        elif isinstance(value, list | tuple | dict) and _holds_nul(value):
+            return True
+    return False
+
+
+def _refuse_nul(_connection, _cursor, _statement, parameters, _context, _executemany: bool) -> None:
+    """No statement carries text holding NUL. PostgreSQL refuses it (an error the caller
+    could only be answered with as a 500) and no column of any database is meant to keep
+    one; input reaches queries by many doors (query parameters, forms, JSON, the console),
+    and every one of them passes here."""
+    if parameters and _holds_nul(parameters):
+        raise ServiceError("The input cannot contain a NUL character")
+
+
 def make_engine(url: str) -> sa.Engine:
+    """hide_parameters: a database error's message (logged with its traceback) never
+    carries the statement's values, which may be secrets or a caller's input."""
+    engine = _make_engine(url)
+    sa.event.listen(engine, "before_cursor_execute", _refuse_nul)
+    return engine
+
+
+def _make_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                                  hide_parameters=True)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(connection, _record):
@@ -29,7 +60,7 @@ def make_engine(url: str) -> sa.Engine:
             cursor.close()
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    return sa.create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 
 engine = make_engine(settings.database_url)

@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
+from ..services.records import redacting_log_records
 from . import account, certs, extras, files, ldap, mfa, oauth, resources, sessions, uploads, verifications, webauthn
 from .envelope import error, service_error
 from .middleware import CsrfGuard, OAuthCors
@@ -73,6 +74,8 @@ def create_api() -> FastAPI:
 
 
 api = create_api()
+# the server's access log and our own lines pass through the audit trail's redaction
+redacting_log_records()
 
 
 def route_table(router=None, prefix: str = "") -> list[tuple[str, str]]:

@@ -1,14 +1,14 @@
 """Request bodies as Casdoor reads them: JSON whatever the Content-Type says,
-keys matched without regard to case."""
+keys matched without regard to case; parsed by services/json_input.py."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import Request
 
 from ..services.errors import ServiceError
+from ..services.json_input import parse_json
 
 MAX_BODY_BYTES = 1 << 20
 
@@ -22,10 +22,7 @@ async def json_body(request: Request, *, allow_empty: bool = False) -> dict[str,
         if allow_empty:
             return {}
         raise ServiceError("The request body cannot be empty")
-    try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ServiceError("The request body is not valid JSON") from exc
+    value = parse_json(raw)
     if not isinstance(value, dict):
         raise ServiceError("The request body must be a JSON object")
     return value

@@ -8,6 +8,7 @@ import binascii
 
 from fastapi import Request
 from sqlmodel import Session
+from starlette.requests import cookie_parser
 
 from ..models import AuthSession, User
 from ..services import access
@@ -22,8 +23,16 @@ def client_ip(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
+def session_cookie(cookie_header: str | None) -> str:
+    """The session token in a Cookie header. The one reading of the session cookie:
+    the API's callers, the console's websocket and the CSRF guard all go through it,
+    so that none of them can see a session another one misses. Starlette's parser is
+    lenient as browsers are: a malformed neighbour (`junk=b c`) does not hide it."""
+    return cookie_parser(cookie_header or "").get(SESSION_COOKIE, "")
+
+
 def session_token(request: Request) -> str:
-    return request.cookies.get(SESSION_COOKIE, "")
+    return session_cookie(request.headers.get("cookie"))
 
 
 def signed_in(db: Session, request: Request) -> tuple[User, AuthSession] | None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ..db import session_scope
 from ..services import crud, ldap
 from ..services.errors import ServiceError
+from ..services.json_input import parse_json
 from .bodies import MAX_BODY_BYTES
 from .callers import actor
 from .envelope import ok
@@ -31,10 +30,7 @@ async def _user_list(request: Request) -> list:
     raw = await request.body()
     if len(raw) > MAX_SYNC_BODY_BYTES:
         raise ServiceError("The request body is too large")
-    try:
-        value = json.loads(raw) if raw.strip() else None
-    except (ValueError, UnicodeDecodeError):
-        raise ServiceError("The request body is not valid JSON") from None
+    value = parse_json(raw) if raw.strip() else None
     if not isinstance(value, list):
         raise ServiceError("The request body must be a list of LDAP users")
     return value

@@ -16,7 +16,7 @@ from ..models.base import masked, to_wire
 from . import accounts, counts, groups, lookup, policy, query, rules, wire
 from .access import Actor
 from .errors import ServiceError
-from .records import audit
+from .records import audit, redact_json_text, redact_text
 from .resources import Kind, is_shared, organization_of
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
@@ -35,12 +35,14 @@ NO_REQUEST = Request()
 
 
 def split_id(value: str) -> tuple[str, str]:
-    """Casdoor's id: owner/name with exactly one '/'."""
+    """Casdoor's id: owner/name with exactly one '/' and no control character."""
     if not isinstance(value, str) or value.count("/") != 1:
         raise ServiceError("The id must be of the form owner/name")
     owner, name = value.split("/")
     if not owner or not name:
         raise ServiceError("The id must be of the form owner/name")
+    if wire.CONTROL_CHARACTERS.search(value):
+        raise ServiceError("The id cannot contain control characters")
     return owner, name
 
 
@@ -198,6 +200,8 @@ def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
         raise ServiceError(policy.UNAUTHORIZED)
     row.name = row.name or secrets.token_hex(10)
     row.user = row.user or actor.id
+    row.request_uri = redact_text(row.request_uri)
+    row.object, row.response = redact_json_text(row.object), redact_json_text(row.response)
     db.add(row)
     return AFFECTED
 

@@ -17,6 +17,7 @@ from sqlmodel import Session, func, select
 
 from ..models.base import Row, attributes_by_wire_name
 from .errors import ServiceError
+from .wire import CONTROL_CHARACTERS
 
 # A list asked for without p/pageSize (the SDKs' get_Xs) still stops here:
 # nothing answers with a whole million-row table.
@@ -67,6 +68,8 @@ def parse_list_query(params: dict[str, str]) -> ListQuery:
     value = params.get("value", "") or ""
     if len(value) > MAX_VALUE_LENGTH:
         raise ServiceError("The search value is too long (at most %d characters)", MAX_VALUE_LENGTH)
+    if CONTROL_CHARACTERS.search(value):
+        raise ServiceError("The search value cannot contain control characters")
     return ListQuery(
         page=_int_or_none(params.get("p"), "p"), page_size=size,
         field=params.get("field", "") or "", value=value,

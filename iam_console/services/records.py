@@ -1,27 +1,109 @@
-"""The audit trail: one Record per write, sign-in and sign-out."""
+"""The audit trail: one Record per write, sign-in and sign-out; and the redaction
+of secrets from records and log lines (docs/api.md, "Secrets in records and logs").
+
+One list names what is secret: a query parameter, form or JSON field whose name
+is on it has its value replaced by "***" before a record is written (its request
+URI, object and response) and before a log line is emitted, whatever the route."""
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 import secrets
 from typing import Any
+from urllib.parse import unquote_plus
 
 from sqlmodel import Session
 
+from .. import models as m
 from ..models import Record
 from ..models.base import utcnow
+from .json_input import parse_json
 
-# keys whose values never reach the stored body
-SECRET_KEYS = {"password", "oldpassword", "newpassword", "clientsecret", "accesssecret", "privatekey",
-               "masterpassword", "defaultpassword", "code", "token", "accesstoken", "refreshtoken"}
+REDACTED = "***"
+# Credentials as the API's callers name them (query parameters and body fields of
+# Casdoor's API and of OAuth 2.0), compared without case, "_" or "-"...
+PROTOCOL_SECRETS = frozenset({
+    "password", "oldpassword", "newpassword", "clientsecret", "accesssecret", "accesstoken", "refreshtoken",
+    "idtoken", "idtokenhint", "token", "code", "codeverifier", "devicecode", "usercode", "clientassertion",
+    "assertion", "secret", "passcode", "recoverycode", "recoverycodes", "privatekey",
+})
+
+
+def _normal(name: str) -> str:
+    return unquote_plus(name).lower().replace("_", "").replace("-", "")
+
+
+def _model_secrets() -> frozenset[str]:
+    """...and every column a table declares secret (masked when read)."""
+    found, models = set(), [m.Row]
+    while models:
+        model = models.pop()
+        models.extend(model.__subclasses__())
+        found.update(_normal(name) for name in model.json_secrets | model.json_admin_secrets)
+    return frozenset(found)
+
+
+SECRET_NAMES = PROTOCOL_SECRETS | _model_secrets()
+
+
+def is_secret(name: str) -> bool:
+    return _normal(str(name)) in SECRET_NAMES
 
 
 def redact(value: Any) -> Any:
+    """A JSON-like value with the values of secret keys replaced, at any depth."""
     if isinstance(value, dict):
-        return {k: "***" if k.lower() in SECRET_KEYS else redact(v) for k, v in value.items()}
+        return {k: REDACTED if is_secret(k) else redact(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
     return value
+
+
+# name=value in a query string, a form body or a log line: the name starts the text or
+# follows a separator, the value runs to the next separator
+_PAIR = re.compile(r"(?:^|(?<=[?&;\s\"'(,]))([\w.%+-]+)=([^&#\s\"',;)]*)")
+
+
+def redact_text(text: str) -> str:
+    """A URI, query string or log line with the value of every secret name=value replaced."""
+    if "=" not in text:
+        return text
+    return _PAIR.sub(lambda pair: f"{pair[1]}={REDACTED}" if pair[2] and is_secret(pair[1]) else pair[0], text)
+
+
+def redact_json_text(text: str) -> str:
+    """A record's object or response as stored (JSON text): secret keys redacted;
+    text that is not JSON is redacted as name=value pairs."""
+    if not text:
+        return text
+    try:
+        return json.dumps(redact(parse_json(text)), default=str)
+    except ValueError:
+        return redact_text(text)
+
+
+def redacting_log_records() -> None:
+    """Every log record of the process, whichever library emits it (the server's
+    access log, our own lines), has its message and string arguments redacted
+    before any handler formats it. Installed once, by the app module."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "redacts", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        if isinstance(record.msg, str):
+            record.msg = redact_text(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_text(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: redact_text(v) if isinstance(v, str) else v for k, v in record.args.items()}
+        return record
+
+    factory.redacts = True
+    logging.setLogRecordFactory(factory)
 
 
 def audit(db: Session, *, organization: str, user: str, action: str, method: str = "POST",
@@ -33,7 +115,8 @@ def audit(db: Session, *, organization: str, user: str, action: str, method: str
     db.connection().execute(RECORD_INSERT, {
         "owner": organization, "name": secrets.token_hex(10), "created_time": utcnow(),
         "organization": organization, "user": user, "action": action, "method": method,
-        "request_uri": request_uri[:1000], "client_ip": client_ip, "language": language, "status_code": status_code,
+        "request_uri": redact_text(request_uri)[:1000], "client_ip": client_ip, "language": language,
+        "status_code": status_code,
         "object": json.dumps(redact(obj), default=str) if obj is not None else "",
         "response": json.dumps(redact(response), default=str) if response is not None else "",
         "detail": "", "is_triggered": False,

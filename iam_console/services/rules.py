@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import to_wire, utcnow
-from . import accounts, auth, certs, groups, ldap_client, lookup, mfa_props, redirects, references
+from . import accounts, auth, certs, groups, ldap_client, lookup, mfa_props, redirects, references, wire
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
@@ -24,6 +24,7 @@ from .passwords import TYPES, hash_secret
 from .resources import Kind, Ownership
 
 NAME_PATTERN = re.compile(r"^[^/\s][^/]*$")
+NAME_RULE = "The name cannot contain '/' or control characters, or start with a space"
 SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID")
 TOKEN_FORMATS = ("JWT", "JWT-Empty", "JWT-Custom", "JWT-Standard")
 SIGNING_METHODS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
@@ -112,8 +113,10 @@ def _organization_exists(db: Session, name: str) -> bool:
 def _validate_identity(db: Session, kind: Kind, row: m.Named) -> None:
     if not row.owner or not row.name:
         raise ServiceError("The owner and name cannot be empty")
-    if not NAME_PATTERN.match(row.name):
-        raise ServiceError("The name cannot contain '/' or start with a space")
+    if not NAME_PATTERN.match(row.name) or wire.CONTROL_CHARACTERS.search(row.name):
+        raise ServiceError(NAME_RULE)
+    if wire.CONTROL_CHARACTERS.search(row.owner):
+        raise ServiceError("The owner cannot contain control characters")
     if kind.ownership is Ownership.ADMIN and row.owner != b.ADMIN_OWNER:
         raise ServiceError("The owner of a %s must be admin", kind.name)
     organization = getattr(row, kind.organization_attr)

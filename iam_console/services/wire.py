@@ -8,6 +8,9 @@ its column is an error naming the field, and nothing is written."""
 from __future__ import annotations
 
 import functools
+import math
+import re
+import sys
 import typing
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +21,14 @@ from ..models.base import Row, UTCDateTime, attributes_by_wire_name, wire_names
 from .errors import ServiceError
 
 MASK = "***"
+# C0 and C1 control characters and DEL: names, ids and search values refuse them (NUL
+# breaks PostgreSQL, the search index and file paths; the others hide in logs and
+# screens); free text refuses only NUL, which no database column can keep everywhere
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# what an integer column holds on every database: INTEGER is 32 bits on PostgreSQL and
+# MariaDB, BIGINT 64 bits (keyed by "is BigInteger"); floats are finite doubles
+INTEGER_RANGE = {False: (-(1 << 31), (1 << 31) - 1), True: (-(1 << 63), (1 << 63) - 1)}
+FLOAT_MAX = sys.float_info.max
 SERVER_MANAGED = frozenset({"pk"})
 
 
@@ -43,6 +54,10 @@ def parse_time(value: str, wire: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def _whole(value: int | float) -> bool:
+    return isinstance(value, int) or (math.isfinite(value) and value.is_integer())
+
+
 def _clean_list(value: list) -> list:
     return [item for item in value if item is not None and item != ""]
 
@@ -66,16 +81,23 @@ def _coerce(model: type[Row], column: sa.Column, value: Any, wire: str) -> Any:
             raise ServiceError("The field %s must be true or false", wire)
         return value
     if isinstance(kind, sa.Integer):
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not _whole(value):
             raise ServiceError("The field %s must be an integer", wire)
+        low, high = INTEGER_RANGE[isinstance(kind, sa.BigInteger)]
+        if not low <= value <= high:
+            raise ServiceError("The field %s must be between %d and %d", wire, low, high)
         return int(value)
     if isinstance(kind, sa.Float):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ServiceError("The field %s must be a number", wire)
+        if not -FLOAT_MAX <= value <= FLOAT_MAX:  # also false for NaN
+            raise ServiceError("The field %s must be a finite number", wire)
         return float(value)
     if isinstance(kind, sa.String):
         if not isinstance(value, str):
             raise ServiceError("The field %s must be a string", wire)
+        if "\x00" in value:
+            raise ServiceError("The field %s cannot contain a NUL character", wire)
         if kind.length is not None and len(value) > kind.length:
             raise ServiceError("The field %s is too long (at most %d characters)", wire, kind.length)
         return value

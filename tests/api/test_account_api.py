@@ -5,9 +5,10 @@ from fastapi.testclient import TestClient
 from sqlmodel import func, select
 
 from iam_console.api.app import api
+from iam_console.api.callers import SESSION_COOKIE
 from iam_console.db import session_scope
-from iam_console.models import AuthSession
-from tests.conftest import ADMIN_PASSWORD
+from iam_console.models import AuthSession, Organization
+from tests.conftest import ADMIN_PASSWORD, unique
 
 ENVELOPE = {"status", "msg", "sub", "name", "data", "data2", "data3"}
 
@@ -128,6 +129,63 @@ def test_cross_site_cookie_writes_are_refused(client):
     assert refused["status"] == "error" and "not allowed" in refused["msg"]
     assert client.get("/api/get-account").json()["status"] == "ok"  # still signed in
     assert client.post("/api/logout", headers={"Origin": "http://testserver"}).json()["status"] == "ok"
+
+
+def _organizations() -> int:
+    with session_scope() as db:
+        return db.exec(select(func.count()).select_from(Organization)).one()
+
+
+# a same-site page: another port of the console's host (a sibling subdomain is the same case)
+SAME_SITE = "http://testserver:8081"
+
+
+def test_a_malformed_neighbour_cookie_does_not_hide_the_session_from_the_check(client):
+    """SimpleCookie dropped the whole header over `junk=b c` while authentication still
+    found the session: a same-site page could then write as the user."""
+    login(client)
+    token = client.cookies.get(SESSION_COOKIE)
+    bare = TestClient(api)
+    session = f"{SESSION_COOKIE}={token}"
+    for header in (f"{session}; junk=b c", f'junk="x; {session}', f"a=[b]; {session}"):
+        cookie = {"Cookie": header}
+        assert bare.get("/api/get-account", headers=cookie).json()["status"] == "ok"  # authentication sees it
+        before = _organizations()
+        refused = bare.post("/api/add-organization", headers={**cookie, "Origin": SAME_SITE},
+                            json={"owner": "admin", "name": unique("csrf")}).json()
+        assert refused["msg"] == f"The request's origin {SAME_SITE} is not allowed", (header, refused)
+        assert _organizations() == before
+
+
+def test_without_origin_the_referer_decides(client):
+    login(client)
+    before = _organizations()
+    for referer in (f"{SAME_SITE}/page", "https://evil.example/form.html", "not a url"):
+        refused = client.post("/api/add-organization", headers={"Referer": referer},
+                              json={"owner": "admin", "name": unique("csrf")}).json()
+        assert refused["status"] == "error" and "is not allowed" in refused["msg"], (referer, refused)
+    assert _organizations() == before
+    own = client.post("/api/add-organization", headers={"Referer": "http://testserver/organizations"},
+                      json={"owner": "admin", "name": unique("csrf")}).json()
+    assert own["data"] == "Affected"
+    # Origin, when sent, wins over the Referer; "null" (a sandboxed page) is another origin
+    assert "is not allowed" in client.post("/api/add-organization", json={"owner": "admin", "name": unique("csrf")},
+                                           headers={"Origin": "null", "Referer": "http://testserver/x"}).json()["msg"]
+
+
+def test_a_cookie_write_without_origin_or_referer_passes(client):
+    """The documented choice: every current browser sends Origin on an unsafe request, so
+    a request with neither header did not come from a page (a script holding the cookie)."""
+    login(client)
+    assert client.post("/api/add-organization", json={"owner": "admin", "name": unique("csrf")}).json()["data"] == (
+        "Affected")
+
+
+def test_other_origins_are_refused_on_every_unsafe_path_with_the_cookie(client):
+    """Not only /api/: Reflex's own routes (its upload endpoint) sit behind the same guard."""
+    login(client)
+    answer = client.post("/_upload", headers={"Origin": SAME_SITE}, content=b"x")
+    assert answer.json()["msg"] == f"The request's origin {SAME_SITE} is not allowed"
 
 
 def test_cross_site_login_is_refused(client):

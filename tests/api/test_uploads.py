@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import zipfile
 from datetime import UTC, datetime
 
@@ -18,7 +19,7 @@ from iam_console.services.errors import ServiceError
 from iam_console.services.passwords import verify_password
 from tests.api.conftest import sign_in
 from tests.api.test_migrations import empty_database  # noqa: F401 (a fixture)
-from tests.api.workbooks import of_records, upload, workbook
+from tests.api.workbooks import of_records, upload, with_sheet_data, workbook
 from tests.conftest import unique
 
 PASSWORD = "Uploads-pass-1"
@@ -174,7 +175,7 @@ def test_an_upload_leaves_one_audit_record(org, org_admin):
     ({"name": "not-a-number", "score": "many"}, "The field score must be an integer"),
     ({"name": "x" * 101}, "The field name is too long (at most 100 characters)"),
     ({"displayName": "No name"}, "The owner and name cannot be empty"),
-    ({"name": "bad/name"}, "The name cannot contain '/' or start with a space"),
+    ({"name": "bad/name"}, "The name cannot contain '/' or control characters, or start with a space"),
     ({"name": "good"}, "The user {org}/good is also on row 2"),
     ({"name": "typed", "type": "robot"}, "The user type must be normal-user or paid-user"),
 ])
@@ -297,6 +298,45 @@ def test_a_zip_bomb_is_refused_before_it_is_read(org, org_admin, monkeypatch):
     assert len(bomb) < 1 << 20
     body = upload(org_admin, "/api/upload-users", bomb).json()
     assert body["status"] == "error" and body["msg"] == "The workbook is too large (over 4 MB uncompressed)", body
+
+
+HEADER_ROW = b'<row><c t="inlineStr"><is><t>name</t></is></c></row>'
+
+
+def test_eight_million_empty_rows_are_refused_at_the_row_limit(org, org_admin):
+    """The issue's 75 KB workbook: its 8 million empty rows took 23 s to read, and were accepted."""
+    rows = itertools.repeat(b"<row/>" * 1000, 8000)
+    empty = with_sheet_data(workbook(["name"]), itertools.chain([HEADER_ROW], rows))
+    assert len(empty) < 100_000
+    body = upload(org_admin, "/api/upload-users", empty).json()
+    assert body["status"] == "error" and body["msg"] == "The workbook has more than 200000 rows after the first", body
+    assert count(m.User, org) == 1
+
+
+def test_rows_past_the_limit_are_refused_however_they_are_written(org, org_admin, monkeypatch):
+    monkeypatch.setattr(uploads, "MAX_ROWS", 5)
+    rows = [{"name": f"limit{i}"} for i in range(6)]
+    far = b'<row r="1048576"><c t="inlineStr"><is><t>far</t></is></c></row>'  # every row number between is a row
+    jump = with_sheet_data(workbook(["name"]), HEADER_ROW + far)
+    declared = with_sheet_data(workbook(["name"]), HEADER_ROW, dimension="A1:A300000")  # refused before reading
+    for content in (of_records(*rows), jump, declared):
+        body = upload(org_admin, "/api/upload-users", content).json()
+        assert body["status"] == "error" and body["msg"] == "The workbook has more than 5 rows after the first", body
+    assert count(m.User, org) == 1
+    assert upload(org_admin, "/api/upload-users", of_records(*rows[:5])).json()["data2"]["added"] == 5
+
+
+def test_a_workbook_that_takes_too_long_to_read_is_refused(org, org_admin, monkeypatch):
+    """A few thousand rows of a hundred cells fit every size limit and take seconds of
+    reading; the reader's processor time is bounded (RLIMIT_CPU in its process)."""
+    monkeypatch.setattr(uploads, "READER_CPU_SECONDS", 1, raising=False)
+    cells = b'<c t="inlineStr"><is><t></t></is></c>' + b'<c t="inlineStr"><is><t>x</t></is></c>' * 100
+    rows = itertools.repeat(b"<row>" + cells + b"</row>", 10_000)  # blank names: nothing for the server to check
+    wide = with_sheet_data(workbook(["name"]), itertools.chain([HEADER_ROW], rows))
+    body = upload(org_admin, "/api/upload-users", wide).json()
+    assert body["status"] == "error", body
+    assert body["msg"] == "The workbook takes more than 1 seconds of processor time to read", body
+    assert count(m.User, org) == 1
 
 
 def _with_shared_strings(content: bytes, table: bytes) -> bytes:

@@ -1,15 +1,18 @@
-"""Workbooks for the upload tests, built with openpyxl in write-only mode."""
+"""Workbooks for the upload tests, built with openpyxl in write-only mode (or rewritten
+by hand where a hostile one is wanted)."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import zipfile
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastapi.testclient import TestClient
 from openpyxl import Workbook
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+SHEET = "xl/worksheets/sheet1.xml"
 
 
 def workbook(header: Sequence[str], *rows: Sequence[Any]) -> bytes:
@@ -34,3 +37,28 @@ def of_records(*records: dict[str, Any]) -> bytes:
 def upload(client: TestClient, path: str, content: bytes, filename: str = "upload.xlsx",
            content_type: str = XLSX):
     return client.post(path, files={"file": (filename, content, content_type)})
+
+
+def with_sheet_data(content: bytes, sheet_data: bytes | Iterable[bytes], dimension: str = "") -> bytes:
+    """The workbook `content` with the first sheet's rows replaced by raw <sheetData> XML
+    (written in pieces when an iterable: a hostile sheet may be far larger than memory
+    should hold at once), and the size the sheet declares (<dimension ref=...>, as Excel
+    writes it) when given."""
+    pieces = [sheet_data] if isinstance(sheet_data, bytes) else sheet_data
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(content)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename != SHEET:
+                target.writestr(item, data)
+                continue
+            if dimension:
+                data = data.replace(b"<sheetViews>", b'<dimension ref="%s"/><sheetViews>' % dimension.encode(), 1)
+            head, rest = data.split(b"<sheetData>", 1)
+            tail = rest.split(b"</sheetData>", 1)[1]
+            with target.open(SHEET, "w") as sheet:
+                sheet.write(head + b"<sheetData>")
+                for piece in pieces:
+                    sheet.write(piece)
+                sheet.write(b"</sheetData>" + tail)
+    return out.getvalue()

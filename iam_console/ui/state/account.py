@@ -7,11 +7,10 @@ a full page load (see assets/iam.js)."""
 from __future__ import annotations
 
 import json
-from http.cookies import CookieError, SimpleCookie
 
 import reflex as rx
 
-from ...api.callers import SESSION_COOKIE
+from ...api.callers import session_cookie
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
 from ...services import accounts, auth, lookup, mfa, navigation
@@ -23,19 +22,10 @@ from .prefs import Prefs
 ORGANIZATION_CHOICES_LIMIT = 500
 
 
-def _cookie(header: str, name: str) -> str:
-    try:
-        jar = SimpleCookie(header or "")
-    except CookieError:
-        return ""
-    morsel = jar.get(name)
-    return morsel.value if morsel else ""
-
-
 def viewer(db, router) -> Actor:
     """The signed-in account behind this websocket, read afresh for every event
     (a session ended elsewhere ends here too); anonymous without one."""
-    found = auth.account_for_token(db, _cookie(router.headers.cookie, SESSION_COOKIE))
+    found = auth.account_for_token(db, session_cookie(router.headers.cookie))
     return Actor(user=found[0], session_id=found[1].session_id) if found else ANONYMOUS
 
 
@@ -76,7 +66,7 @@ class Account(rx.State):
 
     def _load(self) -> bool:
         """Read the account behind the cookie; returns whether it needs a new password."""
-        token = _cookie(self.router.headers.cookie, SESSION_COOKIE)
+        token = session_cookie(self.router.headers.cookie)
         self._reset()
         needs_password_update = False
         with session_scope() as db:
