@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+
 import reflex as rx
 
 from .api.app import api
 from .scheduler import run_scheduled_work
+from .settings import settings
 from .startup import prepare_database
 from .ui import pages  # noqa: F401  (registers the pages)
 from .ui.routes import PAGES
 from .ui.shell import connection_notice, guarded
 from .ui.state.account import Account
+
+for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own pages
+    importlib.import_module(module)
 
 app = rx.App(
     api_transformer=api,

@@ -18,6 +18,9 @@ class Settings:
     cookie_secure: bool
     files_dir: Path  # uploaded files (avatars), served at /files/
     outbound_allow: str  # internal hosts and networks outbound connections may reach (services/outbound.py)
+    # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
+    # that no screen shows yet; empty in production
+    extra_pages: tuple[str, ...]
 
 
 def _default_database_url() -> str:
@@ -35,6 +38,7 @@ def load() -> Settings:
         cookie_secure=origin.startswith("https://"),
         files_dir=Path(os.environ.get("IAM_FILES_DIR") or PROJECT_ROOT / "data" / "files"),
         outbound_allow=os.environ.get("IAM_OUTBOUND_ALLOW", ""),
+        extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
     )
 
 
