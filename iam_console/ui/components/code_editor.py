@@ -19,7 +19,7 @@ from reflex.event import no_args_event_spec
 LANGUAGES = ("casbin", "html", "css", "json")
 
 
-class CodeEditor(rx.Component):
+class CodeEditor(rx.NoSSRComponent):
     library = rx.asset("code_editor.jsx", shared=True).importable_path
     tag = "CodeEditor"
     # exact versions; lang-html brings lang-css, lang-javascript and autocomplete at the versions bun resolves
