@@ -1,6 +1,7 @@
 """The code editor: one React component (code_editor.jsx) over CodeMirror 6, whose packages bun
-installs from the npm registry when the front end is built. Everything that talks to an editor
-goes through the two functions here (docs/architecture.md, "The code editor"):
+installs from the npm registry when the front end is built; the browser loads it on demand, with
+the first page that shows an editor. Everything that talks to an editor goes through the two
+functions here (docs/architecture.md, "The code editor"):
 
 - `code_editor(...)` places one, bound to a state: it shows `value` in `language`, sends the
   text to `on_change` after a pause in typing and when it loses focus, and fires `on_ready`
