@@ -56,6 +56,7 @@ class EditorCheck(rx.State):
     texts: dict[str, str] = dict(SAMPLES)
     ready: list[str] = []
     answer: str = ""  # what the Casbin editor answered when asked for its text
+    saved: str = ""  # the Casbin text as the state held it when Save was clicked
     locked: bool = True  # the JSON editor is a read-only preview
 
     @rx.event
@@ -67,6 +68,10 @@ class EditorCheck(rx.State):
     @rx.event
     def mark_ready(self, language: str):
         self.ready = sorted({*self.ready, language})
+
+    @rx.event
+    def save(self):
+        self.saved = self.texts["casbin"]
 
     @rx.event
     def load_other_model(self):
@@ -105,6 +110,7 @@ def _editor(language: str) -> rx.Component:
 def code_editor_check() -> rx.Component:
     return rx.vstack(
         rx.hstack(
+            rx.button("Save", on_click=EditorCheck.save, id="save"),
             rx.button("Ask", on_click=EditorCheck.ask, id="ask"),
             rx.button("Ask missing", on_click=EditorCheck.ask_missing, id="ask-missing"),
             rx.button("Load other model", on_click=EditorCheck.load_other_model, id="load-other"),
@@ -112,6 +118,7 @@ def code_editor_check() -> rx.Component:
             rx.input(id="after-editor", aria_label="after"),
         ),
         rx.el.pre(EditorCheck.answer, id="answer"),
+        rx.el.pre(EditorCheck.saved, id="saved"),
         rx.text(EditorCheck.ready.join(","), id="ready"),
         *[_editor(language) for language in SAMPLES],
         width="100%",
