@@ -7,6 +7,7 @@ import importlib
 import reflex as rx
 
 from .api.app import api
+from .api.middleware import without_reflex_cors
 from .scheduler import run_scheduled_work
 from .settings import settings
 from .startup import prepare_database
@@ -18,6 +19,7 @@ from .ui.state.account import Account
 for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own pages
     importlib.import_module(module)
 
+without_reflex_cors()  # the server's CORS is api.middleware.CrossOrigin's alone
 app = rx.App(
     api_transformer=api,
     head_components=[rx.script(src="/iam.js")],
