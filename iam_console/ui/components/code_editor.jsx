@@ -211,7 +211,7 @@ export function CodeEditor({
   }, [label]);
 
   return (
-    <div id={id} ref={host} className={className} data-language={language}
+    <div id={id} ref={host} className={className}
          style={{ width: width || "100%", height: height || "300px", maxWidth: "100%" }} />
   );
 }
