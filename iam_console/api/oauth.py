@@ -228,7 +228,7 @@ async def sso_logout(request: Request) -> JSONResponse:
         if user is None:
             raise ServiceError("Please login first")
         if everything:
-            tokens.revoke_all(db, user)
+            auth.revoke_all(db, user)
         else:
             tokens.end_current(db, user, row, found[1] if found else None)
         user_id = f"{user.owner}/{user.name}"
