@@ -1,4 +1,4 @@
-"""Sign-in, sign-out and the signed-in account (casdoor-api.md §1, 'Login/account')."""
+"""Sign-in, sign-out and the signed-in account."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OAuth 2.0 and OpenID Connect endpoints (casdoor-api.md §4). Token, refresh,
+"""OAuth 2.0 and OpenID Connect endpoints. Token, refresh,
 introspection, revocation, device and userinfo answers are raw RFC JSON, not
 the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
 

@@ -1,4 +1,4 @@
-"""Verification codes (casdoor-api.md §1, 'Verification'): send-verification-code and
+"""Verification codes: send-verification-code and
 reset-email-or-phone, over services/verifications.py.
 
 Both take Casdoor's form fields (multipart or urlencoded; JSON is accepted too). Sending

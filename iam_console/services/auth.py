@@ -282,7 +282,7 @@ def authenticate(db: Session, organization: Organization, application: Applicati
 
 def sign_in(db: Session, req: SignInRequest) -> SignedIn | SecondFactorOwed:
     """Check the password; open a session, or (the account has a second factor enabled)
-    a pending sign-in that only `complete_second_factor` turns into one. ServiceError otherwise."""
+    a pending sign-in that only `second_factor.complete` turns into one. ServiceError otherwise."""
     _check_request(req)
     application, organization = _resolve(db, req)
     user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
