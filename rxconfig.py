@@ -3,7 +3,7 @@
 import reflex as rx
 from reflex.plugins.sitemap import SitemapPlugin
 
-from iam_console.settings import settings
+from iam_console.settings import console_origins, settings
 
 config = rx.Config(
     app_name="iam_console",
@@ -11,6 +11,8 @@ config = rx.Config(
     backend_port=settings.port,
     api_url=settings.origin,
     deploy_url=settings.origin,
+    # the websocket's Origin check (socket.io's); HTTP CORS is iam_console.api.middleware.CrossOrigin's
+    cors_allowed_origins=sorted(console_origins(settings.origin)),
     telemetry_enabled=False,
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(appearance="light", accent_color="blue", radius="medium"))],

@@ -118,7 +118,11 @@ window.iamWebauthnGet = async function (path) {
 };
 
 // The ceremony itself (create or get) failed in the browser: cancelled, timed out, no authenticator.
-window.iamWebauthnFailure = function (e) {
+// At sign-in, NotAllowedError is also what a browser says when none of its authenticators holds a
+// credential the server offered (an account without one is offered a decoy): status "no-passkey",
+// which the page words in the user's language.
+window.iamWebauthnFailure = function (e, signIn) {
+  if (signIn && e && e.name === "NotAllowedError") return { status: "no-passkey", msg: "" };
   return { status: "error", msg: (e && e.name ? e.name + ": " : "") + (e && e.message ? e.message : String(e)) };
 };
 
@@ -165,7 +169,7 @@ window.iamWebauthnSignIn = async function (organization, application, usernameId
   try {
     assertion = await navigator.credentials.get({ publicKey: pk });
   } catch (e) {
-    return window.iamWebauthnFailure(e);
+    return window.iamWebauthnFailure(e, true);
   }
   const response = assertion.response;
   return window.iamPost("/api/webauthn/signin/finish" + (query || ""), {

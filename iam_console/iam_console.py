@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from .api.app import api
+from .api.middleware import without_reflex_cors
 from .scheduler import run_scheduled_work
 from .startup import prepare_database
 from .ui import pages  # noqa: F401  (registers the pages)
@@ -12,6 +13,7 @@ from .ui.routes import PAGES
 from .ui.shell import connection_notice, guarded
 from .ui.state.account import Account
 
+without_reflex_cors()  # the server's CORS is api.middleware.CrossOrigin's alone
 app = rx.App(
     api_transformer=api,
     head_components=[rx.script(src="/iam.js")],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,3 +40,23 @@ def load() -> Settings:
 
 
 settings = load()
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def console_origins(origin: str) -> frozenset[str]:
+    """The origins the console is served from: IAM_ORIGIN, and on a loopback origin its other
+    loopback spellings on the same port. Cookie-authenticated writes, the websocket and
+    credentialed cross-origin reads are accepted from these alone."""
+    parts = urlsplit(origin)
+    origins = {origin_of(origin)}
+    if parts.hostname in ("localhost", "127.0.0.1", "::1"):
+        port = f":{parts.port}" if parts.port else ""
+        origins |= {f"{parts.scheme}://{name}{port}" for name in LOOPBACK_NAMES}
+    return frozenset(origins)

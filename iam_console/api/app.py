@@ -15,7 +15,7 @@ from ..services.errors import ServiceError
 from ..services.records import redacting_log_records
 from . import account, certs, extras, files, ldap, mfa, oauth, resources, sessions, uploads, verifications, webauthn
 from .envelope import error, service_error
-from .middleware import CsrfGuard, OAuthCors
+from .middleware import CrossOrigin, CsrfGuard, SecurityHeaders
 
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"
@@ -63,8 +63,9 @@ def create_api() -> FastAPI:
     api.include_router(files.router)
     api.include_router(files.files_router)
 
-    api.add_middleware(OAuthCors)
+    api.add_middleware(CrossOrigin)
     api.add_middleware(CsrfGuard)
+    api.add_middleware(SecurityHeaders)
 
     @api.api_route("/api/{path:path}", methods=["GET", "POST"], include_in_schema=False)
     async def _unknown(request: Request, path: str) -> JSONResponse:

@@ -11,37 +11,24 @@ they see every request, the console's websocket included.
 from __future__ import annotations
 
 import functools
-from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..settings import settings
+from ..settings import console_origins, origin_of, settings
 from .callers import session_cookie
 from .envelope import error
 from .oauth import cross_origin
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish"})  # no cookie yet, one to come
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 @functools.cache
 def allowed_origins() -> frozenset[str]:
-    """IAM_ORIGIN; on a loopback origin, its other loopback spellings on the same port too."""
-    parts = urlsplit(settings.origin)
-    origins = {origin_of(settings.origin)}
-    if parts.hostname in ("localhost", "127.0.0.1", "::1"):
-        port = f":{parts.port}" if parts.port else ""
-        origins |= {f"{parts.scheme}://{name}{port}" for name in LOOPBACK_NAMES}
-    return frozenset(origins)
+    return console_origins(settings.origin)
 
 
 def request_origin(headers: Headers) -> str | None:
@@ -92,7 +79,15 @@ class CsrfGuard:
         await self.app(scope, receive, send)
 
 
-class OAuthCors:
+class CrossOrigin:
+    """CORS: the public OAuth endpoints and discovery documents (oauth.cross_origin), which
+    never read the session cookie, answer every origin (`*`, no credentials), preflight
+    included. Nothing else answers another origin: the console is served from one origin
+    and needs no CORS, and an answer that let another origin read the API with the user's
+    cookie (a page on another port, or a sibling subdomain, is same-site: the cookie goes
+    along) would give that page everything the user sees. Reflex's own CORS, which echoes
+    any origin with credentials, is therefore left out (without_reflex_cors)."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -114,3 +109,51 @@ class OAuthCors:
             await send(message)
 
         await self.app(scope, receive, send_with_cors)
+
+
+class SecurityHeaders:
+    """The headers every answer carries, the console's pages and websocket's HTTP included
+    (Reflex's app is mounted under the API's), documented in docs/security.md:
+    - X-Content-Type-Options nosniff: a file is never read as another type than declared;
+    - X-Frame-Options SAMEORIGIN and CSP frame-ancestors 'self': no other site frames a page
+      (the authorize page's consent, the console's buttons) to trick a click;
+    - Referrer-Policy same-origin: no URL of the console (an authorize request's state, an
+      edit page's path) reaches another site as a Referer;
+    - Strict-Transport-Security on an https:// IAM_ORIGIN;
+    - Cache-Control no-store on /api/ answers that set none (they carry accounts and secrets)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.fixed = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"SAMEORIGIN"),
+                      (b"content-security-policy", b"frame-ancestors 'self'"),
+                      (b"referrer-policy", b"same-origin")]
+        if settings.cookie_secure:
+            self.fixed.append((b"strict-transport-security", b"max-age=31536000"))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = scope["path"].startswith("/api/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in self.fixed:
+                    if name.decode() not in headers:
+                        headers.raw.append((name, value))
+                if api and "cache-control" not in headers:
+                    headers["Cache-Control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def without_reflex_cors() -> None:
+    """Reflex wraps the API, its own app and the top-level app in Starlette's CORS middleware
+    with its configured origins and credentials allowed; with the default '*' it echoes any
+    Origin with Access-Control-Allow-Credentials. The server's CORS is CrossOrigin's alone, so
+    Reflex's hook installs nothing. Called before the rx.App is made."""
+    from reflex.app import App
+
+    App._add_cors = staticmethod(lambda api: None)

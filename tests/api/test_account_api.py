@@ -208,3 +208,15 @@ def test_loopback_origins_are_interchangeable_but_not_other_ports(monkeypatch):
         assert "http://localhost:3001" not in allowed and "https://localhost:3000" not in allowed
     finally:
         api_module.allowed_origins.cache_clear()
+
+
+def test_answers_carry_the_security_headers(admin):
+    answer = admin.get("/api/get-account")
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["x-frame-options"] == "SAMEORIGIN"
+    assert answer.headers["content-security-policy"] == "frame-ancestors 'self'"
+    assert answer.headers["referrer-policy"] == "same-origin"
+    assert answer.headers["cache-control"] == "no-store"
+    # another origin gets no CORS answer from the API, with or without the cookie
+    foreign = admin.get("/api/get-account", headers={"Origin": "http://localhost:1"})
+    assert "access-control-allow-origin" not in foreign.headers

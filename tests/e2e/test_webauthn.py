@@ -20,6 +20,7 @@ PASSWORD = "E2e-webauthn-pass-1"
 CALLBACK = "http://127.0.0.1:9/callback"  # nothing listens: Playwright answers the navigation
 WEBAUTHN = {"name": "WebAuthn", "displayName": "WebAuthn", "rule": "None"}
 PASSWORD_ONLY = [{"name": "Password", "displayName": "Password", "rule": "All"}]
+NO_PASSKEY = "No passkey of this account was found on this device, or the sign-in was cancelled"
 
 
 @pytest.fixture
@@ -115,7 +116,7 @@ def test_register_sign_in_with_it_and_delete_it(visit, page, context, server, wo
     visit(f"/login/{world['org']}")
     page.fill("#login-username", "dora")
     page.click("#login-webauthn")
-    expect(page.locator("#login-error")).to_have_text("Found no credentials for this user")
+    expect(page.locator("#login-error")).to_have_text(NO_PASSKEY)
 
 
 def test_sign_in_with_webauthn_on_the_authorize_page(visit, page, context, world, authenticator, api_login):
@@ -141,7 +142,8 @@ def test_unknown_user_and_no_authenticator_are_refused(visit, page, world, authe
     visit(f"/login/{world['org']}")
     page.fill("#login-username", "nobody")
     page.click("#login-webauthn")
-    expect(page.locator("#login-error")).to_have_text(f"The user: {world['org']}/nobody doesn't exist")
+    # answered as an account without a credential on this device (no answer tells them apart)
+    expect(page.locator("#login-error")).to_have_text(NO_PASSKEY)
     # a credential the server knows, on an authenticator this browser no longer has
     cdp, authenticator_id = authenticator
     api_login(world["dora"])

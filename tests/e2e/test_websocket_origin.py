@@ -73,3 +73,4 @@ def test_secrets_in_request_uris_stay_out_of_the_server_log(server):
             urllib.request.urlopen(request, timeout=10).close()
     log = server.log_path.read_text(errors="replace")
     assert [value for value in secrets.values() if value.startswith("e2e-log") and value in log] == []
+

@@ -10,6 +10,10 @@ from ..routes import reload_on_organization
 ALL_ORGANIZATIONS = "__all__"
 
 
+# a WebAuthn sign-in the browser ended: no credential it holds was offered, or the user cancelled
+NO_PASSKEY = "No passkey of this account was found on this device, or the sign-in was cancelled"
+
+
 class Prefs(rx.State):
     lang: str = rx.LocalStorage(DEFAULT_LANGUAGE, name="iam_lang", sync=True)
     # Default and Dark exclude each other (Reflex's color mode, which
@@ -31,6 +35,8 @@ class Prefs(rx.State):
         status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
         if status == "redirecting":
             return None
+        if status == "no-passkey":
+            return self.say(NO_PASSKEY)
         return self.say("Failed to connect to server: %s", message) if status == "network" else message
 
     def say(self, key: str, *args: object) -> str:
