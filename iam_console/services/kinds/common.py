@@ -40,8 +40,7 @@ class Choice:
     def check(self, value: Any) -> None:
         for entry in value if isinstance(value, list) else [value] if value else []:
             if entry not in self.values:
-                raise ServiceError(self.refusal, str(entry)[:100]) if "%s" in self.refusal \
-                    else ServiceError(self.refusal)
+                raise ServiceError(self.refusal, *((str(entry)[:100],) if "%s" in self.refusal else ()))
 
     @property
     def refusal(self) -> str:
