@@ -3,14 +3,12 @@ items, which lock fields and hide them."""
 
 from __future__ import annotations
 
-import re
-
 from sqlmodel import Session, select
 
 from ..models import Organization, User
 from ..models.base import wire_names
 from . import builtin as b
-from . import lookup
+from . import lookup, patterns
 from .access import Actor
 from .errors import ServiceError
 from .policy import read_scope
@@ -117,9 +115,11 @@ def item_patterns(org: Organization | None) -> dict[str, str]:
 
 
 def check_pattern(pattern: str, value: str, item: str) -> None:
+    """The value matches the item's regex (RE2: services/patterns.py; an organization's admin
+    writes the pattern, any user's input is matched against it)."""
     try:
-        matched = re.fullmatch(pattern, value) is not None
-    except re.error:
+        matched = patterns.fullmatch(pattern, value)
+    except patterns.PatternError:
         raise ServiceError("The pattern of the account item %s is not a valid regex", item) from None
     if value and not matched:
         raise ServiceError("This field value doesn't match the pattern rule")
@@ -167,6 +167,6 @@ def check_items(items: list) -> None:
             raise ServiceError("The account item %s takes no regex", name)
         if regex:
             try:
-                re.compile(regex)
-            except re.error as exc:
+                patterns.compiled(regex)
+            except patterns.PatternError as exc:
                 raise ServiceError("The regex of the account item %s is not valid: %s", name, str(exc)) from None

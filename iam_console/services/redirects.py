@@ -17,17 +17,13 @@ bounded in length."""
 
 from __future__ import annotations
 
-import functools
 import re
 from urllib.parse import unquote, urlencode, urlsplit
 
-import re2
-
+from . import patterns
 from .errors import ServiceError
 
 MAX_LENGTH = 1000  # of a redirect URI, and of a registered entry
-# bounds the compiled program (and the matching time per character); RE2 refuses a larger one
-PATTERN_MEMORY = 1 << 20
 FORBIDDEN_SCHEMES = frozenset({"javascript", "data", "vbscript", "file", "blob", "about", "filesystem"})
 # characters that make a registered entry a regular expression rather than a URL
 REGEX_MARKERS = re.compile(r"[\^$*+()\[\]{}|\\]")
@@ -54,35 +50,24 @@ def is_plain(uri: str) -> bool:
     return ".." not in segments and "." not in segments
 
 
-def _options() -> re2.Options:
-    options = re2.Options()
-    options.max_mem = PATTERN_MEMORY
-    options.log_errors = False  # a refused pattern is the caller's error, not the server's
-    return options
-
-
-OPTIONS = _options()
-
-
 def is_pattern(entry: str) -> bool:
     return REGEX_MARKERS.search(entry) is not None
 
 
-@functools.lru_cache(maxsize=1024)
-def _pattern(entry: str):
-    """The entry's compiled RE2 expression; None for a plain entry, or one saved before
-    `check_entries` existed that RE2 cannot take (it matches nothing)."""
+def _matches_pattern(entry: str, uri: str) -> bool:
+    """A regular-expression entry over the whole URI; an entry saved before `check_entries`
+    existed that RE2 cannot take matches nothing."""
     if len(entry) > MAX_LENGTH or not is_pattern(entry):
-        return None
+        return False
     try:
-        return re2.compile(entry, OPTIONS)
-    except re2.error:
-        return None
+        return patterns.fullmatch(entry, uri)
+    except patterns.PatternError:
+        return False
 
 
 def check_entries(registered: list) -> None:
     """An application's redirect URIs, when it is saved: each at most MAX_LENGTH characters,
-    and each regular expression one that RE2 compiles within PATTERN_MEMORY."""
+    and each regular expression one that RE2 compiles (services/patterns.py)."""
     for entry in registered:
         if not isinstance(entry, str):
             continue
@@ -90,12 +75,10 @@ def check_entries(registered: list) -> None:
             raise ServiceError("The redirect URI %s... is longer than %d characters", entry[:50], MAX_LENGTH)
         if is_pattern(entry):
             try:
-                re2.compile(entry, OPTIONS)
-            except re2.error as exc:
-                reason = exc.args[0] if exc.args else ""
-                reason = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+                patterns.compiled(entry)
+            except patterns.PatternError as exc:
                 raise ServiceError("The redirect URI %s is not a regular expression RE2 can match "
-                                   "(no backreferences or lookaround): %s", entry[:200], reason) from None
+                                   "(no backreferences or lookaround): %s", entry[:200], str(exc)) from None
 
 
 def matches(uri: str, registered: list) -> bool:
@@ -105,7 +88,7 @@ def matches(uri: str, registered: list) -> bool:
     entries = [e for e in registered if isinstance(e, str) and e]
     if uri in entries:
         return True
-    return any((pattern := _pattern(e)) is not None and pattern.fullmatch(uri) for e in entries)
+    return any(_matches_pattern(e, uri) for e in entries)
 
 
 def with_parameters(uri: str, parameters: dict[str, str], *, fragment: bool = False) -> str:

@@ -1,7 +1,8 @@
-"""Redirect URI patterns run on RE2: a pattern that sends a backtracking engine into
-exponential time (`http://(a+)+b` against a long run of a's) is answered at once, through
-the anonymous get-app-login and the authorize page's sign-in, and a pattern RE2 cannot
-take is refused when the application is saved."""
+"""The regular expressions an admin writes run on RE2 (services/patterns.py). Redirect URI
+patterns: a pattern that sends a backtracking engine into exponential time (`http://(a+)+b`
+against a long run of a's) is answered at once, through the anonymous get-app-login and the
+authorize page's sign-in, and a pattern RE2 cannot take is refused when the application is
+saved. Account items' regexes: the same, on every user's update."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import redirects
+from iam_console.services import patterns
+from tests.api.conftest import sign_in
 from tests.api.test_oauth import authorize, make_app, world  # noqa: F401
 from tests.conftest import unique
 
@@ -35,9 +37,9 @@ def compiled(monkeypatch) -> list[str]:
         return real(pattern, options)
 
     monkeypatch.setattr(re2, "compile", recording)
-    redirects._pattern.cache_clear()
+    patterns.compiled.cache_clear()
     yield seen
-    redirects._pattern.cache_clear()
+    patterns.compiled.cache_clear()
 
 
 @pytest.fixture
@@ -104,3 +106,23 @@ def test_an_over_long_entry_is_refused_at_save(admin):
     answer = admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": "built-in",
                                                        "redirectUris": ["https://app.example.com/" + "x" * 980]}).json()
     assert answer["status"] == "error" and "is longer than 1000 characters" in answer["msg"], answer
+
+
+def test_an_account_items_regex_runs_on_re2(admin, make_org, make_user, compiled):
+    org = make_org(account_items=[{"name": "Display name", "visible": True, "viewRule": "Public",
+                                   "modifyRule": "Self", "regex": "(a+)+b"}]).name
+    make_user(owner=org, name="alice", password="Patterns-pass-1")
+    alice = sign_in(org, "alice", "Patterns-pass-1")
+    me = alice.get("/api/get-account").json()["data"]
+    refused = alice.post("/api/update-user", params={"id": f"{org}/alice"},
+                         json={**me, "displayName": "a" * 60 + "c"}).json()  # 2^60 ways for a backtracker
+    assert refused["status"] == "error" and refused["msg"] == "This field value doesn't match the pattern rule"
+    assert "(a+)+b" in compiled
+    assert alice.post("/api/update-user", params={"id": f"{org}/alice"},
+                      json={**me, "displayName": "a" * 60 + "b"}).json()["data"] == "Affected"
+    # a regex RE2 cannot take is refused when the organization is saved
+    organization = admin.get("/api/get-organization", params={"id": f"admin/{org}"}).json()["data"]
+    items = [{**organization["accountItems"][0], "regex": r"(a)\1"}] if organization["accountItems"] else []
+    answer = admin.post("/api/update-organization", params={"id": f"admin/{org}"},
+                        json={**organization, "accountItems": items}).json()
+    assert answer["status"] == "error" and "is not valid" in answer["msg"], answer
