@@ -10,7 +10,7 @@ in this process, beside bare statements measured in the same run.
 The users are created over the last --days days, evenly (the newest today), so
 about users * 31 / days of them fall in the chart's window. Seeding is cached in
 bench/.data/ (bench/list_users.py's seeding, with created times). Prints the
-median and p95 per call, the ratio to the target of DESIGN.md (300 ms), the
+median and p95 per call, the ratio to the target (300 ms, docs/performance.md), the
 bounds, and the process's resident memory before and after the runs."""
 
 from __future__ import annotations

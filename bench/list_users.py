@@ -7,7 +7,7 @@ beside the same query run bare through SQLAlchemy in this process.
 
 Seeding is cached: a SQLite file under bench/.data/, or the database at --url,
 is reused when it already holds the users. Prints median and p95 per call, the
-ratio of HTTP to bare time, and the ratio to the target of DESIGN.md."""
+ratio of HTTP to bare time, and the ratio to the target (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 worker, beside the raw cost of the cryptography each must do, measured in the
 same run.
 
-DESIGN targets ('Tokens'): the password grant reaches >= 75% of the raw
+Targets (docs/performance.md, 'Tokens'): the password grant reaches >= 75% of the raw
 argon2id verification rate with the same hash parameters; client_credentials
 with the default cert (RS256, 4096 bits) >= 75% of the raw signing rate; with
 an RS256-2048 or ES256 cert, >= 300 grants a second on one worker.

@@ -1,6 +1,6 @@
 """Bulk import: 100,000 users from an .xlsx workbook through the upload service.
 
-DESIGN target: importing 100,000 users from .xlsx takes under 60 s with flat memory.
+Target (docs/performance.md): importing 100,000 users from .xlsx takes under 60 s with flat memory.
 
 Each scenario builds its workbook (openpyxl, write-only) in a temporary
 directory and imports it as an organization admin into a fresh SQLite

@@ -25,7 +25,7 @@ app = rx.App(
     head_components=[rx.script(src="/iam.js")],
     toaster=rx.toast.provider(position="top-center"),
 )
-# the spec's 'Failed to connect to server: {error}' in place of Reflex's connection toast
+# 'Failed to connect to server: {error}' in place of Reflex's connection toast
 app.app_wraps[(5, "Overlay")] = lambda stateful: connection_notice() if stateful else None
 
 for spec in PAGES:

@@ -5,7 +5,7 @@ Revises: 0001
 Create Date: 2026-11-22
 
 - row_count(table_name, owner, count), kept by triggers on the tables whose
-  lists grow large, so a list's total is one indexed read (DESIGN.md, 'Targets');
+  lists grow large, so a list's total is one indexed read (docs/performance.md);
 - the users' search columns get a trigram index: an FTS5 table on SQLite,
   pg_trgm GIN indexes on PostgreSQL (MySQL keeps LIKE).
 The table lists are frozen here, as a migration must be.

@@ -1,4 +1,4 @@
-"""Sign-in, sign-out and the signed-in account (casdoor-api.md §1, 'Login/account')."""
+"""Sign-in, sign-out and the signed-in account."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, lookup, mfa, oauth
+from ..services import auth, lookup, mfa, oauth, second_factor
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
@@ -62,7 +62,7 @@ async def login(request: Request) -> JSONResponse:
         # the second step names its code (even left empty: then it is told so, not asked
         # for a username); the first step names a password. Keys come lower-cased.
         if ("passcode" in body or "recoverycode" in body) and not password:
-            result = auth.complete_second_factor(db, auth.SecondFactor(
+            result = second_factor.complete(db, second_factor.Answer(
                 pending_token=request.cookies.get(MFA_COOKIE, ""), passcode=passcode,
                 mfa_type=field(body, "mfaType", str, ""), recovery_code=recovery_code,
                 application=checked.application.name if checked else "", client_ip=form.client_ip,

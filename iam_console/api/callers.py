@@ -11,7 +11,7 @@ from sqlmodel import Session
 from starlette.requests import cookie_parser
 
 from ..models import AuthSession, User
-from ..services import access
+from ..services import access, credentials
 from ..services.auth import account_for_token
 from ..services.errors import ServiceError
 
@@ -61,16 +61,16 @@ def bearer_token(request: Request) -> str:
 def actor(db: Session, request: Request) -> access.Actor:
     token = bearer_token(request)
     if token:
-        return access.from_bearer(db, token)
+        return credentials.from_bearer(db, token)
     query = request.query_params
     if query.get("clientId") and query.get("clientSecret") is not None:
-        return access.from_client_credentials(db, query["clientId"], query["clientSecret"])
+        return credentials.from_client_credentials(db, query["clientId"], query["clientSecret"])
     basic = basic_credentials(request)
     if basic:
         try:
-            return access.from_client_credentials(db, *basic)
+            return credentials.from_client_credentials(db, *basic)
         except ServiceError:
             pass  # Casdoor ignores a wrong Basic pair: it may belong to a proxy in front
     if query.get("accessKey") and query.get("accessSecret") is not None:
-        return access.from_access_key(db, query["accessKey"], query["accessSecret"])
-    return access.from_session(db, session_token(request)) or access.ANONYMOUS
+        return credentials.from_access_key(db, query["accessKey"], query["accessSecret"])
+    return credentials.from_session(db, session_token(request)) or access.ANONYMOUS

@@ -1,4 +1,4 @@
-"""Routes beyond the CRUD family that the console and the SDKs call (casdoor-api.md §1)."""
+"""Routes beyond the CRUD family that the console and the SDKs call."""
 
 from __future__ import annotations
 

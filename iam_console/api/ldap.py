@@ -1,4 +1,4 @@
-"""The LDAP routes beyond CRUD (casdoor-api.md §1): the directory's users and their sync."""
+"""The LDAP routes beyond CRUD: the directory's users and their sync."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Multi-factor setup routes (casdoor-api.md §1, 'MFA'), over services/mfa.py.
+"""Multi-factor setup routes, over services/mfa.py.
 
 Casdoor's SDKs send multipart forms (delete-mfa: owner and name in the query with an
 empty body); urlencoded forms and JSON are accepted too. The user is owner/name: the

@@ -1,4 +1,4 @@
-"""OAuth 2.0 and OpenID Connect endpoints (casdoor-api.md §4). Token, refresh,
+"""OAuth 2.0 and OpenID Connect endpoints. Token, refresh,
 introspection, revocation, device and userinfo answers are raw RFC JSON, not
 the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
 
@@ -228,7 +228,7 @@ async def sso_logout(request: Request) -> JSONResponse:
         if user is None:
             raise ServiceError("Please login first")
         if everything:
-            tokens.revoke_all(db, user)
+            auth.revoke_all(db, user)
         else:
             tokens.end_current(db, user, row, found[1] if found else None)
         user_id = f"{user.owner}/{user.name}"

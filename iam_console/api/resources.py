@@ -1,5 +1,5 @@
 """The CRUD family of every resource kind, generated from the registry:
-get-Xs, get-global-Xs, get-X, add-X, update-X, delete-X (casdoor-api.md §1)."""
+get-Xs, get-global-Xs, get-X, add-X, update-X, delete-X."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Verification codes (casdoor-api.md §1, 'Verification'): send-verification-code and
+"""Verification codes: send-verification-code and
 reset-email-or-phone, over services/verifications.py.
 
 Both take Casdoor's form fields (multipart or urlencoded; JSON is accepted too). Sending
@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
-from ..services import auth, mfa, verifications
+from ..services import mfa, second_factor, verifications
 from .bodies import form_or_json
 from .callers import MFA_COOKIE, actor, client_ip
 from .envelope import ok
@@ -45,7 +45,7 @@ async def send_verification_code(request: Request) -> JSONResponse:
     def send() -> None:
         with session_scope() as db:
             if method == "mfaAuth":  # the second factor of a pending sign-in: the account's own address
-                auth.send_pending_code(db, request.cookies.get(MFA_COOKIE, ""), mfa_type, client_ip(request))
+                second_factor.send_code(db, request.cookies.get(MFA_COOKIE, ""), mfa_type, client_ip(request))
                 return
             if method == "mfaSetup":  # a setup the caller initiated: the account's own address
                 mfa.send_setup_code(db, actor(db, request), mfa_type, client_ip=client_ip(request),

@@ -1,4 +1,4 @@
-"""WebAuthn (casdoor-api.md §1): registration for the signed-in user's own account,
+"""WebAuthn: registration for the signed-in user's own account,
 sign-in with a registered credential, and delete-credential (which Casdoor's console
 calls but its router lacks). Every rule is services/webauthn.py's.
 

@@ -1,4 +1,5 @@
-"""Who is calling, resolved from any of Casdoor's credentials, and how far it reaches.
+"""Who is calling, and how far it reaches (services/credentials.py finds the Actor
+behind each of Casdoor's credentials).
 
 An Actor is anonymous, a user (global admin, organization admin or ordinary
 user) or an application client. A console session and an access key act as
@@ -13,18 +14,10 @@ and access keys, and the clients of (and tokens from) its applications."""
 
 from __future__ import annotations
 
-import hmac
 from dataclasses import dataclass
-
-from sqlmodel import Session, select
 
 from ..models import Application, User
 from . import builtin as b
-from . import lookup
-from .auth import account_for_token
-from .errors import ServiceError
-from .passwords import secret_matches
-from .tokens import live_token
 
 
 @dataclass(frozen=True)
@@ -96,46 +89,3 @@ class Actor:
 
 
 ANONYMOUS = Actor()
-
-
-def _usable(user: User | None) -> bool:
-    return user is not None and not user.is_deleted and not user.is_forbidden
-
-
-def from_session(db: Session, token: str) -> Actor | None:
-    found = account_for_token(db, token)
-    return Actor(user=found[0], session_id=found[1].session_id) if found else None
-
-
-def from_client_credentials(db: Session, client_id: str, client_secret: str) -> Actor:
-    """clientId/clientSecret from the query or HTTP Basic; wrong ones are an error."""
-    application = db.exec(select(Application).where(Application.client_id == client_id)).first()
-    if application is None:
-        raise ServiceError("Application not found for client ID: %s", client_id[:100])
-    # an application without a secret (a public client) has no client credentials at all
-    if not application.client_secret or not hmac.compare_digest(application.client_secret.encode(),
-                                                                client_secret.encode()):
-        raise ServiceError("Incorrect client secret for application: %s", application.name)
-    return Actor(application=application)
-
-
-def from_access_key(db: Session, access_key: str, access_secret: str) -> Actor:
-    user = db.exec(select(User).where(User.access_key == access_key)).first() if access_key else None
-    if not _usable(user) or not secret_matches(user.access_secret, access_secret):
-        raise ServiceError("Invalid access key or secret")
-    return Actor(user=user)
-
-
-def from_bearer(db: Session, token: str) -> Actor:
-    """An access token issued by this server: live, of a usable user or of an application,
-    bounded by the organization of the application it was issued through."""
-    row = live_token(db, token)
-    application = lookup.application(db, row.application) if row is not None else None
-    if application is None:  # without its application a token would be bound to nothing
-        raise ServiceError("Access token is invalid or expired")
-    if row.grant_type == "client_credentials":
-        return Actor(application=application)
-    user = lookup.user(db, row.organization, row.user)
-    if not _usable(user):
-        raise ServiceError("Access token is invalid or expired")
-    return Actor(user=user, application=application)

@@ -1,5 +1,5 @@
 """Which fields of a user each viewer may change: the organization's account
-items (spec part 1 §5 'Field locks')."""
+items, which lock fields and hide them."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def locked_attributes(actor: Actor, org: Organization | None, target: User,
 
 
 def hidden_items(actor: Actor, org: Organization | None, target: User) -> frozenset[str]:
-    """The account items this viewer does not see (spec part 1 §5, 'View rules'): an item
+    """The account items this viewer does not see : an item
     marked invisible, Admin items for non-admins, Self items for anyone but the user and admins."""
     configured = org.account_items if org and org.account_items else b.default_account_items()
     is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (target.owner, target.name)
@@ -103,7 +103,7 @@ def hidden_attributes(actor: Actor, org: Organization | None, target: User) -> f
     return frozenset(attr for name in hidden_items(actor, org, target) for attr in ITEM_ATTRIBUTES.get(name, ()))
 
 
-# The items whose regex column applies (spec part 1 §3, 'Account item'), and what they govern.
+# The items whose regex column applies: the value typed for them must match it.
 PATTERN_ITEMS = ("Display name", "Password", "Email", "Phone", "Location", "Title", "Homepage", "Bio",
                  "Gender", "Birthday", "Education", "ID card", "ID card type")
 
@@ -134,7 +134,7 @@ def check_patterns(db: Session, user: User) -> None:
 
 
 def modify_rules(item: str, view_rule: str) -> tuple[str, ...]:
-    """The modify rules an account item may take (spec part 1 §5 'Account items'):
+    """The modify rules an account item may take :
     an item only admins see, and Is admin, cannot be left to the user."""
     if view_rule == "Admin" or item == "Is admin":
         return ("Admin", "Immutable")

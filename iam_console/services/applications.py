@@ -33,7 +33,7 @@ def of_user(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any] 
     return default_of(db, actor, owner)
 
 
-# --- the apps page (spec part 1 §2.4) ---
+# --- the apps page ---
 
 CUSTOM_URL = "<custom-url>"  # a homepage URL that stands for each user's own homepage
 APPS_PAGE_SIZE = 24

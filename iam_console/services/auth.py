@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session, delete, select, update
 
-from ..models import Application, AuthSession, Organization, PendingSignIn, User
+from ..models import Application, AuthSession, Organization, PendingSignIn, Token, User
 from ..models import Session as UserSession
 from ..models.base import utcnow
 from . import builtin as b
@@ -228,14 +228,12 @@ def change_password(db: Session, user: User, organization: Organization | None, 
     sign-ins name it, before a rename; None for a new account) ends but `keep_session`, the
     changer's own, and every access and refresh token is revoked. (Forbidding an account
     needs no revocation: every check reads the flag, and it can be lifted.)"""
-    from . import tokens  # tokens needs this module
-
     user.password_type = (organization.password_type if organization else "") or "argon2id"
     user.password_salt = (organization.password_salt if organization else "") or new_salt()
     user.password = hash_password(password, user.password_type, user.password_salt)
     user.last_change_password_time = utcnow()
     if signed_in_as is not None:
-        tokens.revoke_all(db, signed_in_as, keep_session=keep_session)
+        revoke_all(db, signed_in_as, keep_session=keep_session)
 
 
 def _rehash_if_needed(user: User, organization: Organization, password: str) -> None:
@@ -284,7 +282,7 @@ def authenticate(db: Session, organization: Organization, application: Applicati
 
 def sign_in(db: Session, req: SignInRequest) -> SignedIn | SecondFactorOwed:
     """Check the password; open a session, or (the account has a second factor enabled)
-    a pending sign-in that only `complete_second_factor` turns into one. ServiceError otherwise."""
+    a pending sign-in that only `second_factor.complete` turns into one. ServiceError otherwise."""
     _check_request(req)
     application, organization = _resolve(db, req)
     user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
@@ -341,18 +339,6 @@ class SecondFactorOwed:
     expires_at: datetime
 
 
-@dataclass(frozen=True)
-class SecondFactor:
-    pending_token: str
-    passcode: str = ""
-    mfa_type: str = ""
-    recovery_code: str = ""
-    application: str = ""  # when given (an authorization request's), the pending sign-in must be for it
-    client_ip: str = ""
-    user_agent: str = ""
-    previous_token: str = ""
-
-
 def _owe_second_factor(db: Session, user: User, application: Application, req: SignInRequest) -> SecondFactorOwed:
     token = secrets.token_urlsafe(32)
     expires_at = utcnow() + timedelta(minutes=PENDING_MINUTES)
@@ -378,64 +364,6 @@ def pending_user(db: Session, token: str) -> tuple[PendingSignIn, User] | None:
         db.commit()
         return None
     return row, user
-
-
-def send_pending_code(db: Session, token: str, mfa_type: str, client_ip: str = "") -> str:
-    """An email or SMS code for a pending sign-in, to the account's own address (masked in the answer)."""
-    from . import mfa  # mfa needs verifications, which needs access, which needs this module
-
-    found = pending_user(db, token)
-    if found is None:
-        raise ServiceError(PENDING_EXPIRED)
-    _, user = found
-    if not mfa_props.enabled(user, mfa.check_type(mfa_type)):
-        raise ServiceError("The multi-factor authentication type %s is not enabled for this account", mfa_type)
-    return mfa.send_code(db, user, mfa_type, client_ip=client_ip)
-
-
-def complete_second_factor(db: Session, form: SecondFactor) -> SignedIn:
-    """Finish a pending sign-in with a code of an enabled method (the preferred one when no
-    type is named) or a recovery code. Each try counts against the pending sign-in (5 at
-    most), the account's failed sign-in limit, and the code-check limits of services/mfa.py."""
-    from . import mfa
-
-    found = pending_user(db, form.pending_token)
-    if found is None:
-        raise ServiceError(PENDING_EXPIRED)
-    row, user = found
-    if form.application and form.application != row.application:
-        raise ServiceError("The sign-in in progress is for another application")
-    application = lookup.application(db, row.application)
-    organization = lookup.organization(db, user.owner)
-    if application is None or organization is None:
-        raise ServiceError(PENDING_EXPIRED)
-    _check_frozen(db, user, application)
-    passcode, recovery_code = form.passcode.strip(), form.recovery_code.strip()
-    if not (passcode or recovery_code):  # nothing to compare: costs no attempt
-        raise ServiceError("missing passcode or recovery code")
-    counted = db.exec(update(PendingSignIn).where(PendingSignIn.pk == row.pk,
-                                                  PendingSignIn.attempts < MAX_PENDING_ATTEMPTS)
-                      .values(attempts=PendingSignIn.attempts + 1))
-    db.commit()
-    if counted.rowcount != 1:
-        db.delete(row)
-        db.commit()
-        raise ServiceError(PENDING_EXPIRED)
-    if passcode:
-        mfa_type = form.mfa_type or user.preferred_mfa_type or (mfa_props.enabled_types(user) or [""])[0]
-        passed = mfa.check_sign_in_code(db, user, mfa_type, passcode[:100], form.client_ip)
-        method = mfa_type
-    else:
-        passed = mfa.use_recovery_code(db, user, recovery_code, form.client_ip)
-        method = "recovery"
-    if not passed:
-        raise _record_failure(db, user, application)
-    user.signin_wrong_times = 0
-    user.last_signin_wrong_time = None
-    db.delete(row)
-    return complete_sign_in(db, user, organization, application, auto_signin=row.auto_signin,
-                            client_ip=form.client_ip, user_agent=form.user_agent,
-                            previous_token=form.previous_token, signin_method=f"{row.signin_method}+{method}")
 
 
 def _listed_session(db: Session, owner: str, name: str, application: str, *,
@@ -467,6 +395,17 @@ def _close(db: Session, token: str) -> AuthSession | None:
 def close_session(db: Session, row: AuthSession) -> None:
     _listed_session(db, row.owner, row.user_name, row.application, remove=row.session_id)
     db.delete(row)
+
+
+def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
+    """Every access and refresh token and every console session of the user ends, but the
+    session whose id is `keep_session`: sso-logout, and a password change."""
+    db.exec(update(Token).where(Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0)
+            .values(expires_in=0))
+    for session in db.exec(select(AuthSession).where(AuthSession.owner == user.owner,
+                                                     AuthSession.user_name == user.name)).all():
+        if not keep_session or session.session_id != keep_session:
+            close_session(db, session)
 
 
 @dataclass(frozen=True)

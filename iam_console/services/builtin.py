@@ -76,8 +76,6 @@ MODIFY_RULES = ("Self", "Admin", "Immutable")
 MFA_METHODS = ("Phone", "Email", "App")
 MFA_RULES = ("Optional", "Prompt", "Required")
 
-OBFUSCATOR_TYPES = ("Plain", "AES", "DES")
-
 # An organization's own theme (themeData); isEnabled false follows the global theme.
 THEME_TYPES = ("default", "dark", "lark", "comic")
 THEME_COLORS = ("#5734d3", "#5A54F9", "#9E339F", "#ED4192", "#E0282E", "#F4801A", "#F2BD27", "#00B96B")

@@ -1,4 +1,4 @@
-"""The dashboard's series (spec part 1 §2.3, §3, §9): for 14 kinds, how many
+"""The dashboard's series: for 14 kinds, how many
 records existed at the end of each of the last 31 days (UTC), counted in SQL.
 
 Per kind, first one statement: whether records were created since the window

@@ -1,5 +1,5 @@
 """Uploaded files on local storage (settings.files_dir, served at /files/), and
-users' avatars (spec part 1 §2.6, §7: upload-resource with the tag avatar).
+users' avatars (upload-resource with the tag avatar).
 
 An avatar is a picture (checked by its first bytes, never by its name) stored at
 avatar/{organization}/{user}.{ext}; a Resource row records it, and the user's

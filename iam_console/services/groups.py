@@ -23,10 +23,18 @@ from .resources import REGISTRY
 
 GROUPS = REGISTRY["group"]
 USERS = REGISTRY["user"]
-TYPES = ("Virtual", "Physical")
 # an organization's groups are few (tens, hundreds): the tree reads them all, up to this
 TREE_LIMIT = 5_000
 RENAME_BATCH = 1_000
+
+
+def check_one_physical_group(db: Session, groups: list) -> None:
+    """A user's groups (owner/name entries) hold one Physical group at most."""
+    pairs = list(dict.fromkeys(tuple(g.split("/", 1)) for g in groups if isinstance(g, str) and g.count("/") == 1))
+    if len(pairs) > 1:
+        physical = db.exec(select(m.Group.pk).where(m.Group.type == "Physical", query.named(m.Group, pairs))).all()
+        if len(physical) > 1:
+            raise ServiceError("You can only select one physical group")
 
 
 def group_id(owner: str, group: str) -> str:

@@ -1,6 +1,5 @@
 """JWTs: the claims of each token format, signing with an application's cert,
-verification with the cert of the token's application, and the key sets
-(casdoor-api.md §4, 'JWT claims').
+verification with the cert of the token's application, and the key sets.
 
 A token's `kid` is the RFC 7638 thumbprint of its cert's public key: unique to
 the key, where a cert's name is not (every organization names its certs freely).

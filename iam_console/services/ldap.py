@@ -1,4 +1,4 @@
-"""LDAP servers beyond CRUD (spec part 1 §2.15, casdoor-api.md §1): the
+"""LDAP servers beyond CRUD: the
 directory's users with the ones already synced, the sync of selected users
 into the server's organization, and the auto sync every N minutes.
 

@@ -1,5 +1,5 @@
 """Multi-factor authentication: setting a second factor up, and checking its codes
-(spec part 1 §2.7, §3-§5, §8; Casdoor's mfa/setup/*, set-preferred-mfa, delete-mfa).
+(Casdoor's mfa/setup/*, set-preferred-mfa, delete-mfa).
 
 - Types: app (TOTP through pyotp), email and sms (codes sent through the organization's
   providers and recorded as Verifications, services/verifications.py). One method per
@@ -9,7 +9,7 @@
   chose, or the user's own email or phone. A secret sent back by the client is only
   accepted when it is that one, and enable stores only a setup a code has proven.
 - An admin of the user's organization may enable email or sms for another user (their
-  address must be set: the spec's 'Please input your Email!' / 'Please input your phone
+  address must be set: 'Please input your Email!' / 'Please input your phone
   number!'), never the app type, and cannot set anything up for them.
 - One recovery code is made at initiate, shown once (initiate's answer), stored as its
   SHA-256: it is a random UUID (122 bits), so a slow password hash would add nothing but
@@ -340,7 +340,7 @@ ITEM_TYPES = {"Phone": SMS, "Email": EMAIL, "App": APP}
 
 def rule_for(organization: m.Organization | None, user: m.User) -> str:
     """'Required' when an item the user has not enabled is Required, else 'Prompt' when one
-    is Prompt, else '' (spec part 1 §2.7). A user with any method enabled meets both."""
+    is Prompt, else ''. A user with any method enabled meets both."""
     if organization is None or enabled_types(user):
         return ""
     rules = {str(item.get("rule")) for item in organization.mfa_items or []

@@ -1,5 +1,5 @@
 """Casdoor's MfaProps of a user, from the user's own fields (no other service needed,
-so saving a user can keep its `multiFactorAuths` list current: services/rules.py).
+so saving a user can keep its `multiFactorAuths` list current: services/kinds/user.py).
 
 One entry per type, in Casdoor's order (sms, email, app): {enabled, isPreferred,
 mfaType, secret, countryCode, url, recoveryCodes, mfaRememberInHours}; the secret is

@@ -1,4 +1,4 @@
-"""The console's menu and route guard rules (spec part 1 §2.1 and §2.2).
+"""The console's menu and route guard rules.
 
 Pure functions of the account, so every kind of account can be tested
 without a browser."""
@@ -107,9 +107,9 @@ MFA_SETUP_PATH = "/mfa/setup"
 
 def guard(path: str, *, loaded: bool, signed_in: bool, needs_password_update: bool = False,
           application: str = b.BUILT_IN_APP, mfa_setup_required: str = "") -> GuardDecision:
-    """Spec §2.1: still loading shows nothing; nobody signed in goes to /login
+    """Still loading shows nothing; nobody signed in goes to /login
     remembering where they were; a forced password change goes to /forget; an account
-    whose organization requires MFA and that has none (§2.7: `mfa_setup_required` is the
+    whose organization requires MFA and that has none (`mfa_setup_required` is the
     type to set up) sees only the MFA setup page until one method is enabled."""
     if not loaded:
         return WAIT
@@ -128,7 +128,7 @@ def login_target(organization: str) -> str:
 
 
 def after_logout(redirect_url: str, organization: str) -> str:
-    """Spec §2.2: the server's redirect URL, else the organization's login page
+    """After sign-out: the server's redirect URL, else the organization's login page
     when it is not the built-in one, else home."""
     if redirect_url:
         return redirect_url

@@ -1,4 +1,4 @@
-"""The OAuth 2.0 / OpenID Connect provider (casdoor-api.md §4): authorization
+"""The OAuth 2.0 / OpenID Connect provider: authorization
 requests, codes, the token endpoint's grants, refresh and the device flow
 (what is done with the tokens afterwards: services/tokens.py).
 

@@ -1,4 +1,5 @@
-"""Paging, sorting and searching lists in SQL (casdoor-api.md §2, 'Paging').
+"""Paging, sorting and searching lists in SQL: Casdoor's p, pageSize, field,
+value, sortField and sortOrder parameters.
 
 `field` and `sortField` must name a scalar column of the kind, in the camelCase
 the SDKs send; they are never pasted into SQL. Sorting always ends with the
@@ -15,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 from sqlmodel import Session, func, select
 
-from ..models.base import Row, attributes_by_wire_name
+from ..models.base import Named, Row, attributes_by_wire_name
 from .errors import ServiceError
 from .wire import CONTROL_CHARACTERS
 
@@ -197,3 +198,8 @@ def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: Lis
     page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one
     rows = db.exec(statement.offset((page - 1) * query.page_size).limit(query.page_size))
     return Page(list(rows), total, page)
+
+
+def named(model: type[Named], pairs: list[tuple[str, str]]) -> sa.ColumnElement[bool]:
+    """The rows of these (owner, name) pairs."""
+    return sa.or_(*(sa.and_(model.owner == owner, model.name == name) for owner, name in pairs))

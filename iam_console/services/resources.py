@@ -1,9 +1,9 @@
-"""The registry: each resource kind declared once (DESIGN principle 2).
+"""The registry: each resource kind declared once.
 
 A declaration says which table holds the kind, who owns its records and how
 they are addressed; the generic services, the HTTP routes and the tests are
 driven from here. The rules particular to a kind (defaults for new records,
-validation, protections) are in services/rules.py under the kind's name."""
+validation, protections) are in services/kinds/<kind>.py."""
 
 from __future__ import annotations
 

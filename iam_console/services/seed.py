@@ -50,7 +50,7 @@ m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act
 """
 
 # The API model of Casdoor without its "subject equals object" clause, which let
-# any user act on any object sharing their name (casdoor-api.md §10).
+# any user act on any object sharing their name.
 API_MODEL_TEXT = """[request_definition]
 r = subOwner, subName, method, urlPath, objOwner, objName
 

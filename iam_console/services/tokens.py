@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
-from sqlmodel import Session, select, update
+from sqlmodel import Session, select
 
 from ..models import Application, AuthSession, Token, User
 from ..models.base import utcnow
@@ -147,17 +147,6 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
         revoke_row(db, row)
     if session is not None:
         auth.close_session(db, session)
-
-
-def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
-    """Every access and refresh token and every console session of the user ends, but the
-    session whose id is `keep_session`: sso-logout, and a password change (services/auth.py)."""
-    db.exec(update(Token).where(Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0)
-            .values(expires_in=0))
-    for session in db.exec(select(AuthSession).where(AuthSession.owner == user.owner,
-                                                     AuthSession.user_name == user.name)).all():
-        if not keep_session or session.session_id != keep_session:
-            auth.close_session(db, session)
 
 
 # --- discovery ---

@@ -8,7 +8,7 @@ import uuid
 from sqlmodel import Session, func, select
 
 from .. import models as m
-from . import accounts, auth, counts, crud, jwt_tokens, lookup, policy, query, rules
+from . import accounts, auth, counts, crud, jwt_tokens, lookup, policy, query
 from .access import Actor
 from .crud import NO_REQUEST, Request, present
 from .errors import ServiceError
@@ -30,7 +30,7 @@ PASSWORD_OPTIONS = {
 
 
 def check_password_options(organization: m.Organization | None, password: str) -> None:
-    """The first option the password breaks, as an error (spec part 1 §5)."""
+    """The first option the password breaks, as an error."""
     for option in (organization.password_options if organization else None) or ["AtLeast6"]:
         check = PASSWORD_OPTIONS.get(option)
         if check and not check[0](password):
@@ -160,5 +160,5 @@ def group_types(db: Session, actor: Actor, ids: list[str]) -> dict[str, str]:
     if not pairs:
         return {}
     rows = db.exec(select(m.Group.owner, m.Group.name, m.Group.type).where(
-        *policy.read_scope(actor, GROUPS), rules.named(m.Group, pairs))).all()
+        *policy.read_scope(actor, GROUPS), query.named(m.Group, pairs))).all()
     return {f"{o}/{n}": t for o, n, t in rows}

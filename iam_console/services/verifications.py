@@ -1,6 +1,5 @@
 """Verification codes: a signed-in user proves a new email address or phone number
-with a code sent there, then sets it on their account (spec part 1 §2.6 and §5 'Email
-and phone reset'; part 2 'Verifications'; Casdoor's send-verification-code and
+with a code sent there, then sets it on their account (Casdoor's send-verification-code and
 reset-email-or-phone).
 
 - The provider: the Email (or SMS) providers listed by the organization's default
@@ -44,7 +43,7 @@ from .crud import NO_REQUEST, Request
 from .errors import ServiceError
 from .records import audit
 from .resources import REGISTRY
-from .rules import EMAIL
+from .wire import EMAIL
 
 USERS = REGISTRY["user"]
 EMAIL_KIND, PHONE_KIND = "email", "phone"
@@ -92,7 +91,7 @@ def _region(actor: Actor, organization: m.Organization | None, country_code: str
 
 def receiver(actor: Actor, organization: m.Organization | None, kind: str, dest: str,
              country_code: str = "") -> Receiver:
-    """The destination checked and normalized; the spec's messages for an empty one."""
+    """The destination checked and normalized; an empty one is refused with Casdoor's messages."""
     dest = (dest or "").strip()
     if not dest:
         raise ServiceError(EMPTY_DEST[_check_kind(kind)])

@@ -1,5 +1,5 @@
 """Reading Casdoor JSON objects into rows, as tolerantly as the SDKs need and as
-strictly as the database deserves (casdoor-sdk.md §5).
+strictly as the database deserves.
 
 Unknown keys are ignored, keys match without case, `[null]`/`[""]` list junk is
 dropped, `***` keeps a stored secret; a value of the wrong type or too long for
@@ -25,6 +25,8 @@ MASK = "***"
 # breaks PostgreSQL, the search index and file paths; the others hide in logs and
 # screens); free text refuses only NUL, which no database column can keep everywhere
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# the shape of an email address wherever one is given (verification codes, invoices)
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # what an integer column holds on every database: INTEGER is 32 bits on PostgreSQL and
 # MariaDB, BIGINT 64 bits (keyed by "is BigInteger"); floats are finite doubles
 INTEGER_RANGE = {False: (-(1 << 31), (1 << 31) - 1), True: (-(1 << 63), (1 << 63) - 1)}

@@ -1,4 +1,4 @@
-"""Resource screens declared once (DESIGN principle 2): a Screen names its kind,
+"""Resource screens declared once: a Screen names its kind,
 its routes, its list columns and its edit fields; the generic list and edit
 pages (ui/components/listing.py, editing.py) and their states do the rest."""
 

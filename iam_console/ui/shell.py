@@ -1,4 +1,4 @@
-"""The navigation shell (spec part 1 §2.2): menu groups, user dropdown, theme,
+"""The navigation shell: menu groups, user dropdown, theme,
 language and organization selectors, and a drawer on narrow screens."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _language_menu() -> rx.Component:
 
 
 def _organization_selector() -> rx.Component:
-    """The global admin's; not on the group tree, which has its own (spec §2.2)."""
+    """The global admin's; not on the group tree, which has its own."""
     return rx.cond(
         Account.is_global_admin & ~rx.State.router.url.path.startswith("/trees/"),
         rx.select.root(
@@ -123,7 +123,7 @@ def _organization_selector() -> rx.Component:
 
 
 def _user_menu() -> rx.Component:
-    # spec §2.2: hidden while MFA setup is required
+    # hidden while MFA setup is required
     account_item = (
         [rx.cond(Account.mfa_rule != "Required",
                  rx.menu.item(rx.link(t("My Account"), href="/account", underline="none", id="my-account")))]
@@ -164,7 +164,7 @@ def header() -> rx.Component:
 
 
 def _mfa_notice() -> rx.Component:
-    """Spec §2.7, after sign-in: MFA must be enabled (Required), or may be (Prompt: 'Later' or 'Go to enable')."""
+    """After sign-in: MFA must be enabled (Required), or may be (Prompt: 'Later' or 'Go to enable')."""
     setup = "/mfa/setup?mfaType=" + Account.mfa_setup_type
     required = rx.callout(t("Your organization requires multi-factor authentication: please enable it"),
                           icon="shield-alert", color_scheme="orange", id="mfa-required", margin="1em 1.5em 0")
@@ -197,7 +197,7 @@ def guarded(content: rx.Component) -> rx.Component:
 
 
 def connection_notice() -> rx.Component:
-    """The app's overlay: while the websocket cannot reach the server, the spec's
+    """The app's overlay: while the websocket cannot reach the server,
     'Failed to connect to server: {error}' (instead of Reflex's own toast)."""
     notice = rx.callout(
         Prefs.tr["Failed to connect to server: %s"].replace("%s", connection_error.to(str)),

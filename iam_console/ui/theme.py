@@ -1,4 +1,4 @@
-"""An organization's theme (themeData, edited on its page, spec §2.9) as the
+"""An organization's theme (themeData, edited on its page) as the
 Radix theme settings of its members' console: the accent colour, the corner
 radius and compact scaling. Dark stays the viewer's own choice (the switcher)."""
 

@@ -1,7 +1,7 @@
 """What the SDK OAuth suites (test_sdk_oauth.py, test_sdk_node_oauth.py) share: an
 organization with the user alice, an application of it allowed the four grants the
 SDKs use, the X.509 PEM of its cert read from the database, and an authorization
-code obtained the way Casdoor's sign-in page does (casdoor-sdk.md §4: no SDK call
+code obtained the way Casdoor's sign-in page does (no SDK call
 produces one)."""
 
 from __future__ import annotations

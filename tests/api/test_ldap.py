@@ -177,7 +177,7 @@ def test_who_may_read_and_sync_a_directory(directory, org):
     assert missing["status"] == "error" and "does not exist" in missing["msg"]
 
 
-# --- validation of the record (spec §5) ---
+# --- validation of the record ---
 
 @pytest.mark.parametrize(("fields", "message"), [
     ({"port": 65536}, "The port must be between 0 and 65535"),

@@ -1,4 +1,4 @@
-"""The organization's rules (spec part 1 §3-§5), through the API: account items,
+"""The organization's rules, through the API: account items,
 MFA items, theme, navigation items, the password obfuscator and the dark logo.
 The console's organization page saves through the same crud.update_record."""
 
@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from iam_console.services import accounts, defaults
+from iam_console.services import accounts
 from iam_console.services import builtin as b
 from iam_console.services.errors import ServiceError
-from iam_console.services.rules import check_obfuscator
+from iam_console.services.kinds.organization import check_obfuscator, obfuscator_key
 from tests.api.conftest import sign_in
 from tests.conftest import unique
 
@@ -173,13 +173,13 @@ def test_plain_and_empty_obfuscators_keep_no_key(admin):
 
 @pytest.mark.parametrize(("kind", "length"), [("AES", 32), ("DES", 16), ("Plain", 0), ("", 0)])
 def test_a_chosen_type_gets_a_fresh_valid_key(kind, length):
-    key = defaults.obfuscator_key(kind)
+    key = obfuscator_key(kind)
     assert len(key) == length and re.fullmatch("[0-9a-f]*", key)
     check_obfuscator(kind or "Plain", key)
     if length:
-        assert defaults.obfuscator_key(kind) != key  # random, not a shared constant
+        assert obfuscator_key(kind) != key  # random, not a shared constant
     with pytest.raises(ServiceError):
-        check_obfuscator("AES", defaults.obfuscator_key("DES"))
+        check_obfuscator("AES", obfuscator_key("DES"))
 
 
 # --- dark logo ---

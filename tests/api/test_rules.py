@@ -1,4 +1,4 @@
-"""Built-in protections, the spec's validation messages, and the audit trail of writes."""
+"""Built-in protections, validation messages, and the audit trail of writes."""
 
 import json
 

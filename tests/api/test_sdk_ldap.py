@@ -1,5 +1,5 @@
 """The official Casdoor Python SDK's LDAP calls against a real slapd:
-get_ldap_users, sync_ldap_users and sync_ldap_users_from_server (casdoor-sdk.md)."""
+get_ldap_users, sync_ldap_users and sync_ldap_users_from_server."""
 
 from __future__ import annotations
 

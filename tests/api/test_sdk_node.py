@@ -3,7 +3,7 @@
 tests/node/sdk_client.mjs runs a batch of SDK calls in one node process (node starts
 slowly: one process per test, never per call) and prints each call's outcome. Every
 family the SDK covers with CRUD is one declaration in FAMILIES; the tests are generic:
-add, get, list, update the object as read, delete, then read null (casdoor-sdk.md §2, §4).
+add, get, list, update the object as read, delete, then read null.
 The Node SDK sends Basic credentials and JSON, always prefixes ids with its orgName
 ('admin' for organization, application and token), overwrites the owner the same way,
 never checks `status` and throws on any non-2xx answer: every answer is checked to be
@@ -92,7 +92,7 @@ class Node:
         for call, answer in zip(calls, answers, strict=True):
             where = f"{call['method']}{tuple(call.get('args', ()))}"
             assert answer["ok"], f"{where} threw: {answer}"
-            # casdoor-sdk.md §2: HTTP 200, JSON, every envelope key
+            # HTTP 200, JSON, every envelope key
             assert answer["httpStatus"] == 200, where
             assert answer["contentType"].startswith("application/json"), where
             assert answer["keys"] == ENVELOPE_KEYS, where
@@ -169,7 +169,7 @@ class Family:
 
 
 def _permission(name: str) -> dict[str, Any]:
-    # casdoor-sdk.md §5.4: the model is a full id and the domains must be empty
+    # the SDK sends the model as a full id, and the domains must be empty
     return {"displayName": f"Permission {name}", "users": [f"{ORG}/{ADMIN}"], "roles": [], "domains": [],
             "model": f"{ORG}/user-model-built-in", "resourceType": "Application", "resources": [APP],
             "actions": ["Read"], "effect": "Allow", "isEnabled": True}
@@ -414,7 +414,7 @@ def test_user_crud_keeps_the_password_behind_the_mask(sdk, api_server, leftovers
 
 
 def test_user_count(sdk):
-    # casdoor-sdk.md §4: the Node SDK sends isOnline=true / false
+    # the Node SDK sends isOnline=true / false
     online, offline = sdk.run(call("getUserCount", True), call("getUserCount", False))
     with session_scope() as db:
         flags = db.exec(select(m.User.is_online).where(m.User.owner == ORG)).all()
@@ -493,7 +493,7 @@ def test_resources_filtered_and_sorted(sdk, leftovers):
 # --- groups, certs, credentials ---
 
 def test_the_built_in_cert_is_listed_with_the_sdk_certificate(sdk):
-    # casdoor-sdk.md §5.10: getCert always reads <orgName>/name, so the shared admin/cert-built-in
+    # getCert always reads <orgName>/name, so the shared admin/cert-built-in
     # is reachable only through getCerts (owner built-in lists the shared certs too)
     (listed,) = sdk.run(call("getCerts"))
     built_in = {ident(row): row for row in ok(listed)}[(ADMIN, "cert-built-in")]
@@ -501,7 +501,7 @@ def test_the_built_in_cert_is_listed_with_the_sdk_certificate(sdk):
 
 
 def test_a_wrong_basic_secret_runs_as_anonymous(sdk):
-    # casdoor-sdk.md §1: wrong Basic credentials are ignored, the request is anonymous
+    # wrong Basic credentials are ignored, the request is anonymous
     roles, user = sdk.run(call("getRoles"), call("getUser", ADMIN), secret="wrong-secret")
     for answer in (roles, user):
         assert (answer["status"], answer["data"]) == ("error", "Please login first"), answer

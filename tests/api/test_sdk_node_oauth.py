@@ -1,5 +1,5 @@
 """Compatibility: the OAuth calls of the official Casdoor Node.js SDK (casdoor-nodejs-sdk 1.24.0),
-unchanged, against the real HTTP server (casdoor-sdk.md §4).
+unchanged, against the real HTTP server.
 
 The SDK is built for an application of its own: getAuthToken(code) and refreshToken(rt) post a
 JSON body (client id and secret in it, and Basic) and read top-level access_token and
@@ -158,7 +158,7 @@ def test_parse_jwt_token_checks_the_signature(node, api_server, world):  # noqa:
 
 
 def test_node_sdk_quirks_rs256_only_and_no_audience_check(node, api_server, world):  # noqa: F811
-    # casdoor-sdk.md §4: jsonwebtoken.verify(token, cert, {algorithms: ['RS256']}), no audience
+    # the SDK checks with jsonwebtoken.verify(token, cert, {algorithms: ['RS256']}), no audience
     es256 = add_app(world.org, cert=make_cert("ES256", 0), token_signing_method="ES256")
     es_token = _password_tokens(api_server, es256)["access_token"]
     other_app = add_app(world.org)  # same cert, another client id

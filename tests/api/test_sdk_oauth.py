@@ -1,5 +1,5 @@
 """Compatibility: the OAuth calls of the official Casdoor Python SDK (casdoor 1.43.3), unchanged,
-against the real HTTP server (casdoor-sdk.md §4).
+against the real HTTP server.
 
 The SDK is built for an application of its own (client id and secret, and its cert's X.509
 PEM as `certificate`): get_oauth_token with a code, with a password and with nothing

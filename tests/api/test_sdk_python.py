@@ -1,7 +1,7 @@
 """Compatibility: the official Casdoor Python SDK (casdoor 1.43.3) as a real client.
 
 Every resource family the SDK covers goes through the SDK's own classes and
-methods: add, get, list, page, update and delete (casdoor-sdk.md §3). Each family
+methods: add, get, list, page, update and delete. Each family
 is one declaration in FAMILIES; the tests are generic. Resources are read, listed
 and deleted (uploads are not served yet); sessions have no routes yet.
 An autouse fixture checks every answer the SDK receives: HTTP 200, JSON, the
@@ -84,7 +84,7 @@ class Family:
 
 
 def _permission(name: str) -> dict[str, Any]:
-    # casdoor-sdk.md §5.4: the model is a full id and the domains must be empty
+    # the SDK sends the model as a full id, and the domains must be empty
     return {"displayName": f"Permission {name}", "users": [f"{ORG}/{ADMIN}"], "roles": [], "domains": [],
             "model": f"{ORG}/user-model-built-in", "resourceType": "Application", "resources": ["app-built-in"],
             "actions": ["Read"], "effect": "Allow", "isEnabled": True}
@@ -253,7 +253,7 @@ def check_fields(family: Family, read: Any, sent: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def every_sdk_answer_is_an_envelope(monkeypatch):
-    """Every answer the SDK gets in these tests: HTTP 200, JSON, all seven keys (casdoor-sdk.md §2)."""
+    """Every answer the SDK gets in these tests: HTTP 200, JSON, all seven keys."""
     answers: list[requests.Response] = []
 
     def recording(send: Callable) -> Callable:
@@ -477,7 +477,7 @@ def test_the_built_in_admin_is_readable_and_signs_in(sdk, api_server):  # noqa: 
 
 
 def test_the_built_in_cert_matches_the_sdk_certificate(sdk):  # noqa: F811
-    # casdoor-sdk.md §5.10: the default cert belongs to admin
+    # the default cert belongs to admin
     cert = sdk.get_cert("admin/cert-built-in")
     assert cert.owner == ADMIN
     assert cert.certificate == sdk.certificate

@@ -10,8 +10,8 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import access, users
 from iam_console.services import builtin as b
+from iam_console.services import credentials, users
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from iam_console.services.passwords import hash_secret
@@ -43,7 +43,7 @@ def test_an_admin_generates_keys_that_sign_in_and_never_reach_the_audit_trail(ma
     stored = reload_user(org.name, target.name)
     assert (stored.access_key, stored.access_secret) == (key, hash_secret(secret))  # the secret: only its hash
     with session_scope() as db:
-        assert access.from_access_key(db, key, secret).id == f"{org.name}/{target.name}"
+        assert credentials.from_access_key(db, key, secret).id == f"{org.name}/{target.name}"
         records = db.exec(select(m.Record).where(m.Record.organization == org.name,
                                                  m.Record.action == "update-user")).all()
     assert records and all(secret not in r.object for r in records)

@@ -1,5 +1,5 @@
-"""The dashboard (spec part 1 §2.3), the apps page (§2.4) and the shortcuts page
-(§2.5) in the browser: the user cards' figures for users created on known days,
+"""The dashboard, the apps page and the shortcuts page
+in the browser: the user cards' figures for users created on known days,
 the chart, the organization selector, what an organization admin and an
 ordinary user see, the guided tour, and the cards' links."""
 

@@ -1,4 +1,4 @@
-"""The LDAP server's edit page (spec part 1 §2.14) and its sync page (§2.15),
+"""The LDAP server's edit page and its sync page,
 against a real OpenLDAP slapd (tests/ldap_server.py, the `directory` fixture):
 the fields and their rules, who may change the organization, the directory's
 users with their synced/unsynced tags, selection, Sync with its confirmation
@@ -145,7 +145,7 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
     expect(page.locator("#ldap-sync")).to_be_disabled()  # nothing selected yet
     expect(page.locator(".ldap-unsynced")).to_have_count(10)
 
-    # the size changer and the quick jumper (spec §9)
+    # the size changer and the quick jumper
     page.click("#ldap-page-size")
     page.get_by_role("option", name="20", exact=True).click()
     expect(rows).to_have_count(20)
@@ -192,7 +192,7 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
     page.get_by_role("option", name="501", exact=True).click()
     expect(page.locator("#ldap-list-total")).to_have_text("Total 100")
 
-    # a user synced elsewhere meanwhile: the spec's 'already exist' message, and no move
+    # a user synced elsewhere meanwhile: the 'already exist' message, and no move
     page.click("#ldap-filter-group")
     page.get_by_role("option", name="All", exact=True).click()
     expect(page.locator("#ldap-list-total")).to_have_text("Total 300")

@@ -1,4 +1,4 @@
-"""Multi-factor authentication in the browser (spec part 1 §2.6, §2.7, §5, §8): a user
+"""Multi-factor authentication in the browser: a user
 enables TOTP with a code computed (pyotp) from the secret the page shows, signs out, signs
 in needing the code (a wrong one refused), and a recovery code works once; the OAuth
 authorize page asks for the code too; an organization that requires MFA sends its users
@@ -180,7 +180,7 @@ def test_required_mfa_sends_the_user_to_the_setup_page(server, visit, page, api_
     first = page.locator("#mfa-secret").inner_text()
     page.click("#user-menu")
     expect(page.locator("#logout")).to_be_visible()
-    expect(page.locator("#my-account")).to_have_count(0)  # spec §2.2: hidden while setup is required
+    expect(page.locator("#my-account")).to_have_count(0)  # hidden while setup is required
     page.keyboard.press("Escape")
     visit("/account")
     expect(page).to_have_url(re.compile(r"/mfa/setup\?mfaType=app$"))

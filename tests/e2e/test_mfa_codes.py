@@ -1,4 +1,4 @@
-"""Email and SMS multi-factor authentication in the browser (spec part 1 §2.6, §2.7, §5, §8):
+"""Email and SMS multi-factor authentication in the browser:
 an ordinary user sets each type up on /mfa/setup with the code that the organization's
 providers sent to a real local SMTP server or HTTP SMS gateway (tests/sinks.py), signs out
 and signs in with a new code (a wrong one refused, a used one refused the next time), and

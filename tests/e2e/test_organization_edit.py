@@ -1,4 +1,4 @@
-"""The organization page's own sections (spec part 1 §2.9, §4, §5): account items
+"""The organization page's own sections: account items
 (and their effect on an ordinary user's /account), the MFA items' limits, the
 theme, the navigation items (the global admin's alone), the LDAP servers table,
 the password obfuscator and the dark logo."""
@@ -251,7 +251,7 @@ def test_the_ldap_servers_table(visit, page, api_login, accounts, server):
     expect(page.get_by_text("Successfully deleted")).to_be_visible()
     expect(rows).to_have_count(1)
 
-    # a server deleted elsewhere in the meantime: the delete fails with the spec's message
+    # a server deleted elsewhere in the meantime: the delete fails with Casdoor's message
     _delete_ldap(server, name, page.request.get(f"/api/get-ldaps?owner={name}").json()["data"][0]["id"])
     rows.first.get_by_role("button", name="Delete").click()
     page.click("#ldap-delete-confirm")

@@ -1,4 +1,4 @@
-"""The email reset dialog (spec part 1 §2.6, §4, §5): alice, an ordinary user of acme,
+"""The email reset dialog: alice, an ordinary user of acme,
 proves a new address with the code that acme's SMTP provider sent to a real local SMTP
 server, and the page reloads with it; the code is listed for acme's admin."""
 

@@ -1,4 +1,4 @@
-"""The navigation shell: theme, language, the drawer, and the 404/403 pages (spec §2.1, §2.2)."""
+"""The navigation shell: theme, language, the drawer, and the 404/403 pages."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def test_an_organization_theme_styles_its_members_console(engine, visit, page, a
 
 
 def test_a_server_out_of_reach_shows_the_connection_notice(page):
-    """Spec part 1 §7: a network failure shows 'Failed to connect to server: {error}'. The
+    """A network failure shows 'Failed to connect to server: {error}'. The
     page's websocket is pointed at a port where nothing listens, as if the server were down."""
     page.add_init_script("""(() => {
       const Reachable = window.WebSocket;

@@ -1,4 +1,4 @@
-"""Sign-in, the route guard, the session cookie and sign-out (spec §2.1, §2.2)."""
+"""Sign-in, the route guard, the session cookie and sign-out."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The users list's .xlsx upload and the user page's own sections (spec part 1 §2.6,
-§2.10, §5): the password dialog, the API key, properties, groups with one physical
+"""The users list's .xlsx upload and the user page's own sections:
+the password dialog, the API key, properties, groups with one physical
 group at most, roles, is deleted, returnUrl, and what an ordinary user and an
 admin see of the same user."""
 
@@ -281,7 +281,7 @@ def test_properties_are_added_edited_deleted_and_saved(visit, page, api_login, s
     expect(rows).to_have_count(10)  # ten a page
     expect(page.locator("#properties-page-current")).to_have_text("1 / 2")
     expect(page.locator("#properties-list-total")).to_have_text("Total 12")
-    page.click("#properties-page-size")  # the size changer (spec §9)
+    page.click("#properties-page-size")  # the size changer
     page.get_by_role("option", name="20", exact=True).click()
     expect(rows).to_have_count(12)
     page.click("#properties-page-size")
@@ -404,4 +404,4 @@ def test_what_an_ordinary_user_and_an_admin_see_of_the_same_user(visit, page, ap
     expect(page.locator("#field-owner")).to_be_disabled()
     expect(page.locator("#groups-search")).to_be_visible()
     page.click("#password-open")
-    expect(page.locator("#password-old")).to_be_visible()  # spec: shown to all but a global admin
+    expect(page.locator("#password-old")).to_be_visible()  # shown to all but a global admin

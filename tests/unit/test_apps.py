@@ -1,4 +1,4 @@
-"""The apps page's cards (spec part 1 §2.4): the viewer's organization's
+"""The apps page's cards: the viewer's organization's
 applications they may read, each with the link its card opens."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The dashboard's figures (spec part 1 §2.3, §9): 14 series of 31 days counted
+"""The dashboard's figures: 14 series of 31 days counted
 in SQL, the user cards' offsets of 1, 7 and 30 days, and who sees what."""
 
 import uuid

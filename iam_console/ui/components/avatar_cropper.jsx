@@ -1,4 +1,4 @@
-// The avatar's 1:1 cropper (spec part 1 §2.6, §9): pick a picture, frame it with
+// The avatar's 1:1 cropper: pick a picture, frame it with
 // react-easy-crop, and the cropped square (at most OUTPUT pixels wide, PNG) goes to
 // POST /api/upload-resource?tag=avatar, which checks it and saves the user's avatar.
 // The picture never travels over the Reflex websocket.

@@ -1,5 +1,5 @@
 """The edit page of a Screen: its fields in a form, Save, Save & Exit, and
-Cancel in add mode (spec part 3 'Common edit behaviour')."""
+Cancel in add mode."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The list page of a Screen: server-side paging, sorting, column search and
 filters, quick jumper, size changer, total line, Add, Edit and Delete with
-its confirmation (spec part 3 'Common list behaviour')."""
+its confirmation."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def _search(screen: Screen) -> rx.Component:
 
 
 def pager(state: type[Paging], prefix: str = "") -> rx.Component:
-    """Total, previous/next, quick jumper and size changer (spec §9) of a Paging state's table."""
+    """Total, previous/next, quick jumper and size changer of a Paging state's table."""
     return rx.hstack(
         rx.text(Prefs.tr["Total %s"].replace("%s", state.total.to_string()), size="2", id=f"{prefix}list-total"),
         rx.spacer(),
@@ -116,7 +116,7 @@ XLSX = {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": [".
 
 
 def _upload(screen: Screen) -> rx.Component:
-    """Upload (.xlsx): choosing the file sends it (spec: .xlsx only)."""
+    """Upload (.xlsx): choosing the file sends it (.xlsx only)."""
     return rx.box(rx.upload.root(
         rx.button(rx.icon("upload", size=14), t("Upload (.xlsx)"), variant="soft", type="button"),
         id=f"upload-{screen.key}", accept=XLSX, multiple=False, max_files=1, no_drag=True,

@@ -1,4 +1,4 @@
-"""The dashboard's guided tour (spec part 1 §2.3, §4): a few steps naming the
+"""The dashboard's guided tour: a few steps naming the
 menu groups, in a card at the bottom right that leaves the page usable; Next
 and Skip; the last step goes on to the next page. Desktop widths only."""
 

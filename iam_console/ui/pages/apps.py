@@ -1,4 +1,4 @@
-"""/apps (spec part 1 §2.4): cards of the organization's applications, each
+"""/apps: cards of the organization's applications, each
 opening its homepage in a new tab; one without a homepage is shown disabled."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The 404 and 403 pages (spec part 1 §2.1)."""
+"""The 404 and 403 pages."""
 
 from __future__ import annotations
 

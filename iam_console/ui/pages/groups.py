@@ -1,5 +1,5 @@
-"""Groups: the list at /groups and the edit page (§2.12), and the group tree
-of an organization with the users of the selected group (§2.11).
+"""Groups: the list at /groups and the edit page, and the group tree
+of an organization with the users of the selected group.
 
 The tree reads the organization's groups (they are few); the users beside it
 are the users list (one page at a time) filtered by the group in the service
@@ -14,6 +14,7 @@ import reflex as rx
 from ...db import session_scope
 from ...services import crud, defaults, groups, lookup, policy, users
 from ...services.errors import ServiceError
+from ...services.kinds import choices
 from ..components.dialogs import confirm
 from ..components.editing import edit_page
 from ..components.listing import list_page
@@ -57,7 +58,7 @@ GROUPS = screen(Screen(
         Column("createdTime", "Created time", "time", searchable=False),
         Column("updatedTime", "Updated time", "time", searchable=False),
         Column("displayName", "Display name"),
-        Column("type", "Type", filters=groups.TYPES),
+        Column("type", "Type", filters=choices("group", "type")),
         Column("parentId", "Parent group", link=_parent_link),
         # the members are a paged list of their own, never loaded into this one
         Column("users", "Users", caption="View users", link="/trees/{owner}/{name}", sortable=False,
@@ -65,7 +66,7 @@ GROUPS = screen(Screen(
     ),
     fields=(
         Field("displayName", "Display name"),
-        Field("type", "Type", "select", options=groups.TYPES),
+        Field("type", "Type", "select", options=choices("group", "type")),
         Field("parentId", "Parent group", "select", choices=_parent_choices),
         Field("isEnabled", "Is enabled", "switch"),
     ),
@@ -207,7 +208,7 @@ class GroupTree(rx.State):
 
     @rx.event
     async def confirm_remove(self):
-        """Take the user out of the selected group (the spec's remove-from-group)."""
+        """Take the user out of the selected group (remove-from-group)."""
         prefs = await self.get_state(Prefs)
         key, self.removing, self.removing_label = self.removing, "", ""
         owner, _, name = key.partition("/")

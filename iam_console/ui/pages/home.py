@@ -1,4 +1,4 @@
-"""/: the dashboard (spec part 1 §2.3), for admins; others go to /apps."""
+"""/: the dashboard, for admins; others go to /apps."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..state.dashboard import SERIES_LABELS, Dashboard
 from ..state.prefs import Prefs
 from ..text import t
 
-# 14 series, 14 colours (spec §9)
+# 14 series, 14 colours
 COLOURS = ("#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc",
            "#1f77b4", "#8c564b", "#7f7f7f", "#bcbd22", "#17becf")
 CARDS = (("total", "Total users"), ("today", "New users today"), ("week", "New users past 7 days"),

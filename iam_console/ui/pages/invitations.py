@@ -1,4 +1,4 @@
-"""Invitations: list and edit (§2.13), with the 'Copy signup page URL' button."""
+"""Invitations: list and edit, with the 'Copy signup page URL' button."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import reflex as rx
 from ...db import session_scope
 from ...services import groups, invitations
 from ...services.errors import ServiceError
-from ...services.rules import INVITATION_STATES, PLAN_INVITATION_TAG
+from ...services.kinds import choices
+from ...services.kinds.invitation import made_for_plan
 from ..components.editing import edit_page
 from ..components.listing import list_page
 from ..routes import page
@@ -21,7 +22,7 @@ from ..text import t
 
 def _for_plan(record) -> bool:
     """An invitation a plan created keeps its organization and name."""
-    return record.get("tag") == PLAN_INVITATION_TAG
+    return made_for_plan(record.get("tag"))
 
 
 def _applications(db, actor, record) -> list[tuple[str, str]]:
@@ -48,7 +49,7 @@ INVITATIONS = screen(Screen(
         Column("application", "Application"),
         Column("email", "Email"),
         Column("phone", "Phone"),
-        Column("state", "State", "tags", filters=INVITATION_STATES),
+        Column("state", "State", "tags", filters=choices("invitation", "state")),
     ),
     fields=(
         Field("displayName", "Display name"),
@@ -56,14 +57,14 @@ INVITATIONS = screen(Screen(
         Field("code", "Code", copy_to="defaultCode", copy_pattern=r"[A-Za-z0-9]+"),
         Field("defaultCode", "Default code"),
         Field("quota", "Quota", "number", minimum=0),
-        # at most the quota: checked by the service (rules.py), which names the bound
+        # at most the quota: checked by the service (services/kinds/invitation.py), which names the bound
         Field("usedCount", "Used count", "number", minimum=0),
         Field("application", "Application", "select", choices=_applications),
         Field("signupGroup", "Signup group", "select", choices=_signup_groups),
         Field("username", "Username"),
         Field("email", "Email"),
         Field("phone", "Phone"),
-        Field("state", "State", "select", options=INVITATION_STATES),
+        Field("state", "State", "select", options=choices("invitation", "state")),
     ),
 ))
 

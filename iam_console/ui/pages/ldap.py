@@ -1,5 +1,5 @@
-"""LDAP servers: the edit page (spec part 1 §2.14), a Screen over the generic
-edit machinery, and the sync page (§2.15). Both are reached from the
+"""LDAP servers: the edit page, a Screen over the generic
+edit machinery, and the sync page. Both are reached from the
 organization page's LDAP table, not from the menu."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import reflex as rx
 
 from ...services import groups
-from ...services.rules import LDAP_FILTER_FIELDS, LDAP_PASSWORD_TYPES
+from ...services.kinds import choices
 from ..components.dialogs import confirm
 from ..components.editing import edit_page
 from ..components.listing import pager
@@ -36,7 +36,7 @@ def _auto_sync_warning() -> rx.Component:
 LDAP = screen(Screen(
     key="ldap", title="LDAP server", list_route="/organizations", edit_route="/ldap/{owner}/{id}",
     exit_route="/organizations/{owner}", name_label="ID", name_locked=lambda record: True,
-    # spec §7 and §8: the LDAP page's own messages for update-ldap
+    # the LDAP page's own messages for update-ldap
     extra={"saved_message": "Update LDAP server success", "failed_message": "Update LDAP server failed: %s"},
     columns=(),  # no list of its own: the organization page lists its servers
     fields=(
@@ -48,10 +48,10 @@ LDAP = screen(Screen(
               shown_when=lambda values, flags: flags["enableSsl"]),
         Field("baseDn", "Base DN"),
         Field("filter", "Search filter"),
-        Field("filterFields", "Filter fields", "checks", options=LDAP_FILTER_FIELDS),
+        Field("filterFields", "Filter fields", "checks", options=choices("ldap", "filterFields")),
         Field("username", "Admin"),
         Field("password", "Admin password", "password"),
-        Field("passwordType", "Password type", "select", options=LDAP_PASSWORD_TYPES),
+        Field("passwordType", "Password type", "select", options=choices("ldap", "passwordType")),
         Field("defaultGroup", "Default group", "select", choices=_default_groups),
         Field("autoSync", "Auto sync", "number", minimum=0, addon=_auto_sync_warning),  # minutes; 0 disables
     ),

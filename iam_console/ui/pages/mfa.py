@@ -1,4 +1,4 @@
-"""/mfa/setup?mfaType=app|email|sms: set up a multi-factor method (spec part 1 §2.7).
+"""/mfa/setup?mfaType=app|email|sms: set up a multi-factor method.
 
 App: the secret and its QR code (SVG made on the server from the otpauth URL, refused over
 2000 characters), a code from the authenticator app; email and sms: a code sent to the

@@ -1,4 +1,4 @@
-"""Organizations: list (§2.8) and edit (§2.9), with the edit page's own sections:
+"""Organizations: list and edit, with the edit page's own sections:
 account items, MFA items, theme, navigation items and LDAP servers (their
 states are in ui/state/organization.py)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import reflex as rx
 
 from ...services import builtin as b
-from ...services.defaults import obfuscator_key
+from ...services.kinds import choices
+from ...services.kinds.organization import obfuscator_key
 from ...services.navigation import MENU
-from ...services.passwords import TYPES as PASSWORD_TYPES
 from ..components.dialogs import confirm
 from ..components.editing import edit_page
 from ..components.listing import list_page
@@ -36,27 +36,28 @@ ORGANIZATIONS = screen(Screen(
         Column("displayName", "Display name"),
         Column("favicon", "Favicon", "avatar", sortable=False, searchable=False),
         Column("websiteUrl", "Website URL"),
-        Column("passwordType", "Password type", filters=PASSWORD_TYPES),
+        Column("passwordType", "Password type", filters=choices("organization", "passwordType")),
         Column("defaultApplication", "Default application"),
         Column("enableSoftDeletion", "Soft deletion", "bool", searchable=False),
-        # the organization's users and its group tree (spec §2.8)
+        # the organization's users and its group tree
         Column("users", "Users", caption="View users", link="/organizations/{name}/users", sortable=False,
                searchable=False),
         Column("groups", "Groups", caption="Groups", link="/trees/{name}", sortable=False, searchable=False),
     ),
     fields=(
         Field("displayName", "Display name"),
-        # spec §4: disabling the dark logo clears its URL (the service does it again on save)
+        # disabling the dark logo clears its URL (the service does it again on save)
         Field("enableDarkLogo", "Enable dark logo", "switch", then=lambda on: {} if on else {"logoDark": ""}),
         Field("logo", "Logo"),
         Field("logoDark", "Logo dark", shown_when=lambda values, flags: flags["enableDarkLogo"]),
         Field("favicon", "Favicon"),
         Field("websiteUrl", "Website URL"),
-        Field("passwordType", "Password type", "select", options=PASSWORD_TYPES),
+        Field("passwordType", "Password type", "select", options=choices("organization", "passwordType")),
         Field("passwordSalt", "Password salt"),
         Field("passwordOptions", "Password complexity options", "list"),
-        # spec §4: an empty type is Plain; choosing a type resets the key to the type's default
-        Field("passwordObfuscatorType", "Password obfuscator", "select", options=b.OBFUSCATOR_TYPES, empty="Plain",
+        # an empty type is Plain; choosing a type resets the key to the type's default
+        Field("passwordObfuscatorType", "Password obfuscator", "select",
+              options=choices("organization", "passwordObfuscatorType"), empty="Plain",
               then=lambda kind: {"passwordObfuscatorKey": obfuscator_key(kind)}),
         Field("passwordObfuscatorKey", "Password obfuscator key",
               shown_when=lambda values, flags: (values["passwordObfuscatorType"] != "Plain")

@@ -1,4 +1,4 @@
-"""/shortcuts (spec part 1 §2.5): four cards leading to the main screens; a
+"""/shortcuts: four cards leading to the main screens; a
 screen that is not built yet is shown disabled with a note."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Users: the list at /users and /organizations/{org}/users (§2.10), with its
-.xlsx upload; the user edit page and /account (§2.6), with its own sections:
+"""Users: the list at /users and /organizations/{org}/users, with its
+.xlsx upload; the user edit page and /account, with its own sections:
 the avatar cropper, the password dialog, the email and phone reset dialogs,
 the API key, groups, roles, permissions and properties.
 Which fields a viewer sees and may change comes from the organization's
@@ -10,6 +10,7 @@ from __future__ import annotations
 import reflex as rx
 
 from ...services import builtin as b
+from ...services.kinds import choices
 from ..components.avatar import avatar_cropper
 from ..components.dialogs import cancel_ok
 from ..components.editing import edit_page
@@ -56,7 +57,7 @@ USERS = screen(Screen(
         Field("id", "ID"),
         Field("displayName", "Display name"),
         Field("avatar", "Avatar", addon=lambda: _avatar()),
-        Field("type", "User type", "select", options=("normal-user", "paid-user")),
+        Field("type", "User type", "select", options=choices("user", "type")),
         Field("email", "Email", addon=lambda: _reset_button("email")),
         Field("phone", "Phone", addon=lambda: _reset_button("phone")),
         Field("countryCode", "Country code"),
@@ -112,7 +113,7 @@ def _hint(text: rx.Var, ident: str) -> rx.Component:
 
 
 def _password() -> rx.Component:
-    """Spec §5 'Password change': disabled while the name is edited and not saved."""
+    """The password change: disabled while the name is edited and not saved."""
     renamed = (Editing.values["name"] != Editing.saved_name) | (Editing.values["owner"] != Editing.saved_owner)
     dialog = rx.dialog.root(
         rx.dialog.content(
@@ -261,7 +262,7 @@ def _names(label: str, item: str, names: rx.Var, route: str, ident: str) -> rx.C
 
 
 def _properties() -> rx.Component:
-    """Key/value rows, ten a page (spec §9), saved with the form."""
+    """Key/value rows, ten a page, saved with the form."""
     locked = Editing.locked.contains("properties")
 
     def row(r: rx.Var) -> rx.Component:
@@ -314,7 +315,7 @@ def _mfa_row(row: rx.Var) -> rx.Component:
 
 
 def _mfa() -> rx.Component:
-    """Spec §2.6, §2.7, §4: the methods, and Disable (removes all) after a confirmation."""
+    """The methods, and Disable (removes all) after a confirmation."""
     disable = rx.alert_dialog.root(
         rx.alert_dialog.trigger(rx.button(t("Disable"), color_scheme="red", variant="soft", size="1",
                                           id="mfa-disable")),

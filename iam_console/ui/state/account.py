@@ -47,7 +47,7 @@ class Account(rx.State):
     accent: str = CONSOLE_DEFAULT.accent
     radius: str = CONSOLE_DEFAULT.radius
     compact_theme: bool = CONSOLE_DEFAULT.compact
-    # the organization's MFA items for an account without MFA (spec §2.7): "Required", "Prompt" or ""
+    # the organization's MFA items for an account without MFA: "Required", "Prompt" or ""
     mfa_rule: str = ""
     mfa_setup_type: str = ""  # the type to set up
     mfa_prompt_dismissed: bool = False  # 'Later'
@@ -98,7 +98,7 @@ class Account(rx.State):
 
     @rx.event
     def guard(self):
-        """on_load of every guarded page (spec §2.1)."""
+        """on_load of every guarded page."""
         needs_password_update = self._load()
         url = self.router.url
         path = url.path + (f"?{url.query}" if url.query else "")

@@ -1,4 +1,4 @@
-"""The apps page (spec part 1 §2.4): one page of the organization's
+"""The apps page: one page of the organization's
 applications as cards, from services/applications.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The dashboard (spec part 1 §2.3): the user cards, the 30-day chart and the
+"""The dashboard: the user cards, the 30-day chart and the
 guided tour. The figures come from services/dashboard.py, counted in SQL; the
 state keeps 4 numbers and 31 chart points."""
 
@@ -78,7 +78,7 @@ class Dashboard(rx.State):
 
     @rx.event
     def finish_tour(self, next_page: str):
-        """The last step: the tour is done and goes on to the next page (spec §4)."""
+        """The last step: the tour is done and goes on to the next page."""
         self.tour_done, self.tour_step = "1", 0
         return rx.redirect(next_page)
 

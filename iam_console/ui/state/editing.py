@@ -1,4 +1,4 @@
-"""The state of every edit page (spec part 3 'Common edit behaviour'): add and
+"""The state of every edit page: add and
 edit modes, Save (stay and re-read, following a rename), Save & Exit, Cancel
 in add mode (deletes the just-created record), the name and owner reverting
 after a failed save, /404 for a missing record and /403 for a refused one.
@@ -178,7 +178,7 @@ class Editing(rx.State):
                                    changes)
         except (ServiceError, ValueError) as exc:
             self.busy = False
-            # the spec: a failed save puts the saved name (and owner) back
+            # a failed save puts the saved name (and owner) back
             self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
             message = prefs.say(exc.template, *exc.args_) if isinstance(exc, ServiceError) else str(exc)
             return rx.toast.error(prefs.say(screen.extra.get("failed_message", "Failed to save: %s"), message))

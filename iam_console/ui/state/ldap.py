@@ -1,4 +1,4 @@
-"""The LDAP sync page (spec part 1 §2.15): the directory's users, ten to a page.
+"""The LDAP sync page: the directory's users, ten to a page.
 
 The state holds the visible page and the uuids selected, never the directory:
 each page, sort or filter reads the directory again through
@@ -22,7 +22,7 @@ from .account import viewer
 from .listing import Paging
 from .prefs import Prefs
 
-PAGE_SIZE = 10  # spec §9, the first size shown
+PAGE_SIZE = 10  # the pager's first size
 ALL_GROUPS = "__all__"
 
 
@@ -138,7 +138,7 @@ class LdapSync(Paging, rx.State):
     @rx.event
     def toggle(self, uuid: str, on: bool):
         if uuid not in self.selectable_on_page and uuid not in self.selected:
-            return  # a synced row cannot be selected (spec §5)
+            return  # a synced row cannot be selected
         if on and uuid not in self.selected:
             self.selected = [*self.selected, uuid]
         elif not on:
@@ -183,6 +183,6 @@ class LdapSync(Paging, rx.State):
                                                          ", ".join(u.get("cn", "") for u in result.failed))))
             if messages:
                 return [*messages, LdapSync.load]
-            # spec §4: all went well, on to the organization's users
+            # all went well, on to the organization's users
             return [rx.toast.success(prefs.say("Successfully synced %s users", result.added)),
                     rx.redirect(f"/organizations/{quote(organization, safe='')}/users")]

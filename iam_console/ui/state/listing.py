@@ -1,4 +1,4 @@
-"""The state of every list page (spec part 3 'Common list behaviour'): one
+"""The state of every list page: one
 class serves all screens, since a browser tab shows one list at a time. It
 holds only the visible page, as display strings; the rows come from the
 service layer with the viewer's own rights."""
@@ -23,7 +23,7 @@ PAGE_SIZES = ["10", "20", "50", "100"]
 
 
 class Paging(rx.State, mixin=True):
-    """The pager of a table (spec §9: total, previous/next, quick jumper, size changer),
+    """The pager of a table (total, previous/next, quick jumper, size changer),
     for any state that reloads its page in `_turned`."""
 
     total: int = 0
@@ -170,7 +170,7 @@ class Listing(Paging, rx.State):
 
     @rx.event
     async def add(self):
-        """The spec's add flow: a record with generated defaults, opened in add mode."""
+        """Add: a record with generated defaults, opened in add mode."""
         screen = self._screen
         prefs = await self.get_state(Prefs)
         try:
@@ -192,7 +192,7 @@ class Listing(Paging, rx.State):
     async def upload(self, files: list[rx.UploadFile]):
         """Upload (.xlsx): every row through add-X's rules, all or none (services/uploads.py);
         then the list again. Messages: "{title} uploaded successfully, refreshing the page",
-        "{title} failed to upload: %s" (the spec's for users), or "File failed to upload"."""
+        "{title} failed to upload: %s" (for users), or "File failed to upload"."""
         screen, prefs = self._screen, await self.get_state(Prefs)
         if not files:
             return None  # the picker refused the file: upload_rejected says so

@@ -1,5 +1,5 @@
-"""Multi-factor authentication in the console: the /mfa/setup page (spec part 1 §2.7) and
-the user page's section (§2.6, §4). Every rule is services/mfa.py's."""
+"""Multi-factor authentication in the console: the /mfa/setup page and
+the user page's section. Every rule is services/mfa.py's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The organization page's structured fields (spec part 1 §2.9): the account
+"""The organization page's structured fields: the account
 items, MFA items, theme and navigation items tables, each a section of the
 edit state (state/editing.py SECTIONS), and the organization's LDAP servers.
 
@@ -17,9 +17,9 @@ from ...db import session_scope
 from ...services import accounts, crud, defaults
 from ...services import builtin as b
 from ...services.errors import ServiceError
+from ...services.kinds.organization import is_color
 from ...services.navigation import MENU
 from ...services.resources import REGISTRY
-from ...services.rules import HEX_COLOR
 from .account import viewer
 from .editing import section
 from .prefs import Prefs
@@ -156,7 +156,7 @@ class MfaItems(rx.State):
 
     @rx.var
     def full(self) -> bool:
-        """At most one row per method (spec part 1 §5, 'MFA')."""
+        """At most one row per method."""
         return len(self.rows) >= len(b.MFA_METHODS)
 
     @rx.event
@@ -231,7 +231,7 @@ class Theme(rx.State):
 
     @rx.event
     def set_color(self, color: str):
-        if color in b.THEME_COLORS or HEX_COLOR.fullmatch(color or ""):
+        if color in b.THEME_COLORS or is_color(color):
             self.color = color
 
     @rx.event

@@ -16,7 +16,7 @@ NO_PASSKEY = "No passkey of this account was found on this device, or the sign-i
 
 class Prefs(rx.State):
     lang: str = rx.LocalStorage(DEFAULT_LANGUAGE, name="iam_lang", sync=True)
-    # Spec §2.2: Default and Dark exclude each other (Reflex's color mode, which
+    # Default and Dark exclude each other (Reflex's color mode, which
     # it keeps in localStorage itself); Compact adds to either.
     compact: str = rx.LocalStorage("0", name="iam_theme_compact", sync=True)
     organization: str = rx.LocalStorage(ALL_ORGANIZATIONS, name="iam_organization", sync=True)

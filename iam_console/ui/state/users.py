@@ -1,4 +1,4 @@
-"""The user page's own sections (spec part 1 §2.6, §5): the password dialog, the
+"""The user page's own sections: the password dialog, the
 avatar cropper, the API key, groups, properties, roles and permissions, and the
 email and phone reset dialogs. They load after the edit
 page's record (Screen.extra["after_read"]) and take part in its Save through
@@ -14,7 +14,7 @@ from typing import Any
 import reflex as rx
 
 from ...db import session_scope
-from ...services import accounts, lookup, rules, users, verifications
+from ...services import accounts, groups, lookup, users, verifications
 from ...services.errors import ServiceError
 from .account import viewer
 from .editing import Editing
@@ -23,7 +23,7 @@ from .mfa import MfaSection
 from .prefs import Prefs
 from .webauthn import WebauthnSection
 
-PROPERTY_PAGE_SIZE = 10  # spec part 1 §9
+PROPERTY_PAGE_SIZE = 10  # the pager's first size
 GROUP_CHOICES = 20  # groups offered per search: never the whole organization
 MASKED = "••••••••••••"
 PAGE_ITEMS = ("Password", "API key", "Groups", "Roles", "Permissions", "Properties")
@@ -87,7 +87,7 @@ class UserEdit(rx.State):
                 roles, permissions = [], []
             self.roles, self.permissions = sorted(roles), sorted(permissions)
             if not editing.return_url and not actor.is_admin:
-                editing.return_url = "/"  # spec §4: Save & Exit goes to / for non-admins
+                editing.return_url = "/"  # Save & Exit goes to / for non-admins
             (await self.get_state(ContactReset))._load(db, actor, target)
             (await self.get_state(WebauthnSection))._load(db, actor, target)
             (await self.get_state(MfaSection))._load(db, actor, target)
@@ -164,7 +164,7 @@ class UserEdit(rx.State):
 
     @rx.event
     async def avatar_uploaded(self, url: str):
-        """Spec §4: the avatar upload ends with a page reload."""
+        """The avatar upload ends with a page reload."""
         prefs = await self.get_state(Prefs)
         self.avatar_open = False
         return [rx.toast.success(prefs.say("File uploaded successfully")), rx.call_script("window.location.reload()")]
@@ -209,7 +209,7 @@ class UserEdit(rx.State):
         chosen = [g["id"] for g in self.groups] + [group_id]
         try:
             with session_scope() as db:
-                rules.check_one_physical_group(db, chosen)
+                groups.check_one_physical_group(db, chosen)
         except ServiceError as exc:
             return rx.toast.error(prefs.say(exc.template, *exc.args_))
         self.groups = [*self.groups, {"id": group_id, "type": kind}]
@@ -226,7 +226,7 @@ class UserEdit(rx.State):
 
 
 class Properties(Paging, rx.State):
-    """The user's properties table: {"key", "value"} rows edited in place, ten a page (spec §9),
+    """The user's properties table: {"key", "value"} rows edited in place, ten a page,
     staged into the edit page's form on every change."""
 
     rows: list[dict[str, str]] = []
@@ -298,7 +298,7 @@ def _send_code(router, kind: str, dest: str) -> None:
 
 class ContactReset(rx.State):
     """The viewer's own email or phone, changed through a code sent to the new address
-    (spec part 1 §2.6, §5: the inputs are for admins; users prove the new address). Every
+    (the inputs are for admins; users prove the new address). Every
     check (empty values, limits, the code, the organization's items) is services/verifications.py's."""
 
     can_email: bool = False  # the page is the viewer's own and the organization lets them change it
@@ -368,5 +368,5 @@ class ContactReset(rx.State):
         except ServiceError as exc:
             return rx.toast.error(prefs.say(exc.template, *exc.args_))
         self.kind = ""
-        # spec part 1 §4: the reset ends with a reload
+        # the reset ends with a reload
         return [rx.toast.success(prefs.say(RESET_DONE[kind])), rx.call_script("window.location.reload()")]

@@ -1,4 +1,4 @@
-"""The WebAuthn credentials section of /account and the user edit page (spec part 1 §2.6):
+"""The WebAuthn credentials section of /account and the user edit page:
 the list (name, created time); on the viewer's own account, Add (the browser's ceremony,
 window.iamWebauthnRegister in assets/iam.js, posts to the API) and delete with confirmation.
 An admin sees another user's list read-only. The rules are services/webauthn.py's."""

@@ -1,0 +1,60 @@
+"""The Actor behind each of Casdoor's credentials: a console session, an application's
+client id and secret, a user's access key and secret, a bearer token. api/callers.py tries
+them in Casdoor's order; services/access.py says how far each Actor reaches."""
+
+from __future__ import annotations
+
+import hmac
+
+from sqlmodel import Session, select
+
+from ..models import Application, User
+from . import lookup
+from .access import Actor
+from .auth import account_for_token
+from .errors import ServiceError
+from .passwords import secret_matches
+from .tokens import live_token
+
+
+def _usable(user: User | None) -> bool:
+    return user is not None and not user.is_deleted and not user.is_forbidden
+
+
+def from_session(db: Session, token: str) -> Actor | None:
+    found = account_for_token(db, token)
+    return Actor(user=found[0], session_id=found[1].session_id) if found else None
+
+
+def from_client_credentials(db: Session, client_id: str, client_secret: str) -> Actor:
+    """clientId/clientSecret from the query or HTTP Basic; wrong ones are an error."""
+    application = db.exec(select(Application).where(Application.client_id == client_id)).first()
+    if application is None:
+        raise ServiceError("Application not found for client ID: %s", client_id[:100])
+    # an application without a secret (a public client) has no client credentials at all
+    if not application.client_secret or not hmac.compare_digest(application.client_secret.encode(),
+                                                                client_secret.encode()):
+        raise ServiceError("Incorrect client secret for application: %s", application.name)
+    return Actor(application=application)
+
+
+def from_access_key(db: Session, access_key: str, access_secret: str) -> Actor:
+    user = db.exec(select(User).where(User.access_key == access_key)).first() if access_key else None
+    if not _usable(user) or not secret_matches(user.access_secret, access_secret):
+        raise ServiceError("Invalid access key or secret")
+    return Actor(user=user)
+
+
+def from_bearer(db: Session, token: str) -> Actor:
+    """An access token issued by this server: live, of a usable user or of an application,
+    bounded by the organization of the application it was issued through."""
+    row = live_token(db, token)
+    application = lookup.application(db, row.application) if row is not None else None
+    if application is None:  # without its application a token would be bound to nothing
+        raise ServiceError("Access token is invalid or expired")
+    if row.grant_type == "client_credentials":
+        return Actor(application=application)
+    user = lookup.user(db, row.organization, row.user)
+    if not _usable(user):
+        raise ServiceError("Access token is invalid or expired")
+    return Actor(user=user, application=application)

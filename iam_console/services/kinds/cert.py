@@ -1,0 +1,50 @@
+"""Certs: the key pairs tokens are signed with, generated or pasted."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from ... import models as m
+from .. import builtin as b
+from .. import certs
+from ..access import Actor
+from .common import KindRules, built_in, check_range, fixed
+
+# what a pasted certificate and private key are checked again on
+MATERIAL = {"type", "crypto_algorithm", "bit_size", "certificate", "private_key"}
+DEFAULT_YEARS = 20
+
+
+def validate(db: Session, actor: Actor, row: m.Cert) -> None:
+    if row.crypto_algorithm:
+        certs.check_settings(row.crypto_algorithm, row.bit_size)
+    if row.crypto_algorithm.startswith("ES"):
+        row.bit_size = 0
+    check_range(row.expire_in_years, 0, None, "expire in years")
+
+
+def before_save(db: Session, actor: Actor, old: m.Cert | None, row: m.Cert, changed: set[str]) -> None:
+    """An x509 cert saved without its certificate or private key (the console's
+    form clears both when the algorithm or bit size changes) gets a new key pair
+    and self-signed certificate; a pasted pair must parse and fit the settings."""
+    if row.type != "x509":
+        return
+    if row.crypto_algorithm.startswith("ES"):
+        row.bit_size = 0
+    if not row.certificate or not row.private_key:
+        row.expire_in_years = row.expire_in_years or DEFAULT_YEARS
+        if row.expire_in_years < 0:
+            return  # refused by validate
+        row.certificate, row.private_key = certs.generate(row.crypto_algorithm, row.bit_size,
+                                                          row.expire_in_years, row.name)
+    elif old is not None and not changed & MATERIAL:
+        return
+    row.expire_time = certs.not_after(certs.check_pair(row.crypto_algorithm, row.bit_size,
+                                                       row.certificate, row.private_key))
+
+
+RULES = KindRules(
+    validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_CERT),
+    new=fixed(displayName="New Cert - {suffix}", scope="JWT", type="x509", cryptoAlgorithm="RS256",
+              bitSize=4096, expireInYears=DEFAULT_YEARS),
+)

@@ -1,0 +1,109 @@
+"""What a kind's rules are made of (`KindRules`), and the pieces several kinds share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session
+
+from ... import models as m
+from ...models.base import utcnow
+from .. import builtin as b
+from ..access import Actor
+from ..errors import ServiceError
+from ..resources import Kind
+
+# (db, actor, row): refuse a record that breaks a rule (ServiceError)
+Validate = Callable[[Session, Actor, Any], None]
+# (db, actor, old or None for a new record, row, the attributes the write changed): complete the row
+BeforeSave = Callable[[Session, Actor, Any, Any, set[str]], None]
+# (kind, old, new or None for a delete): refuse what may never happen to the record
+Protect = Callable[[Kind, Any, Any], None]
+# (db, row): refuse a delete that the database forbids
+CheckDelete = Callable[[Session, Any], None]
+# (db, actor, owner, random suffix): the wire fields of a new record, beyond its owner and name
+New = Callable[[Session, Actor, str, str], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A field that holds one of fixed values (a list field: each of its entries); empty is unset.
+    Every write is checked against it, and the console's select and filter offer its values."""
+
+    attribute: str
+    values: tuple[str, ...]
+    label: str = ""  # how the refusal names the field; the attribute in words by default
+    message: str = ""  # the refusal, when not "The <label> must be a, b or c"; a "%s" gets the value
+
+    def check(self, value: Any) -> None:
+        for entry in value if isinstance(value, list) else [value] if value else []:
+            if entry not in self.values:
+                raise ServiceError(self.refusal, *((str(entry)[:100],) if "%s" in self.refusal else ()))
+
+    @property
+    def refusal(self) -> str:
+        if self.message:
+            return self.message
+        *first, last = self.values
+        listed = f"{', '.join(first)} or {last}" if first else last
+        return f"The {self.label or self.attribute.replace('_', ' ')} must be {listed}"
+
+
+@dataclass(frozen=True)
+class KindRules:
+    """A kind's own rules; services/rules.py applies them to every write, services/defaults.py
+    builds new records with `new`. Each is optional."""
+
+    choices: tuple[Choice, ...] = ()
+    validate: Validate | None = None  # after the choices, before the references
+    before_save: BeforeSave | None = None  # before validation
+    protect: Protect | None = None
+    check_delete: CheckDelete | None = None
+    new: New | None = None
+
+
+def check_range(value: int, low: int, high: int | None, label: str) -> None:
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ServiceError("The %s must be %s", label, bound)
+
+
+def check_port(db: Session, actor: Actor, row: Any) -> None:
+    check_range(row.port, 0, 65535, "port")
+
+
+def stamp_updated(db: Session, actor: Actor, old: Any, row: Any, changed: set[str]) -> None:
+    row.updated_time = utcnow()
+
+
+def built_in(owner: str, name: str, *, read_only: bool = False,
+             suffix: bool = False) -> Protect:
+    """The protection of a built-in record, named `owner/name` (`suffix`: every record of `owner`
+    whose name ends with `name`): never deleted or renamed, and with `read_only` never changed."""
+    def is_built_in(row: m.Named) -> bool:
+        return row.owner == owner and (row.name.endswith(name) if suffix else row.name == name)
+
+    def protect(kind: Kind, old: m.Named, new: m.Named | None) -> None:
+        if not is_built_in(old):
+            return
+        if new is None:
+            raise ServiceError("The built-in %s %s cannot be deleted", kind.name, old.name)
+        if (new.owner, new.name) != (old.owner, old.name):
+            raise ServiceError("The built-in %s %s cannot be renamed", kind.name, old.name)
+        if read_only:
+            raise ServiceError("The built-in %s %s is read-only", kind.name, old.name)
+    return protect
+
+
+# the Casbin objects the built-in organization's permissions run on
+BUILT_IN_CASBIN = built_in(b.BUILT_IN_ORG, "-built-in", read_only=True, suffix=True)
+
+
+def fixed(**values: Any) -> New:
+    """New records with these wire fields; "{suffix}" in a text is the new record's random suffix."""
+    def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict[str, Any]:
+        return {key: (value.format(suffix=suffix) if isinstance(value, str) else value)
+                for key, value in values.items()}
+    return new

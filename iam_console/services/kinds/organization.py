@@ -1,0 +1,109 @@
+"""Organizations: password hashing and obfuscation, account and MFA items, theme, navigation."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from sqlmodel import Session
+
+from ... import models as m
+from .. import accounts
+from .. import builtin as b
+from ..access import Actor
+from ..errors import ServiceError
+from ..passwords import TYPES as PASSWORD_TYPES
+from .common import Choice, KindRules, built_in
+from .user import TYPES as USER_TYPES
+
+OBFUSCATOR_TYPES = ("Plain", "AES", "DES")
+# An obfuscator key is hex: AES takes a 16, 24 or 32-byte key, DES an 8-byte one; a new key is
+# AES-128's or DES's size.
+OBFUSCATOR_KEY_LENGTHS = {"AES": (32, 48, 64), "DES": (16,)}
+NEW_OBFUSCATOR_KEY_BYTES = {"AES": 16, "DES": 8}
+HEX_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
+
+
+def obfuscator_key(kind: str) -> str:
+    """The key a newly chosen obfuscator type starts with: a fresh random one; none for Plain."""
+    size = NEW_OBFUSCATOR_KEY_BYTES.get(kind)
+    return secrets.token_hex(size) if size else ""
+
+
+def check_obfuscator(kind: str, key: str) -> None:
+    """The obfuscator key fits its type (the type itself is one of OBFUSCATOR_TYPES: a choice)."""
+    lengths = OBFUSCATOR_KEY_LENGTHS.get(kind)
+    if lengths and (len(key or "") not in lengths or not re.fullmatch(r"[0-9a-fA-F]*", key or "")):
+        *first, last = (str(n) for n in lengths)
+        raise ServiceError("The %s obfuscator key must be %s hexadecimal characters", kind,
+                           f"{', '.join(first)} or {last}" if first else last)
+
+
+def is_color(text: str) -> bool:
+    """A primary color the theme accepts: #rgb or #rrggbb."""
+    return HEX_COLOR.fullmatch(text or "") is not None
+
+
+def _mfa_items(items: list) -> None:
+    rules = [item for item in items if isinstance(item, dict)]
+    names = [item.get("name") for item in rules]
+    if len(rules) != len(items) or len(rules) > len(b.MFA_METHODS) or len(set(names)) != len(names) \
+            or not set(names) <= set(b.MFA_METHODS):
+        raise ServiceError("The MFA items can hold each of Phone, Email and App at most once")
+    if any(item.get("rule", "") not in ("", *b.MFA_RULES) for item in rules):
+        raise ServiceError("The MFA rule must be Optional, Prompt or Required")
+    if sum(1 for item in rules if item.get("rule") == "Required") > 1:
+        raise ServiceError("Only 1 MFA methods can be required")
+
+
+def _theme(theme: dict) -> None:
+    """themeData: every key optional (Casdoor's SDKs send empty values)."""
+    for flag in ("isEnabled", "isCompact"):
+        if not isinstance(theme.get(flag, False), bool):
+            raise ServiceError("The field %s must be true or false", f"themeData.{flag}")
+    if theme.get("themeType", "") not in ("", *b.THEME_TYPES):
+        raise ServiceError("The theme type must be default, dark, lark or comic")
+    color = theme.get("colorPrimary", "")
+    if color and not (isinstance(color, str) and is_color(color)):
+        raise ServiceError("The primary color must be a hexadecimal color such as #5734d3")
+    radius = theme.get("borderRadius", 0)
+    if isinstance(radius, bool) or not isinstance(radius, int) or not 0 <= radius <= b.THEME_RADIUS_MAX:
+        raise ServiceError("The border radius must be an integer between 0 and %d", b.THEME_RADIUS_MAX)
+
+
+def validate(db: Session, actor: Actor, row: m.Organization) -> None:
+    check_obfuscator(row.password_obfuscator_type, row.password_obfuscator_key)
+    accounts.check_items(row.account_items)
+    _mfa_items(row.mfa_items)
+    _theme(row.theme_data or {})
+    if any(not isinstance(item, str) for item in row.nav_items):
+        raise ServiceError("The navigation items must be a list of strings")
+
+
+def before_save(db: Session, actor: Actor, old: m.Organization | None, row: m.Organization,
+                changed: set[str]) -> None:
+    if old is not None and "nav_items" in changed and not actor.is_global_admin:
+        raise ServiceError("Only a global admin may change the navigation items")
+    row.account_items = [i for i in row.account_items
+                         if not (isinstance(i, dict) and i.get("name") == b.ACCOUNT_ITEM_PLACEHOLDER)]
+    row.password_obfuscator_type = row.password_obfuscator_type or "Plain"
+    if row.password_obfuscator_type == "Plain":
+        row.password_obfuscator_key = ""
+    if not row.enable_dark_logo:
+        row.logo_dark = ""
+
+
+def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
+    # argon2id, not Casdoor's plain text: a new organization's passwords are hashed
+    return {"displayName": f"New Organization - {suffix}", "passwordType": "argon2id",
+            "passwordObfuscatorType": "Plain", "passwordExpireDays": 0, "countryCodes": ["US"],
+            "languages": list(b.LANGUAGES), "enableSoftDeletion": False, "isProfilePublic": True, "enableTour": True,
+            "navItems": ["all"], "accountItems": b.default_account_items(), "mfaItems": b.default_mfa_items(),
+            "userTypes": list(USER_TYPES), "passwordOptions": ["AtLeast6"]}
+
+
+RULES = KindRules(
+    choices=(Choice("password_type", PASSWORD_TYPES, message="Unknown password type: %s"),
+             Choice("password_obfuscator_type", OBFUSCATOR_TYPES, message="Unknown password obfuscator type: %s")),
+    validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_ORG), new=new,
+)

@@ -1,0 +1,47 @@
+"""Payments, and the invoice one may ask for."""
+
+from __future__ import annotations
+
+import re
+
+from sqlmodel import Session
+
+from ... import models as m
+from ..access import Actor
+from ..errors import ServiceError
+from ..wire import EMAIL
+from .common import KindRules, fixed
+
+PHONE = re.compile(r"^\+?[0-9][0-9 -]{4,19}$")
+ID_CARD = re.compile(r"^[0-9A-Za-z]{6,20}$")
+TAX_ID = re.compile(r"^[0-9A-Za-z]{8,20}$")
+
+
+def check_invoice(row: m.Payment) -> None:
+    """What an invoice needs, checked in this order (the first missing one is told): on issuing
+    an invoice, and on saving a payment that asks for one. An individual's invoice is titled
+    with their name and has no tax ID; an organization's has a title and a tax ID."""
+    if row.state != "Paid":
+        raise ServiceError("Please pay the order first!")
+    if not row.person_name.strip():
+        raise ServiceError("Please input your real name!")
+    if not ID_CARD.match(row.person_id_card):
+        raise ServiceError("Please input the correct ID card number!")
+    if not EMAIL.match(row.person_email):
+        raise ServiceError("The input is not valid Email!")
+    if not PHONE.match(row.person_phone):
+        raise ServiceError("The input is not valid Phone!")
+    individual = row.invoice_type == "Individual"
+    if (row.invoice_title != row.person_name) if individual else not row.invoice_title.strip():
+        raise ServiceError("The input is not invoice title!")
+    if bool(row.invoice_tax_id) if individual else not TAX_ID.match(row.invoice_tax_id):
+        raise ServiceError("The input is not invoice Tax ID!")
+
+
+def validate(db: Session, actor: Actor, row: m.Payment) -> None:
+    if row.invoice_type:
+        check_invoice(row)
+
+
+RULES = KindRules(validate=validate, new=fixed(displayName="New Payment - {suffix}", type="PayPal", currency="USD",
+                                               price=300.0, state="Paid"))

@@ -1,0 +1,50 @@
+"""Permissions: who may do what on which resources, approved by a global admin."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from ... import models as m
+from ...models.base import utcnow
+from .. import builtin as b
+from ..access import Actor
+from ..errors import ServiceError
+from .common import Choice, KindRules
+
+STATES = ("Approved", "Pending")
+EFFECTS = ("Allow", "Deny")
+
+
+def validate(db: Session, actor: Actor, row: m.Permission) -> None:
+    if not row.users and not row.roles:
+        raise ServiceError("The users and roles cannot be empty at the same time")
+    if not row.resources:
+        raise ServiceError("The resources cannot be empty")
+    if not row.actions:
+        raise ServiceError("The actions cannot be empty")
+
+
+def before_save(db: Session, actor: Actor, old: m.Permission | None, row: m.Permission, changed: set[str]) -> None:
+    if not actor.is_global_admin:
+        # only a global admin decides the state; a normal user's request starts Pending
+        row.state = old.state if old is not None else ("Approved" if actor.is_org_admin else "Pending")
+        if old is None and not actor.is_admin:
+            row.submitter = actor.name
+    if old is None or row.state != old.state:
+        if row.state == "Approved":
+            row.approver, row.approve_time = actor.name, utcnow()
+        else:
+            row.approver, row.approve_time = "", None
+
+
+def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
+    # the adding user when they belong to the organization (a permission names its own users only)
+    users = [actor.id] if actor.user is not None and actor.user.owner == owner else [f"{owner}/*"]
+    return {"displayName": f"New Permission - {suffix}", "users": users,
+            "resourceType": "Application", "resources": [b.BUILT_IN_APP], "actions": ["Read"], "effect": "Allow",
+            "isEnabled": True, "submitter": actor.name,
+            "state": "Approved" if actor.is_global_admin else "Pending"}
+
+
+RULES = KindRules(choices=(Choice("state", STATES), Choice("effect", EFFECTS)),
+                  validate=validate, before_save=before_save, new=new)

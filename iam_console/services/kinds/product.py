@@ -1,0 +1,42 @@
+"""Products: what is sold, through payment providers; a plan's product is locked."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, select
+
+from ... import models as m
+from .. import builtin as b
+from ..access import Actor
+from ..errors import ServiceError
+from ..resources import Kind
+from .common import KindRules, fixed
+
+PLAN_TAG = "auto_created_product_for_plan"  # the tag of a product a plan created
+# what a plan's product keeps as the plan made it
+PLAN_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", "providers")
+
+
+def validate(db: Session, actor: Actor, row: m.Product) -> None:
+    """Its providers are payment providers (that they are the organization's or shared: references)."""
+    names = [p for p in row.providers if isinstance(p, str)]
+    if names:
+        other = db.exec(select(m.Provider.name).where(
+            m.Provider.category != "Payment", m.Provider.name.in_(names),
+            m.Provider.owner.in_((row.owner, b.ADMIN_OWNER)))).first()
+        if other is not None:
+            raise ServiceError("The provider %s is not a payment provider", other)
+
+
+def protect(kind: Kind, old: m.Product, new: m.Product | None) -> None:
+    if old.tag != PLAN_TAG:
+        return
+    if new is None:
+        raise ServiceError("A product created for a plan cannot be deleted")
+    for attribute in PLAN_LOCKED:
+        if getattr(new, attribute) != getattr(old, attribute):
+            raise ServiceError("The field %s of a product created for a plan cannot be changed", attribute)
+
+
+RULES = KindRules(validate=validate, protect=protect,
+                  new=fixed(displayName="New Product - {suffix}", price=300.0, quantity=99, sold=10, currency="USD",
+                            state="Published", isRecharge=False))

@@ -1,0 +1,19 @@
+"""Roles: users, groups and other roles, under a name."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from ... import models as m
+from ..access import Actor
+from ..errors import ServiceError
+from .common import KindRules, fixed
+
+
+def validate(db: Session, actor: Actor, row: m.Role) -> None:
+    if f"{row.owner}/{row.name}" in row.roles:
+        raise ServiceError("A role cannot contain itself")
+
+
+RULES = KindRules(validate=validate, new=fixed(displayName="New Role - {suffix}", users=[], groups=[], roles=[],
+                                               domains=[], isEnabled=True))

@@ -1,0 +1,8 @@
+"""Transactions: money moved for a user through a provider."""
+
+from __future__ import annotations
+
+from .common import KindRules, fixed
+
+RULES = KindRules(new=fixed(displayName="New Transaction - {suffix}", type="PayPal", currency="USD", amount=0.0,
+                            state="Paid"))

@@ -1,0 +1,58 @@
+"""Users: type, account item patterns, face IDs, groups, and what saving one also does."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from sqlmodel import Session
+
+from ... import models as m
+from ...models.base import utcnow
+from .. import accounts, auth, groups, lookup, mfa_props
+from .. import builtin as b
+from ..access import Actor
+from ..errors import ServiceError
+from ..passwords import hash_secret
+from .common import Choice, KindRules, built_in
+
+TYPES = ("normal-user", "paid-user")
+MAX_FACE_IDS = 5
+
+
+def validate(db: Session, actor: Actor, row: m.User) -> None:
+    accounts.check_patterns(db, row)
+    if len(row.face_ids or []) > MAX_FACE_IDS:
+        raise ServiceError("At most 5 face IDs")
+    groups.check_one_physical_group(db, row.groups)
+
+
+def before_save(db: Session, actor: Actor, old: m.User | None, row: m.User, changed: set[str]) -> None:
+    if not row.uuid:
+        row.uuid = str(uuid.uuid4())
+    if "password" in changed or (old is None and row.password):
+        auth.change_password(db, row, lookup.organization(db, row.owner), row.password, signed_in_as=old,
+                             keep_session=actor.session_id)
+    if "access_secret" in changed:
+        row.access_secret = hash_secret(row.access_secret)  # shown once, when generated; then only compared
+    if "is_deleted" in changed or old is None:
+        row.deleted_time = (row.deleted_time or utcnow()) if row.is_deleted else None
+    row.multi_factor_auths = mfa_props.all_props(row)  # its masked email or phone follows the fields
+    row.updated_time = utcnow()
+
+
+def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
+    org = lookup.organization(db, owner)
+    return {
+        "type": "normal-user", "password": secrets.token_urlsafe(16), "displayName": f"New User - {suffix}",
+        "email": f"{suffix}@example.com", "countryCode": (org.country_codes or ["US"])[0] if org else "US",
+        "affiliation": "Example Inc.", "tag": "staff", "isAdmin": owner == b.BUILT_IN_ORG,
+        "score": org.init_score if org else 0,
+        "signupApplication": (org.default_application if org else "") or b.BUILT_IN_APP,
+    }
+
+
+RULES = KindRules(
+    choices=(Choice("type", TYPES, label="user type"),),
+    validate=validate, before_save=before_save, protect=built_in(b.BUILT_IN_ORG, b.ADMIN_USER), new=new,
+)
