@@ -15,6 +15,7 @@ from .ui import pages  # noqa: F401  (registers the pages)
 from .ui.routes import PAGES
 from .ui.shell import connection_notice, guarded
 from .ui.state.account import Account
+from .ui.theme import READABLE_CSS
 
 for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own pages
     importlib.import_module(module)
@@ -22,7 +23,7 @@ for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own p
 without_reflex_cors()  # the server's CORS is api.middleware.CrossOrigin's alone
 app = rx.App(
     api_transformer=api,
-    head_components=[rx.script(src="/iam.js")],
+    head_components=[rx.script(src="/iam.js"), rx.el.style(READABLE_CSS)],
     toaster=rx.toast.provider(position="top-center"),
 )
 # 'Failed to connect to server: {error}' in place of Reflex's connection toast

@@ -22,6 +22,7 @@ class Column:
     sortable: bool = True
     searchable: bool = True
     filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
+    virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Field:
     # typing into this field also copies the text into another one when it fully matches the pattern
     copy_to: str = ""
     copy_pattern: str = ""
+    virtual: bool = False  # not a wire field of the kind: edited by the page itself, never saved as is
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def _drawer_group(group: MenuGroup) -> rx.Component:
 
 def _drawer() -> rx.Component:
     return rx.drawer.root(
-        rx.drawer.trigger(rx.icon_button(rx.icon("menu"), variant="ghost", aria_label="Menu", id="menu-drawer")),
+        rx.drawer.trigger(rx.icon_button(rx.icon("menu"), variant="ghost", aria_label=t("Menu"), id="menu-drawer")),
         rx.drawer.overlay(z_index="5"),
         rx.drawer.portal(
             rx.drawer.content(
@@ -83,7 +83,7 @@ def _choice(label: str, checked: rx.Var, on_click, id_: str) -> rx.Component:
 
 def _theme_menu() -> rx.Component:
     return rx.menu.root(
-        rx.menu.trigger(rx.icon_button(rx.icon("palette"), variant="ghost", aria_label="Theme", id="theme-menu")),
+        rx.menu.trigger(rx.icon_button(rx.icon("palette"), variant="ghost", aria_label=t("Theme"), id="theme-menu")),
         rx.menu.content(
             # Default and Dark set the color mode in the browser; Compact is a preference
             _choice("Default", rx.color_mode_cond(True, False), set_color_mode("light"), "theme-default"),
@@ -95,7 +95,7 @@ def _theme_menu() -> rx.Component:
 
 def _language_menu() -> rx.Component:
     return rx.menu.root(
-        rx.menu.trigger(rx.icon_button(rx.icon("languages"), variant="ghost", aria_label="Language",
+        rx.menu.trigger(rx.icon_button(rx.icon("languages"), variant="ghost", aria_label=t("Language"),
                                        id="language-menu")),
         rx.menu.content(*[
             rx.cond(Account.languages.contains(code),
@@ -110,7 +110,8 @@ def _organization_selector() -> rx.Component:
     return rx.cond(
         Account.is_global_admin & ~rx.State.router.url.path.startswith("/trees/"),
         rx.select.root(
-            rx.select.trigger(placeholder=t("Organization"), id="organization-selector"),
+            rx.select.trigger(placeholder=t("Organization"), id="organization-selector",
+                              aria_label=t("Organization")),
             rx.select.content(
                 rx.select.item(t("All"), value=ALL_ORGANIZATIONS),
                 rx.foreach(Account.organization_names, lambda name: rx.select.item(name, value=name)),

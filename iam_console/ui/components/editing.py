@@ -21,6 +21,13 @@ def _choice_label(choice: rx.Var) -> rx.Component:
     return rx.hstack(icon, rx.text(choice[1]), align="center", spacing="2")
 
 
+def field_label(label: str, ident: str) -> rx.Component:
+    """A field's label, bound to its widget: `for` names an input, and the buttons Radix
+    draws for selects and switches name themselves after it (aria-labelledby {ident}-label)."""
+    return rx.text(rx.el.label(t(label), html_for=ident, id=f"{ident}-label"), size="2", weight="medium",
+                   padding_top="0.4em")
+
+
 def _checks(field: Field, disabled: rx.Var) -> rx.Component:
     """A list field as one checkbox per option (a multi-select of a few fixed values)."""
     chosen = Editing.values[field.key].split(", ")
@@ -28,7 +35,8 @@ def _checks(field: Field, disabled: rx.Var) -> rx.Component:
         rx.checkbox(option, checked=chosen.contains(option), disabled=disabled, id=f"field-{field.key}-{option}",
                     on_change=lambda on, option=option: Editing.toggle_option(field.key, option, on))
         for option in field.options
-    ], spacing="4", wrap="wrap", id=f"field-{field.key}", padding_top="0.4em")
+    ], spacing="4", wrap="wrap", id=f"field-{field.key}", padding_top="0.4em", role="group",
+        aria_labelledby=f"field-{field.key}-label")
 
 
 def _widget(field: Field) -> rx.Component:
@@ -38,18 +46,19 @@ def _widget(field: Field) -> rx.Component:
         return _checks(field, disabled)
     if field.widget == "switch":
         return rx.switch(checked=Editing.flags[field.key], on_change=lambda v: Editing.set_flag(field.key, v),
-                         disabled=disabled, id=ident)
+                         disabled=disabled, id=ident, aria_labelledby=f"{ident}-label")
     value = Editing.values[field.key]
     on_change = lambda v: Editing.set_value(field.key, v)  # noqa: E731
     if field.widget == "select" and field.choices is not None:
         return rx.select.root(
-            rx.select.trigger(id=ident, width="100%"),
+            rx.select.trigger(id=ident, width="100%", aria_labelledby=f"{ident}-label"),
             rx.select.content(rx.foreach(Editing.choices[field.key],
                                          lambda choice: rx.select.item(_choice_label(choice), value=choice[0]))),
             value=rx.cond(value == "", EMPTY_CHOICE, value), on_change=on_change, disabled=disabled,
         )
     if field.widget == "select":
-        return rx.select(list(field.options), value=value, on_change=on_change, disabled=disabled, id=ident)
+        return rx.select(list(field.options), value=value, on_change=on_change, disabled=disabled, id=ident,
+                         custom_attrs={"aria-labelledby": f"{ident}-label"})
     if field.widget == "textarea":
         return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows="4", width="100%")
     kind = {"password": "password", "number": "number"}.get(field.widget, "text")
@@ -60,7 +69,7 @@ def _widget(field: Field) -> rx.Component:
 
 def _row(field: Field) -> rx.Component:
     row = rx.grid(
-        rx.text(t(field.label), size="2", weight="medium", padding_top="0.4em"),
+        field_label(field.label, f"field-{field.key}"),
         rx.box(_widget(field), field.addon() if field.addon else rx.fragment(), width="100%"),
         columns="12em 1fr", spacing="3", width="100%",
     )
@@ -72,13 +81,13 @@ def _row(field: Field) -> rx.Component:
 
 def _identity(screen: Screen) -> list[rx.Component]:
     owner = rx.grid(
-        rx.text(t("Organization"), size="2", weight="medium", padding_top="0.4em"),
+        field_label("Organization", "field-owner"),
         rx.input(value=Editing.values["owner"], on_change=lambda v: Editing.set_value("owner", v),
                  disabled=Editing.locked.contains("owner"), id="field-owner", width="100%"),
         columns="12em 1fr", spacing="3", width="100%",
     )
     name = rx.grid(
-        rx.text(t(screen.name_label), size="2", weight="medium", padding_top="0.4em"),
+        field_label(screen.name_label, "field-name"),
         rx.input(value=Editing.values["name"], on_change=lambda v: Editing.set_value("name", v),
                  disabled=Editing.locked.contains("name"), id="field-name", width="100%"),
         columns="12em 1fr", spacing="3", width="100%",
@@ -102,6 +111,13 @@ def _buttons(where: str, actions: tuple[rx.Component, ...] = ()) -> rx.Component
     )
 
 
+def _unsaved_marker() -> rx.Component:
+    """What assets/iam.js reads before the page is left (a link, a reload, closing the tab):
+    while the form holds unsaved edits it asks the question first."""
+    return rx.el.div(id="edit-unsaved", hidden=True, data_dirty=rx.cond(Editing.dirty, "true", "false"),
+                     data_question=t("You have unsaved changes. Leave this page?"))
+
+
 def edit_page(screen: Screen, *extra: rx.Component, actions: tuple[rx.Component, ...] = ()) -> rx.Component:
     """`extra`: the screen's own sections under the fields (tables, trees); `actions`: its own
     buttons beside Save and Save & Exit (the LDAP server's Sync LDAP)."""
@@ -109,7 +125,8 @@ def edit_page(screen: Screen, *extra: rx.Component, actions: tuple[rx.Component,
         rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons("top", actions), width="100%",
                   align="center"),
         rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields], *extra, spacing="3",
-                          width="100%"), width="100%"),
+                          width="100%"), width="100%", id="edit-form"),
+        _unsaved_marker(),
         _buttons("bottom"),
         spacing="3", width="100%", max_width="60em",
     )

@@ -36,7 +36,8 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
     if column.caption:
         shown = rx.text(t(column.caption), size="2")
     elif column.kind == "bool":
-        shown = rx.switch(checked=value == "true", disabled=True, size="1")
+        # read-only: the theme's switch rules show a disabled "on" in the accent colour
+        shown = rx.switch(checked=value == "true", disabled=True, size="1", aria_label=t(column.label))
     elif column.kind == "avatar":
         shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
     elif column.kind == "tags":
@@ -70,14 +71,14 @@ def _search(screen: Screen) -> rx.Component:
     filters = [c for c in screen.columns if c.filters]
     return rx.hstack(
         rx.select.root(
-            rx.select.trigger(placeholder=t("Search by"), id="search-field"),
+            rx.select.trigger(placeholder=t("Search by"), id="search-field", aria_label=t("Search by")),
             rx.select.content(*[rx.select.item(t(c.label), value=c.key) for c in searchable]),
             value=Listing.search_field, on_change=Listing.set_search_field, size="2",
         ),
         rx.input(placeholder=t("Search"), value=Listing.search_value, on_change=Listing.search.debounce(300),
-                 id="search-value", width="16em"),
+                 id="search-value", width="16em", aria_label=t("Search")),
         *[rx.select.root(
-            rx.select.trigger(placeholder=t(c.label), id=f"filter-{c.key}"),
+            rx.select.trigger(placeholder=t(c.label), id=f"filter-{c.key}", aria_label=t(c.label)),
             rx.select.content(rx.select.item(t("All"), value="__all__"),
                               *[rx.select.item(option, value=option) for option in c.filters]),
             on_change=lambda value, key=c.key: Listing.filter(key, value), size="2",
@@ -92,16 +93,18 @@ def pager(state: type[Paging], prefix: str = "") -> rx.Component:
         rx.text(Prefs.tr["Total %s"].replace("%s", state.total.to_string()), size="2", id=f"{prefix}list-total"),
         rx.spacer(),
         rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=state.page <= 1,
-                       on_click=state.go_to(state.page - 1), id=f"{prefix}page-prev"),
+                       on_click=state.go_to(state.page - 1), id=f"{prefix}page-prev",
+                       aria_label=t("Previous page")),
         rx.text(state.page.to_string() + " / " + state.page_count.to_string(), size="2",
                 id=f"{prefix}page-current"),
         rx.icon_button(rx.icon("chevron-right"), size="1", variant="soft", disabled=state.page >= state.page_count,
-                       on_click=state.go_to(state.page + 1), id=f"{prefix}page-next"),
-        rx.text(t("Go to"), size="2"),
+                       on_click=state.go_to(state.page + 1), id=f"{prefix}page-next",
+                       aria_label=t("Next page")),
+        rx.text(rx.el.label(t("Go to"), html_for=f"{prefix}page-jump"), size="2"),
         rx.input(value=state.jump_to, on_change=state.set_jump_to, on_key_down=state.jump, width="4em",
                  size="1", id=f"{prefix}page-jump"),
         rx.select(PAGE_SIZES, value=state.page_size.to_string(), on_change=state.set_page_size, size="1",
-                  id=f"{prefix}page-size"),
+                  id=f"{prefix}page-size", custom_attrs={"aria-label": t("Page size")}),
         align="center", spacing="2", width="100%",
     )
 
@@ -117,11 +120,12 @@ XLSX = {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": [".
 
 def _upload(screen: Screen) -> rx.Component:
     """Upload (.xlsx): choosing the file sends it (.xlsx only)."""
-    return rx.box(rx.upload.root(
+    # the drop zone's hidden file input is named by the label around it
+    return rx.el.label(rx.upload.root(
         rx.button(rx.icon("upload", size=14), t("Upload (.xlsx)"), variant="soft", type="button"),
         id=f"upload-{screen.key}", accept=XLSX, multiple=False, max_files=1, no_drag=True,
         on_drop=Listing.upload, on_drop_rejected=Listing.upload_rejected,
-    ), id="list-upload")
+    ), id="list-upload", aria_label=t("Upload (.xlsx)"))
 
 
 def list_page(screen: Screen, row_actions: RowActions | None = None) -> rx.Component:

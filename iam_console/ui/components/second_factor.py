@@ -14,7 +14,7 @@ def second_factor_form(prefix: str, on_submit, on_key) -> rx.Component:
     chooser = rx.cond(
         SecondStep.methods.length() > 1,
         rx.select.root(
-            rx.select.trigger(width="100%", id=f"{prefix}-mfa-type"),
+            rx.select.trigger(width="100%", id=f"{prefix}-mfa-type", aria_label=t("Multi-factor authentication")),
             rx.select.content(rx.foreach(SecondStep.methods, lambda m: rx.select.item(
                 Prefs.tr[m["label"]], value=m["mfaType"]))),
             value=SecondStep.mfa_type, on_change=SecondStep.choose, size="2",
@@ -33,7 +33,8 @@ def second_factor_form(prefix: str, on_submit, on_key) -> rx.Component:
                           align="center", justify="between", width="100%")),
         rx.input(id=f"{prefix}-passcode", auto_complete="one-time-code", width="100%", auto_focus=True,
                  placeholder=rx.cond(SecondStep.recovery, t("Recovery code"), t("Passcode")),
-                 on_key_down=on_key),
+                 on_key_down=on_key,
+                 aria_label=rx.cond(SecondStep.recovery, t("Recovery code"), t("Passcode"))),
         rx.cond(SecondStep.error != "", rx.callout(SecondStep.error, icon="triangle-alert", color_scheme="red",
                                                    width="100%", id=f"{prefix}-mfa-error")),
         rx.button(rx.cond(SecondStep.busy, t("Signing in..."), t("Verify")), on_click=on_submit,

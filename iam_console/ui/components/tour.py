@@ -66,5 +66,5 @@ def tour_button() -> rx.Component:
     return rx.cond(
         Dashboard.tour_enabled,
         rx.tooltip(rx.icon_button(rx.icon("map"), variant="soft", size="2", on_click=Dashboard.open_tour,
-                                  aria_label="Tour", id="tour-open"), content=t("Tour")),
+                                  aria_label=t("Tour"), id="tour-open"), content=t("Tour")),
     )

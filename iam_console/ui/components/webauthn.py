@@ -16,7 +16,7 @@ def _row(row: rx.Var) -> rx.Component:
         rx.table.cell(row["createdTime"]),
         rx.cond(WebauthnSection.is_self, rx.table.cell(rx.icon_button(
             rx.icon("trash-2", size=14), on_click=WebauthnSection.ask_delete(row["id"], row["name"]),
-            size="1", color_scheme="red", variant="soft", class_name="webauthn-delete", aria_label="delete"))),
+            size="1", color_scheme="red", variant="soft", class_name="webauthn-delete", aria_label=t("Delete")))),
         class_name="webauthn-row",
     )
 
@@ -32,7 +32,7 @@ def webauthn_section() -> rx.Component:
     )
     adding = rx.hstack(
         rx.input(value=WebauthnSection.new_name, on_change=WebauthnSection.set_new_name, placeholder=t("Name"),
-                 id="webauthn-new-name", size="1", max_length=100),
+                 id="webauthn-new-name", size="1", max_length=100, aria_label=t("Name")),
         rx.button(rx.icon("plus", size=14), t("Add"), on_click=WebauthnSection.add, loading=WebauthnSection.busy,
                   size="1", variant="soft", id="webauthn-add"),
         align="center", spacing="2",

@@ -169,10 +169,10 @@ def _header() -> rx.Component:
 def _form() -> rx.Component:
     return rx.vstack(
         _header(),
-        rx.text(t("Username"), size="2", weight="medium"),
+        rx.text(rx.el.label(t("Username"), html_for="authorize-username"), size="2", weight="medium"),
         rx.input(id="authorize-username", placeholder=t("username, Email or phone"), auto_complete="username",
                  width="100%", auto_focus=True, on_key_down=Authorize.on_key),
-        rx.text(t("Password"), size="2", weight="medium"),
+        rx.text(rx.el.label(t("Password"), html_for="authorize-password"), size="2", weight="medium"),
         rx.input(id="authorize-password", type="password", placeholder=t("Password"),
                  auto_complete="current-password", width="100%", on_key_down=Authorize.on_key),
         rx.cond(Authorize.sign_in_error != "",

@@ -105,7 +105,7 @@ def _enter() -> rx.Component:
         rx.text(t("Enter the code shown on your device"), size="2"),
         rx.input(id="device-code", value=Device.user_code, on_change=Device.set_user_code,
                  on_key_down=Device.on_key, placeholder="XXXX-XXXX", auto_complete="off", auto_focus=True,
-                 width="100%"),
+                 width="100%", aria_label=t("Enter the code shown on your device")),
         _error(),
         rx.button(t("Continue"), on_click=Device.next_step, width="100%", id="device-continue"),
         spacing="3",

@@ -226,13 +226,16 @@ def _node(node: rx.Var) -> rx.Component:
     selected = node["name"] == GroupTree.tree_group
     actions = rx.hstack(
         rx.tooltip(rx.icon_button(rx.icon("plus", size=14), size="1", variant="ghost",
-                                  on_click=GroupTree.add_group(node["name"]), id="tree-add-child"),
+                                  on_click=GroupTree.add_group(node["name"]), id="tree-add-child",
+                                  aria_label=t("New Group")),
                    content=t("New Group")),
-        rx.link(rx.icon_button(rx.icon("pencil", size=14), size="1", variant="ghost", id="tree-edit"),
+        rx.link(rx.icon_button(rx.icon("pencil", size=14), size="1", variant="ghost", id="tree-edit",
+                               aria_label=t("Edit")),
                 href=node["edit"]),
         rx.cond(node["leaf"] == "true",
                 rx.icon_button(rx.icon("trash-2", size=14), size="1", variant="ghost", color_scheme="red",
-                               on_click=GroupTree.ask_delete(node["name"]), id="tree-delete")),
+                               on_click=GroupTree.ask_delete(node["name"]), id="tree-delete",
+                               aria_label=t("Delete"))),
         spacing="1",
     )
     icon = rx.cond(node["type"] == "Physical", rx.icon("building-2", size=14), rx.icon("cloud", size=14))
@@ -262,7 +265,7 @@ def _tree_page() -> rx.Component:
     selector = rx.cond(
         Account.is_global_admin,
         rx.select.root(
-            rx.select.trigger(id="tree-organization", width="100%"),
+            rx.select.trigger(id="tree-organization", width="100%", aria_label=t("Organization")),
             rx.select.content(rx.foreach(Account.organization_names,
                                          lambda name: rx.select.item(name, value=name))),
             value=GroupTree.tree_organization, on_change=GroupTree.switch_organization,

@@ -84,7 +84,7 @@ def _header(key: str, label: str) -> rx.Component:
     if key != "groupId":
         return rx.table.column_header_cell(title)
     return rx.table.column_header_cell(rx.hstack(title, rx.select.root(
-        rx.select.trigger(placeholder=t("All"), id="ldap-filter-group"),
+        rx.select.trigger(placeholder=t("All"), id="ldap-filter-group", aria_label=t("Group")),
         rx.select.content(rx.select.item(t("All"), value=ALL_GROUPS),
                           rx.foreach(LdapSync.group_ids, lambda g: rx.select.item(g, value=g))),
         value=rx.cond(LdapSync.group_id == "", ALL_GROUPS, LdapSync.group_id), on_change=LdapSync.filter_group,
@@ -98,7 +98,8 @@ def _row(row: rx.Var) -> rx.Component:
     uid = rx.cond(synced, rx.link(row["uid"], href=row["__href"], class_name="ldap-user-link"), rx.text(row["uid"]))
     return rx.table.row(
         rx.table.cell(rx.checkbox(checked=LdapSync.selected.contains(row["uuid"]), disabled=synced,
-                                  on_change=lambda on: LdapSync.toggle(row["uuid"], on), class_name="ldap-select")),
+                                  on_change=lambda on: LdapSync.toggle(row["uuid"], on), class_name="ldap-select",
+                                  aria_label=row["uid"])),
         rx.table.cell(rx.hstack(rx.text(row["cn"]), tag, spacing="2", align="center")),
         rx.table.cell(uid),
         *[rx.table.cell(rx.text(row[key])) for key, _ in COLUMNS[2:]],
@@ -111,7 +112,8 @@ def _sync_page() -> rx.Component:
         rx.table.header(rx.table.row(
             rx.table.column_header_cell(rx.checkbox(checked=LdapSync.page_all_selected,
                                                     disabled=LdapSync.selectable_on_page.length() == 0,
-                                                    on_change=LdapSync.toggle_page, id="ldap-select-page")),
+                                                    on_change=LdapSync.toggle_page, id="ldap-select-page",
+                                                    aria_label=t("All"))),
             *[_header(key, label) for key, label in COLUMNS])),
         rx.table.body(rx.foreach(LdapSync.rows, _row)),
         width="100%", size="1", variant="surface", id="ldap-users",

@@ -31,7 +31,8 @@ def _prove() -> rx.Component:
     return rx.vstack(
         rx.cond(MfaSetup.mfa_type == "app", app, sent),
         rx.input(placeholder=t("Passcode"), value=MfaSetup.passcode, on_change=MfaSetup.set_passcode,
-                 auto_complete="one-time-code", id="mfa-passcode", width="16em"),
+                 on_key_down=MfaSetup.passcode_key, auto_complete="one-time-code", id="mfa-passcode",
+                 width="16em", auto_focus=True, aria_label=t("Passcode")),
         rx.button(t("Verify"), on_click=MfaSetup.verify, id="mfa-verify"),
         spacing="3",
     )

@@ -41,8 +41,9 @@ ORGANIZATIONS = screen(Screen(
         Column("enableSoftDeletion", "Soft deletion", "bool", searchable=False),
         # the organization's users and its group tree
         Column("users", "Users", caption="View users", link="/organizations/{name}/users", sortable=False,
-               searchable=False),
-        Column("groups", "Groups", caption="Groups", link="/trees/{name}", sortable=False, searchable=False),
+               searchable=False, virtual=True),
+        Column("groups", "Groups", caption="Groups", link="/trees/{name}", sortable=False, searchable=False,
+               virtual=True),
     ),
     fields=(
         Field("displayName", "Display name"),
@@ -91,11 +92,11 @@ def _label(value: rx.Var | str) -> rx.Var:
 THEME_TYPE_LABELS = {"default": "Default", "dark": "Dark", "lark": "Lark", "comic": "Comic"}
 
 
-def _choice(options, value, on_change, class_name: str, disabled=False) -> rx.Component:
-    """A select of fixed options: values, or {value: catalog key}."""
+def _choice(options, value, on_change, class_name: str, label: str, disabled=False) -> rx.Component:
+    """A select of fixed options: values, or {value: catalog key}; `label` names it (a catalog key)."""
     labels = options if isinstance(options, dict) else {option: option for option in options}
     return rx.select.root(
-        rx.select.trigger(class_name=class_name, width="100%"),
+        rx.select.trigger(class_name=class_name, width="100%", aria_label=t(label)),
         rx.select.content(*[rx.select.item(t(label), value=value) for value, label in labels.items()]),
         value=value, on_change=on_change, disabled=disabled, size="1",
     )
@@ -121,7 +122,8 @@ def _account_row(row: rx.Var, index: rx.Var) -> rx.Component:
     name = rx.cond(
         row["__placeholder"] == "true",
         rx.select.root(
-            rx.select.trigger(placeholder=t(b.ACCOUNT_ITEM_PLACEHOLDER), class_name="account-name", width="100%"),
+            rx.select.trigger(placeholder=t(b.ACCOUNT_ITEM_PLACEHOLDER), class_name="account-name", width="100%",
+                              aria_label=t("Name")),
             rx.select.content(rx.foreach(AccountItems.free_names,
                                          lambda n: rx.select.item(_label(n), value=n))),
             value="", on_change=lambda v: AccountItems.set_name(index, v), size="1",
@@ -131,19 +133,20 @@ def _account_row(row: rx.Var, index: rx.Var) -> rx.Component:
     modify = rx.cond(
         row["__admin_only"] == "true",
         _choice(("Admin", "Immutable"), row["modifyRule"], lambda v: AccountItems.set_modify_rule(index, v),
-                "account-modify"),
+                "account-modify", "Modify rule"),
         _choice(b.MODIFY_RULES, row["modifyRule"], lambda v: AccountItems.set_modify_rule(index, v),
-                "account-modify"),
+                "account-modify", "Modify rule"),
     )
     return rx.table.row(
         rx.table.cell(name),
         rx.table.cell(rx.switch(checked=row["visible"] == "true", size="1", class_name="account-visible",
-                                on_change=lambda v: AccountItems.set_visible(index, v))),
+                                aria_label=t("Visible"), on_change=lambda v: AccountItems.set_visible(index, v))),
         rx.table.cell(_choice(b.VIEW_RULES, row["viewRule"], lambda v: AccountItems.set_view_rule(index, v),
-                              "account-view")),
+                              "account-view", "View rule")),
         rx.table.cell(modify),
         rx.table.cell(rx.input(value=row["regex"], on_change=lambda v: AccountItems.set_regex(index, v),
-                               disabled=row["__pattern"] != "true", size="1", class_name="account-regex")),
+                               disabled=row["__pattern"] != "true", size="1", class_name="account-regex",
+                               aria_label=t("Regex"))),
         rx.table.cell(rx.hstack(
             _icon("arrow-up", AccountItems.move_row(index, -1), "Up", disabled=index == 0),
             _icon("arrow-down", AccountItems.move_row(index, 1), "Down",
@@ -173,14 +176,14 @@ def _account_items() -> rx.Component:
 def _mfa_row(row: rx.Var, index: rx.Var) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.select.root(
-            rx.select.trigger(class_name="mfa-name", width="100%"),
+            rx.select.trigger(class_name="mfa-name", width="100%", aria_label=t("Name")),
             rx.select.content(
                 rx.select.item(_label(row["name"]), value=row["name"]),
                 rx.foreach(MfaItems.free_methods, lambda n: rx.select.item(_label(n), value=n)),
             ),
             value=row["name"], on_change=lambda v: MfaItems.set_name(index, v), size="1",
         )),
-        rx.table.cell(_choice(b.MFA_RULES, row["rule"], lambda v: MfaItems.set_rule(index, v), "mfa-rule")),
+        rx.table.cell(_choice(b.MFA_RULES, row["rule"], lambda v: MfaItems.set_rule(index, v), "mfa-rule", "Rule")),
         rx.table.cell(_icon("trash-2", MfaItems.delete_row(index), "Delete", color_scheme="red")),
     )
 
@@ -215,15 +218,18 @@ def _theme() -> rx.Component:
         width="100%")
     custom = rx.vstack(
         row("Theme type", _choice({k: THEME_TYPE_LABELS[k] for k in b.THEME_TYPES}, Theme.theme_type,
-                                  Theme.set_type, "theme-type")),
+                                  Theme.set_type, "theme-type", "Theme type")),
         row("Primary color", rx.hstack(*[_swatch(c) for c in b.THEME_COLORS], spacing="2", id="theme-colors")),
         row("Border radius", rx.hstack(
             rx.box(rx.slider(value=[Theme.radius], min=0, max=b.THEME_RADIUS_MAX, step=1,
-                             on_change=Theme.set_radius, size="1", id="theme-radius-slider"), width="14em"),
+                             on_change=Theme.set_radius, size="1", id="theme-radius-slider",
+                             aria_label=t("Border radius")), width="14em"),
             rx.input(value=Theme.radius.to_string(), on_change=Theme.set_radius.debounce(300), type="number",
-                     min=0, max=b.THEME_RADIUS_MAX, width="5em", size="1", id="theme-radius"),
+                     min=0, max=b.THEME_RADIUS_MAX, width="5em", size="1", id="theme-radius",
+                     aria_label=t("Border radius")),
             align="center", spacing="3")),
-        row("Compact", rx.switch(checked=Theme.compact, on_change=Theme.set_compact, id="theme-compact")),
+        row("Compact", rx.switch(checked=Theme.compact, on_change=Theme.set_compact, id="theme-compact",
+                                 aria_label=t("Compact"))),
         row("Preview", rx.box(t("Save"), background=Theme.color, color="white", padding_x="1em", padding_y="0.3em",
                               border_radius=Theme.radius.to_string() + "px", width="fit-content",
                               font_size=rx.cond(Theme.compact, "12px", "14px"), id="theme-preview")),

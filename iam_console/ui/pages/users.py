@@ -102,7 +102,7 @@ def _labelled(label: str, item: str, *children: rx.Component) -> rx.Component:
 
 def _password_input(label: str, ident: str, on_change) -> rx.Component:
     return rx.vstack(
-        rx.text(t(label), size="2", weight="medium"),
+        rx.text(rx.el.label(t(label), html_for=ident), size="2", weight="medium"),
         rx.input(type="password", on_change=on_change, id=ident, width="100%", auto_complete="new-password"),
         spacing="1", width="100%",
     )
@@ -178,10 +178,11 @@ def _reset_dialog() -> rx.Component:
         rx.dialog.content(
             rx.dialog.title(rx.cond(is_email, t("Reset Email..."), t("Reset Phone..."))),
             rx.vstack(
-                rx.text(rx.cond(is_email, t("New Email"), t("New Phone")), size="2", weight="medium"),
+                rx.text(rx.el.label(rx.cond(is_email, t("New Email"), t("New Phone")), html_for="reset-dest"),
+                        size="2", weight="medium"),
                 rx.input(on_change=ContactReset.set_dest, id="reset-dest", width="100%",
                          type=rx.cond(is_email, "email", "tel"), auto_complete="off"),
-                rx.text(t("Code"), size="2", weight="medium"),
+                rx.text(rx.el.label(t("Code"), html_for="reset-code"), size="2", weight="medium"),
                 rx.hstack(
                     rx.input(on_change=ContactReset.set_code, id="reset-code", width="100%",
                              auto_complete="one-time-code", input_mode="numeric"),
@@ -205,10 +206,10 @@ def _api_key() -> rx.Component:
     return _labelled(
         "API key", "API key",
         rx.vstack(
-            rx.hstack(rx.text(t("Access key"), size="2", width="8em"),
+            rx.hstack(rx.text(rx.el.label(t("Access key"), html_for="access-key"), size="2", width="8em"),
                       rx.input(value=UserEdit.access_key, read_only=True, id="access-key", width="100%"),
                       align="center", width="100%"),
-            rx.hstack(rx.text(t("Access secret"), size="2", width="8em"),
+            rx.hstack(rx.text(rx.el.label(t("Access secret"), html_for="access-secret"), size="2", width="8em"),
                       rx.input(value=UserEdit.access_secret, read_only=True, id="access-secret", width="100%"),
                       align="center", width="100%"),
             rx.button(rx.cond(UserEdit.access_key == "", t("Generate"), t("Update")),
@@ -237,7 +238,8 @@ def _groups() -> rx.Component:
     )
     picker = rx.vstack(
         rx.input(placeholder=t("Search groups"), on_change=UserEdit.search_groups.debounce(300),
-                 on_focus=UserEdit.search_groups(""), id="groups-search", width="100%"),
+                 on_focus=UserEdit.search_groups(""), id="groups-search", width="100%",
+                 aria_label=t("Search groups")),
         rx.hstack(
             rx.foreach(UserEdit.group_options, lambda g: rx.button(
                 _group_icon(g["type"]), g["id"], size="1", variant="outline", class_name="group-option",
@@ -268,13 +270,13 @@ def _properties() -> rx.Component:
     def row(r: rx.Var) -> rx.Component:
         return rx.table.row(
             rx.table.cell(rx.input(value=r["key"], on_change=lambda v: Properties.edit(r["index"], "key", v),
-                                   disabled=locked, size="1", class_name="property-key")),
+                                   disabled=locked, size="1", class_name="property-key", aria_label=t("Key"))),
             rx.table.cell(rx.input(value=r["value"],
                                    on_change=lambda v: Properties.edit(r["index"], "value", v),
-                                   disabled=locked, size="1", class_name="property-value")),
+                                   disabled=locked, size="1", class_name="property-value", aria_label=t("Value"))),
             rx.table.cell(rx.icon_button(rx.icon("trash-2", size=14), on_click=Properties.delete(r["index"]),
                                          disabled=locked, size="1", color_scheme="red", variant="soft",
-                                         class_name="property-delete", aria_label="delete")),
+                                         class_name="property-delete", aria_label=t("Delete"))),
         )
 
     table = rx.table.root(

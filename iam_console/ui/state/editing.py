@@ -39,6 +39,13 @@ def section(screen_key: str):
     return register
 
 EMPTY_CHOICE = "__empty__"  # a select's "" (Radix selects have no empty value)
+# an opened edit page puts the cursor in its first field the viewer may change (assets/iam.js)
+FOCUS_FIRST_FIELD = rx.call_script("window.iamFocusFirst('#edit-form')")
+
+
+def _focused(loaded: Any) -> list:
+    """The events after reading the record, then the focus on the first field."""
+    return [*(loaded if isinstance(loaded, list) else [loaded] if loaded is not None else []), FOCUS_FIRST_FIELD]
 
 
 class Editing(rx.State):
@@ -53,6 +60,7 @@ class Editing(rx.State):
     saved_name: str = ""
     return_url: str = ""
     busy: bool = False
+    dirty: bool = False  # edited since read or saved: leaving the page asks first (docs/architecture.md)
     _record: dict[str, Any] = {}  # the record as last read, sent back with the changes
     _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
 
@@ -67,7 +75,7 @@ class Editing(rx.State):
         self.mode = "add" if query.get("mode") == "add" else "edit"
         self.return_url = _local(str(query.get("returnUrl", "")))
         owner, name = _id_from_path(self._screen, self.router.url.path)
-        return await self._read(owner, name)
+        return _focused(await self._read(owner, name))
 
     @rx.event
     async def open_account(self):
@@ -79,7 +87,7 @@ class Editing(rx.State):
             return rx.redirect("/login")
         self.return_url = _local(str(self.router.url.query_parameters.get("returnUrl", ""))) or (
             "/users" if actor.is_admin else "/")
-        return await self._read(actor.user.owner, actor.user.name)
+        return _focused(await self._read(actor.user.owner, actor.user.name))
 
     async def _read(self, owner: str, name: str):
         screen = self._screen
@@ -105,6 +113,7 @@ class Editing(rx.State):
         self.values |= {"owner": self.saved_owner, "name": self.saved_name}
         self.flags = {f.key: bool(record.get(f.key)) for f in screen.fields if f.widget == "switch"}
         self._staged = {}
+        self.dirty = False
         # the screen's own sections load after the record (Screen.extra["after_read"]: an event)
         return screen.extra.get("after_read")
 
@@ -112,12 +121,14 @@ class Editing(rx.State):
         """A section's edit of a wire field (a properties table, a group picker): saved with the form."""
         if key not in self.locked and key not in self.hidden:
             self._staged = {**self._staged, key: value}
+            self.dirty = True
 
     @rx.event
     def set_value(self, key: str, value: str):
         if key in self.locked:
             return
         value = "" if value == EMPTY_CHOICE else value[:20_000]
+        self.dirty = self.dirty or self.values.get(key) != value
         self.values[key] = value
         field = next((f for f in self._screen.fields if f.key == key), None)
         if field is not None and field.copy_to and field.copy_to not in self.locked and re.fullmatch(
@@ -134,10 +145,12 @@ class Editing(rx.State):
         chosen = {part.strip() for part in self.values.get(key, "").split(",") if part.strip()}
         chosen = chosen | {option} if on else chosen - {option}
         self.values[key] = ", ".join(o for o in field.options if o in chosen)
+        self.dirty = True
 
     @rx.event
     def set_flag(self, key: str, value: bool):
         if key not in self.locked:
+            self.dirty = self.dirty or self.flags.get(key) != bool(value)
             self.flags[key] = bool(value)
             self._then(key, self.flags[key])
 
@@ -182,7 +195,7 @@ class Editing(rx.State):
             self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
             message = prefs.say(exc.template, *exc.args_) if isinstance(exc, ServiceError) else str(exc)
             return rx.toast.error(prefs.say(screen.extra.get("failed_message", "Failed to save: %s"), message))
-        self.busy = False
+        self.busy, self.dirty = False, False
         toast = rx.toast.success(prefs.say(screen.extra.get("saved_message", "Successfully saved")))
         if leave:
             return [toast, rx.redirect(self.return_url or screen.exit_url(changes))]

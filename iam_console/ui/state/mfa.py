@@ -57,6 +57,12 @@ class MfaSetup(rx.State):
     def set_passcode(self, value: str):
         self.passcode = value.strip()[:20]
 
+    @rx.event
+    def passcode_key(self, key: str):
+        """Enter in the passcode (the form's one field) verifies it."""
+        if key == "Enter":
+            return MfaSetup.verify
+
     @rx.event(background=True)
     async def send_code(self):
         async with self:
