@@ -24,8 +24,9 @@ bun:
 
 setup: $(VENV)/.installed bun
 
-# tests/api/test_sdk_node.py drives the API with casdoor-nodejs-sdk, installed from the lock file
-# into tests/node/node_modules; without npm that suite skips (and fails under CI).
+# tests/api/test_sdk_node.py drives the API with casdoor-nodejs-sdk, and tests/e2e/axe.py injects
+# axe-core; both are installed from the lock file into tests/node/node_modules. Without npm the SDK
+# suite skips (and fails under CI) and the browser tests' accessibility checks fail.
 $(NODE_SDK): tests/node/package.json tests/node/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix tests/node --no-audit --no-fund --silent && touch $@; \

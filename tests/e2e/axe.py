@@ -26,6 +26,8 @@ def serious(page) -> list[str]:
     """The critical and serious WCAG 2 A/AA violations of the page as it is now, one line per element."""
     if not AXE_SCRIPT.exists():
         pytest.fail(f"{AXE_SCRIPT} is missing: run `make node-sdk` (npm ci --prefix tests/node)")
+    # toasts come and go: axe reads one that is fading in or out as faint text, so wait for them to go
+    page.locator("[data-sonner-toast]").first.wait_for(state="detached", timeout=15_000)
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_SCRIPT))
     found = page.evaluate(RUN_AXE, WCAG_TAGS)

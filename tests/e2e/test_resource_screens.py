@@ -111,8 +111,6 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     name = page.locator("#field-name").input_value()
     assert name.startswith(screen.kind.name_prefix + "_")
     owner = "admin" if walk.screen == "organization" else page.locator("#field-owner").input_value()
-    # measured once the Add's toast has gone: axe reads a fading toast's text as faint
-    expect(page.locator("[data-sonner-toast]")).to_have_count(0, timeout=15_000)
     _no_serious_violations(page, screen.edit_pattern)
 
     # Cancel in add mode deletes the record it opened

@@ -44,8 +44,10 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:
         shown = rx.text(value, size="2")
-    if column.link:
+    if column.link and column.caption:
         shown = rx.link(shown, href=row[f"{column.key}__href"])
+    elif column.link:  # an empty value is no link: a link needs text to be named by
+        shown = rx.cond(value != "", rx.link(shown, href=row[f"{column.key}__href"]), shown)
     return rx.table.cell(shown)
 
 
