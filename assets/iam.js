@@ -203,16 +203,6 @@ window.iamWebauthnAuthorize = async function (organization, application) {
 };
 
 // Forms behave as people expect (docs/architecture.md, "Accessibility and forms").
-// The first field of `root` the viewer may change gets the cursor; the fields appear with
-// the record (after the page's load event), so look again for up to a second.
-window.iamFocusFirst = function (root, tries = 20) {
-  const field = document.querySelector(root)?.querySelector(
-    "input:not([disabled]):not([type=hidden]):not([type=file]), textarea:not([disabled]), " +
-    "button[role=combobox]:not([disabled]), button[role=switch]:not([disabled])");
-  if (field) field.focus();
-  else if (tries > 0) setTimeout(() => window.iamFocusFirst(root, tries - 1), 50);
-};
-
 // Leaving an edit page with unsaved edits asks first: its #edit-unsaved marker says whether
 // the form is dirty and carries the question in the viewer's language.
 window.iamUnsavedQuestion = function () {

@@ -39,8 +39,16 @@ def section(screen_key: str):
     return register
 
 EMPTY_CHOICE = "__empty__"  # a select's "" (Radix selects have no empty value)
-# an opened edit page puts the cursor in its first field the viewer may change (assets/iam.js)
-FOCUS_FIRST_FIELD = rx.call_script("window.iamFocusFirst('#edit-form')")
+# An opened edit page puts the cursor in its first field the viewer may change. The fields come
+# with the record, after this event's state, so it looks again for up to a second. Written out
+# here rather than in assets/iam.js: the page's load event may run before that script has loaded.
+FOCUS_FIRST_FIELD = rx.call_script("""(function focusFirst(tries) {
+  const field = document.querySelector("#edit-form")?.querySelector(
+    "input:not([disabled]):not([type=hidden]):not([type=file]), textarea:not([disabled]), "
+    + "button[role=combobox]:not([disabled]), button[role=switch]:not([disabled])");
+  if (field) field.focus();
+  else if (tries > 0) setTimeout(() => focusFirst(tries - 1), 50);
+})(20)""")
 
 
 def _focused(loaded: Any) -> list:
