@@ -80,12 +80,12 @@ def test_view_rules_hide_items(make_org, make_user):
 
 
 def test_the_group_tree_scopes_the_users_list():
-    from iam_console.ui.state.listing import _route_scope
+    from iam_console.ui.pages.groups import _tree_scope
 
-    users, groups = SCREENS["user"], SCREENS["group"]
-    assert _route_scope("/trees/acme/dev%20ops", users) == ("acme", "dev ops")
-    assert _route_scope("/trees/acme", users) == ("acme", "")
-    assert _route_scope("/trees/acme/dev", groups) == ("", "")
+    groups = SCREENS["group"]
+    assert _tree_scope("/trees/acme/dev%20ops") == ("acme", "dev ops")
+    assert _tree_scope("/trees/acme") == ("acme", "")
+    assert _tree_scope("/groups/acme/dev") == ("", "")
     top = _display(groups, {"owner": "acme", "name": "eng", "parentId": "acme", "isTopGroup": True,
                             "haveChildren": True}, "acme/boss")
     child = _display(groups, {"owner": "acme", "name": "dev", "parentId": "eng", "isTopGroup": False}, "acme/boss")

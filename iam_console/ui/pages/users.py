@@ -16,14 +16,13 @@ from ..components.dialogs import cancel_ok
 from ..components.editing import edit_page
 from ..components.listing import list_page, pager
 from ..components.webauthn import webauthn_section
-from ..routes import SCREENS as ROUTES
-from ..routes import page
+from ..routes import LINKABLE, page
 from ..screens import Column, Field, Screen, screen
 from ..state.editing import Editing
 from ..state.listing import Listing
 from ..state.mfa import MfaSection
 from ..state.prefs import Prefs
-from ..state.users import ContactReset, Properties, UserEdit
+from ..state.users import ContactReset, Properties, UserEdit, account_item_restrictions
 from ..text import t
 
 
@@ -35,7 +34,8 @@ def _untouchable(record, me: str) -> bool:
 
 USERS = screen(Screen(
     key="user", title="Users", list_route="/users", edit_route="/users/{owner}/{name}",
-    protected=_untouchable, page_size=20, upload=True, extra={"after_read": UserEdit.load},
+    protected=_untouchable, page_size=20, upload=True, after_read=UserEdit.load,
+    restrictions=account_item_restrictions,
     name_locked=lambda record: (record.get("owner"), record.get("name")) == (b.BUILT_IN_ORG, b.ADMIN_USER),
     columns=(
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -254,7 +254,7 @@ def _names(label: str, item: str, names: rx.Var, route: str, ident: str) -> rx.C
     """Read-only names (roles, permissions), linked when their screen exists."""
     def one(name: rx.Var) -> rx.Component:
         badge = rx.badge(name, variant="soft", size="2")
-        if route in ROUTES:
+        if route in LINKABLE:
             return rx.link(badge, href=route + "/" + Editing.saved_owner + "/" + name)
         return badge
     return _labelled(label, item, rx.hstack(rx.foreach(names, one), wrap="wrap", spacing="2", id=ident,

@@ -1,7 +1,7 @@
 """The user page's own sections: the password dialog, the
 avatar cropper, the API key, groups, properties, roles and permissions, and the
 email and phone reset dialogs. They load after the edit
-page's record (Screen.extra["after_read"]) and take part in its Save through
+page's record (the screen's `after_read`) and take part in its Save through
 Editing.stage; what saves at once (a password, new keys) goes through its
 service (the edit page's Save sends only the fields it edits). Every rule is
 the service layer's."""
@@ -14,6 +14,8 @@ from typing import Any
 import reflex as rx
 
 from ...db import session_scope
+from ...models import User
+from ...models.base import wire_names
 from ...services import accounts, groups, lookup, users, verifications
 from ...services.errors import ServiceError
 from .account import viewer
@@ -28,6 +30,14 @@ GROUP_CHOICES = 20  # groups offered per search: never the whole organization
 MASKED = "••••••••••••"
 PAGE_ITEMS = ("Password", "API key", "Groups", "Roles", "Permissions", "Properties")
 INCONSISTENT = "Your confirmed password is inconsistent with the password!"
+
+
+def account_item_restrictions(db, actor, record: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(locked, hidden) wire names of a user for this viewer: the organization's account items."""
+    target, organization = lookup.user(db, record["owner"], record["name"]), lookup.organization(db, record["owner"])
+    names = wire_names(User)
+    return ({names.get(a, a) for a in accounts.locked_attributes(actor, organization, target)},
+            {names.get(a, a) for a in accounts.hidden_attributes(actor, organization, target)})
 
 
 def _text(value: Any) -> str:
