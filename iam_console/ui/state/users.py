@@ -23,6 +23,7 @@ from .editing import Editing
 from .listing import Paging
 from .mfa import MfaSection
 from .prefs import Prefs
+from .service import call, say
 from .webauthn import WebauthnSection
 
 PROPERTY_PAGE_SIZE = 10  # the pager's first size
@@ -154,14 +155,16 @@ class UserEdit(rx.State):
             return rx.toast.error(prefs.say("Empty input!"))
         if self._new_password != self._confirm_password:
             return rx.toast.error(prefs.say("Two passwords you typed do not match."))
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                users.set_password(db, actor, editing.saved_owner, editing.saved_name, self._old_password,
-                                   self._new_password)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
-        self.asks_old_password = not actor.is_global_admin  # the user has a password now
+
+        def set_password(db, actor) -> bool:
+            users.set_password(db, actor, editing.saved_owner, editing.saved_name, self._old_password,
+                               self._new_password)
+            return actor.is_global_admin
+
+        done = await call(self, set_password)
+        if done.failed:
+            return done.event
+        self.asks_old_password = not done.value  # the user has a password now
         self.password_open = False
         self._clear_passwords()
         return rx.toast.success(prefs.say("Password set successfully"))
@@ -188,14 +191,12 @@ class UserEdit(rx.State):
 
     @rx.event
     async def generate_keys(self):
-        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                key, secret = users.add_keys(db, actor, editing.saved_owner, editing.saved_name)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to save: %s", prefs.say(exc.template, *exc.args_)))
-        self.access_key, self.access_secret = key, secret
+        editing = await self.get_state(Editing)
+        keys = await call(self, lambda db, actor: users.add_keys(db, actor, editing.saved_owner, editing.saved_name),
+                          failed="Failed to save: %s")
+        if keys.failed:
+            return keys.event
+        self.access_key, self.access_secret = keys.value
 
     # --- groups ---
 
@@ -203,13 +204,9 @@ class UserEdit(rx.State):
     async def search_groups(self, typed: str):
         editing = await self.get_state(Editing)
         chosen = {g["id"] for g in self.groups}
-        try:
-            with session_scope() as db:
-                found = users.group_choices(db, viewer(db, self.router), editing.saved_owner, typed.strip()[:100],
-                                            GROUP_CHOICES)
-        except ServiceError:
-            found = []
-        self.group_options = [{"id": i, "type": kind} for i, kind in found if i not in chosen]
+        found = await call(self, lambda db, actor: users.group_choices(db, actor, editing.saved_owner,
+                                                                        typed.strip()[:100], GROUP_CHOICES))
+        self.group_options = [{"id": i, "type": kind} for i, kind in found.value or [] if i not in chosen]
 
     @rx.event
     async def add_group(self, group_id: str, kind: str):
@@ -371,12 +368,10 @@ class ContactReset(rx.State):
 
     @rx.event
     async def submit(self):
-        prefs, kind = await self.get_state(Prefs), self.kind
-        try:
-            with session_scope() as db:
-                verifications.reset(db, viewer(db, self.router), self._dest, kind, self._code.strip())
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        kind = self.kind
+        done = await call(self, lambda db, actor: verifications.reset(db, actor, self._dest, kind, self._code.strip()))
+        if done.failed:
+            return done.event
         self.kind = ""
         # the reset ends with a reload
-        return [rx.toast.success(prefs.say(RESET_DONE[kind])), rx.call_script("window.location.reload()")]
+        return [rx.toast.success(await say(self, RESET_DONE[kind])), rx.call_script("window.location.reload()")]
