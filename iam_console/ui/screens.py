@@ -63,6 +63,15 @@ class Messages:
     unaffected_delete_fails: bool = False
 
 
+@dataclass(frozen=True)
+class Route:
+    """A page of a screen beyond its list and edit pages ("/products/[p0]/[p1]/buy", "/account")."""
+    path: str  # a Reflex route
+    title: str  # the tab's title, a catalog key
+    component: Callable[[], Any] | None = None  # None: the screen's edit page
+    on_load: Any = None
+
+
 # (db, viewer, record) -> (locked, hidden) wire names beyond the fields' own rules
 Restrictions = Callable[[Any, Any, dict[str, Any]], tuple[set[str], set[str]]]
 # (viewer, owner the list shows) -> the list's owner/organization filters
@@ -90,6 +99,13 @@ class Screen:
     exit_route: str = ""
     name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
     messages: Messages = Messages()
+    # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
+    edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")
+    list_page: bool = True  # False: listed only inside another page (an LDAP server, on its organization's)
+    list_routes: tuple[str, ...] = ()  # more routes of the list page ("/organizations/[p0]/users")
+    routes: tuple[Route, ...] = ()  # more pages
+    parts: Callable[[], tuple[Any, ...]] | None = None  # the edit page's own components under the fields
+    actions: Callable[[], tuple[Any, ...]] | None = None  # its own buttons beside Save & Exit
     # hooks: the screen's own parts of the generic pages
     after_read: Any = None  # an event the edit page returns once it read the record (the user's sections)
     # states with `_load(db, actor, record)` and `_changes() -> dict`: the edit page's own sections

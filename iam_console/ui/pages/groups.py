@@ -14,13 +14,12 @@ import reflex as rx
 from ...services import crud, defaults, groups, lookup, users
 from ...services.kinds import choices
 from ..components.dialogs import confirm
-from ..components.editing import edit_page
 from ..components.listing import list_page
 from ..routes import page
 from ..screens import Column, Field, Screen, screen
 from ..state.account import Account
-from ..state.editing import Editing, _id_from_path
-from ..state.listing import Listing, Lists
+from ..state.editing import _id_from_path
+from ..state.listing import Lists
 from ..state.prefs import Prefs
 from ..state.service import call, say
 from ..text import t
@@ -47,10 +46,25 @@ def _parent_choices(db, actor, record) -> list[tuple[str, str]]:
         if group != name and group not in below]
 
 
+class GroupMembers(rx.State):
+    """The first users of the group on its edit page (read-only)."""
+
+    member_ids: list[str] = []
+    tree_url: str = ""
+
+    @rx.event
+    async def load(self):
+        owner, name = _id_from_path(GROUPS, self.router.url.path)
+        self.tree_url = f"/trees/{quote(owner, safe='')}/{quote(name, safe='')}"
+        members = await call(self, lambda db, actor: groups.members(db, actor, owner, name, MEMBERS_SHOWN))
+        self.member_ids = [] if members.failed else members.value
+
+
 GROUPS = screen(Screen(
     key="group", title="Groups", list_route="/groups", edit_route="/groups/{owner}/{name}",
     # Delete is disabled for a group with children (the service refuses it too)
     protected=lambda record, me: bool(record.get("haveChildren")),
+    edit_title="Group", after_read=GroupMembers.load, parts=lambda: (_members(),),
     columns=(
         Column("name", "Name", link="/groups/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -72,20 +86,6 @@ GROUPS = screen(Screen(
 ))
 
 
-class GroupMembers(rx.State):
-    """The first users of the group on its edit page (read-only)."""
-
-    member_ids: list[str] = []
-    tree_url: str = ""
-
-    @rx.event
-    async def load(self):
-        owner, name = _id_from_path(GROUPS, self.router.url.path)
-        self.tree_url = f"/trees/{quote(owner, safe='')}/{quote(name, safe='')}"
-        members = await call(self, lambda db, actor: groups.members(db, actor, owner, name, MEMBERS_SHOWN))
-        self.member_ids = [] if members.failed else members.value
-
-
 def _members() -> rx.Component:
     return rx.grid(
         rx.text(t("Users"), size="2", weight="medium", padding_top="0.2em"),
@@ -101,12 +101,6 @@ def _members() -> rx.Component:
         ),
         columns="12em 1fr", spacing="3", width="100%",
     )
-
-
-page("/groups", "Groups", on_load=Listing.open("group"),
-     follows_organization=True)(lambda: list_page(GROUPS))
-page(GROUPS.edit_pattern, "Group", on_load=[Editing.open("group"), GroupMembers.load])(
-    lambda: edit_page(GROUPS, _members()))
 
 
 # --- the tree ---

@@ -7,12 +7,8 @@ import reflex as rx
 from ...services import groups, invitations
 from ...services.kinds import choices
 from ...services.kinds.invitation import made_for_plan
-from ..components.editing import edit_page
-from ..components.listing import list_page
-from ..routes import page
 from ..screens import Column, Field, Screen, screen
 from ..state.editing import Editing
-from ..state.listing import Listing
 from ..state.service import call, say
 from ..text import t
 
@@ -34,7 +30,7 @@ def _signup_groups(db, actor, record) -> list[tuple[str, str]]:
 
 INVITATIONS = screen(Screen(
     key="invitation", title="Invitations", list_route="/invitations", edit_route="/invitations/{owner}/{name}",
-    name_locked=_for_plan, owner_locked=_for_plan,
+    name_locked=_for_plan, owner_locked=_for_plan, edit_title="Invitation", parts=lambda: (_copy_button(),),
     columns=(
         Column("name", "Name", link="/invitations/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -87,8 +83,3 @@ def _copy_button() -> rx.Component:
         width="100%",
     )
 
-
-page("/invitations", "Invitations", on_load=Listing.open("invitation"),
-     follows_organization=True)(lambda: list_page(INVITATIONS))
-page(INVITATIONS.edit_pattern, "Invitation", on_load=Editing.open("invitation"))(
-    lambda: edit_page(INVITATIONS, _copy_button()))

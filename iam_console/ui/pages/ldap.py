@@ -9,7 +9,6 @@ import reflex as rx
 from ...services import groups
 from ...services.kinds import choices
 from ..components.dialogs import confirm
-from ..components.editing import edit_page
 from ..components.listing import pager
 from ..routes import page
 from ..screens import Column, Field, Messages, Screen, screen
@@ -40,6 +39,7 @@ LDAP = screen(Screen(
     messages=Messages(saved="Update LDAP server success", save_failed="Update LDAP server failed: %s",
                       add_failed="Add LDAP server failed", delete_failed="Delete LDAP server failed",
                       unaffected_delete_fails=True),
+    edit_title="LDAP server", list_page=False, actions=lambda: (_sync_button(),),
     page_size=100,  # no list page of its own: its organization's page lists its handful of servers
     columns=(
         Column("serverName", "Server name", sortable=False, searchable=False),
@@ -72,9 +72,6 @@ def _sync_button() -> rx.Component:
     return rx.link(rx.button(rx.icon("refresh-cw", size=14), t("Sync LDAP"), variant="outline", id="ldap-sync-open"),
                    href="/ldap/sync/" + Editing.saved_owner + "/" + Editing.saved_name)
 
-
-page(LDAP.edit_pattern, "LDAP server", on_load=Editing.open("ldap"))(
-    lambda: edit_page(LDAP, actions=(_sync_button(),)))
 
 
 # --- the sync page ---

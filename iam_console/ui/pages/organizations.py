@@ -10,12 +10,8 @@ from ...services import builtin as b
 from ...services.kinds import choices
 from ...services.kinds.organization import obfuscator_key
 from ...services.navigation import MENU
-from ..components.editing import edit_page
-from ..components.listing import list_page, sublist
-from ..routes import page
+from ..components.listing import sublist
 from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.listing import Listing
 from ..state.organization import AccountItems, LdapServers, MfaItems, NavItems, Theme
 from ..state.prefs import Prefs
 from ..text import t
@@ -33,7 +29,9 @@ ORGANIZATIONS = screen(Screen(
     # an organization admin's list holds their own organization only
     list_scope=lambda actor, owner: {"owner": "", "organization": owner if actor.is_global_admin
                                      else actor.organization},
-    sections=(AccountItems, MfaItems, Theme, NavItems, LdapServers),
+    sections=(AccountItems, MfaItems, Theme, NavItems, LdapServers), edit_title="Organization",
+    parts=lambda: (_navigation(), _account_items(), _mfa_items(), _theme(),
+                   sublist(LDAP, LdapServers, "LDAP servers", "ldap")),
     columns=(
         Column("name", "Name", link="/organizations/{name}"),
         Column("createdTime", "Created time", "time", searchable=False),
@@ -277,11 +275,3 @@ def _navigation() -> rx.Component:
     )
 
 
-def _organization_page() -> rx.Component:
-    return edit_page(ORGANIZATIONS, _navigation(), _account_items(), _mfa_items(), _theme(),
-                     sublist(LDAP, LdapServers, "LDAP servers", "ldap"))
-
-
-page("/organizations", "Organizations", on_load=Listing.open("organization"),
-     follows_organization=True)(lambda: list_page(ORGANIZATIONS))
-page(ORGANIZATIONS.edit_pattern, "Organization", on_load=Editing.open("organization"))(_organization_page)
