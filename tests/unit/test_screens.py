@@ -105,3 +105,28 @@ def test_the_ldap_screen_is_addressed_by_its_id_and_exits_to_its_organization():
     checks = next(f for f in ldap.fields if f.key == "filterFields")
     assert checks.widget == "checks" and checks.options == ("uid", "mail", "mobile", "sAMAccountName")
     assert _typed(checks, "uid, mail", []) == ["uid", "mail"] and _typed(checks, "", ["uid"]) == []
+
+
+def test_every_screen_has_its_pages_and_no_key_tests_in_the_generic_states():
+    from pathlib import Path
+
+    from iam_console.ui.routes import PAGES
+    from iam_console.ui.state.listing import Lists
+
+    routes = {spec.route: spec for spec in PAGES}
+    for declared in SCREENS.values():
+        assert declared.edit_pattern in routes, declared.key
+        assert declared.list_route in routes, declared.key  # its own list, or the page listing it
+        for extra in declared.routes:
+            assert extra.path in routes
+    assert routes["/organizations/[p0]"].title == "Organization" and routes["/account"].title == "My Account"
+    assert routes["/organizations"].follows_organization
+    assert not routes["/organizations/[p0]/users"].follows_organization
+    # the lists inside other pages are states of the one mixin
+    from iam_console.ui.pages.groups import GroupUsers
+    from iam_console.ui.state.organization import LdapServers
+    assert issubclass(LdapServers, Lists) and issubclass(GroupUsers, Lists)
+    assert LdapServers in SCREENS["organization"].sections
+    generic = Path(__file__).parents[2] / "iam_console" / "ui"
+    for module in ("state/listing.py", "state/editing.py", "components/listing.py", "components/editing.py"):
+        assert "screen.key ==" not in (generic / module).read_text(), module
