@@ -108,14 +108,16 @@ class Lists(Paging, mixin=True):
         self.page, self.search_field, self.search_value = 1, "", ""
         self.screen_key, self.scope_organization = screen_key, organization
 
-    async def _owner(self, actor) -> str:
+    async def _chosen(self) -> str:
+        """The organization the header's selector shows ("" for all)."""
+        prefs = await self.get_state(Prefs)
+        return "" if prefs.organization == ALL_ORGANIZATIONS else prefs.organization
+
+    def _owner(self, actor, chosen: str) -> str:
         """Whose records: the scope's organization, else the global admin's chosen one."""
         if self.scope_organization:
             return self.scope_organization
-        if actor.is_global_admin:
-            prefs = await self.get_state(Prefs)
-            return "" if prefs.organization == ALL_ORGANIZATIONS else prefs.organization
-        return actor.organization
+        return chosen if actor.is_global_admin else actor.organization
 
     def _params(self) -> dict[str, str]:
         params = {"p": str(self.page), "pageSize": str(self.page_size)}
@@ -138,10 +140,11 @@ class Lists(Paging, mixin=True):
         self.page = page.page or self.page
 
     async def _refresh(self):
+        chosen = await self._chosen()
         try:
             with session_scope() as db:
                 actor = viewer(db, self.router)
-                self._fetch(db, actor, await self._owner(actor))
+                self._fetch(db, actor, self._owner(actor, chosen))
         except ServiceError as exc:
             self.rows, self.total = [], 0
             if exc.template in REFUSALS:
@@ -184,11 +187,10 @@ class Lists(Paging, mixin=True):
     @rx.event
     async def add(self):
         """Add: a record with generated defaults, opened in add mode (or kept in the list)."""
-        screen = self._screen
-        owner_chosen = await self._owner_for_add()
+        screen, chosen = self._screen, await self._chosen()
 
         def add(db, actor):
-            owner = owner_chosen or actor.organization
+            owner = self._owner(actor, chosen) or actor.organization
             record = defaults.new_record(db, actor, screen.key, owner) | self._new_fields(owner)
             crud.add_record(db, actor, screen.kind, record)
             return record
@@ -203,10 +205,6 @@ class Lists(Paging, mixin=True):
         path = self.router.url.path.rstrip("/")
         back = f"&returnUrl={quote(path, safe='/')}" if path and path != screen.list_route else ""
         return [toast, rx.redirect(f"{screen.edit_url(added.value)}?mode=add{back}")]
-
-    async def _owner_for_add(self) -> str:
-        with session_scope() as db:
-            return await self._owner(viewer(db, self.router))
 
     @rx.event
     async def upload(self, files: list[rx.UploadFile]):

@@ -210,15 +210,13 @@ class UserEdit(rx.State):
 
     @rx.event
     async def add_group(self, group_id: str, kind: str):
-        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+        editing = await self.get_state(Editing)
         if "groups" in editing.locked or any(g["id"] == group_id for g in self.groups):
             return
         chosen = [g["id"] for g in self.groups] + [group_id]
-        try:
-            with session_scope() as db:
-                groups.check_one_physical_group(db, chosen)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        checked = await call(self, lambda db, actor: groups.check_one_physical_group(db, chosen))
+        if checked.failed:
+            return checked.event
         self.groups = [*self.groups, {"id": group_id, "type": kind}]
         self.group_options = [g for g in self.group_options if g["id"] != group_id]
         editing.stage("groups", chosen)
