@@ -168,8 +168,7 @@ class Editing(rx.State):
                                                                       self.saved_name, changes),
                            failed=screen.messages.save_failed)
         if saved.failed:
-            self.busy = False
-            self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
+            self._revert()
             return saved.event
         self.busy = False
         toast = rx.toast.success(await say(self, screen.messages.saved))
@@ -186,10 +185,13 @@ class Editing(rx.State):
             return [toast, rx.redirect(screen.edit_url(changes) + back)]
         return [toast, reloaded] if reloaded is not None else toast
 
-    async def _save_failed(self, message: str):
+    def _revert(self) -> None:
         """A failed save puts the saved name (and owner) back."""
         self.busy = False
         self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
+
+    async def _save_failed(self, message: str):
+        self._revert()
         template = self._screen.messages.save_failed
         return rx.toast.error(await say(self, template, message) if "%s" in template else await say(self, template))
 
