@@ -20,6 +20,10 @@ from .records import audit, redact_json_text, redact_text
 from .resources import Kind, is_shared, organization_of
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
+# what an update ignores rather than refuses: clients send whole objects back, with the
+# createdTime they read, an empty one (a bare SDK object) or a reformatted one; a
+# record's age is set when it is added and no update moves it
+SET_ON_ADD = frozenset({"created_time"})
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ def _locked(db: Session, actor: Actor, kind: Kind, target: m.Named,
 def _refuse_locked_changes(kind: Kind, before: m.Named, data: dict[str, Any], locked: frozenset[str]) -> None:
     """A locked field may be sent back unchanged (clients send whole objects), not changed."""
     probe = m.detached_copy(before)
-    changed = wire.apply(probe, data)
+    changed = wire.apply(probe, data, keep=SET_ON_ADD)
     forbidden = sorted(changed & locked)
     if forbidden:
         raise ServiceError("You are not allowed to change the field: %s",
@@ -214,7 +218,7 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
         return UNAFFECTED
     before = m.detached_copy(old)
     _refuse_locked_changes(kind, before, data, _locked(db, actor, kind, before, proven))
-    changed = wire.apply(old, data)
+    changed = wire.apply(old, data, keep=SET_ON_ADD)
     if not changed:
         return UNAFFECTED
     # the row is changed in place: nothing may reach the database before every check passed

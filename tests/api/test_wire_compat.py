@@ -1,0 +1,120 @@
+"""What the official SDKs' own suites send, as they send it: sub-second and empty
+createdTime, snake_case sort and column names, get-user without an owner, and
+the errors the SDKs branch on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.conftest import unique
+
+
+def _ok(answer) -> dict:
+    body = answer.json()
+    assert body["status"] == "ok", body
+    return body
+
+
+def _user(name: str, **fields) -> dict:
+    return {"owner": "built-in", "name": name, "displayName": name, "password": "Passw0rd-x", **fields}
+
+
+@pytest.mark.parametrize("given, read_back", [
+    ("2026-11-23T10:20:30.123456", "2026-11-23T10:20:30.123456Z"),  # Python's datetime.now().isoformat()
+    ("2026-11-23T10:20:30.123Z", "2026-11-23T10:20:30.123Z"),  # JavaScript's toISOString()
+    ("2026-11-23T18:20:30.5+08:00", "2026-11-23T10:20:30.5Z"),
+    ("2026-11-23T10:20:30Z", "2026-11-23T10:20:30Z"),
+])
+def test_created_time_keeps_its_precision_and_survives_an_update(admin, given, read_back):
+    name = unique("precise")
+    _ok(admin.post("/api/add-user", json=_user(name, createdTime=given)))
+    user = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
+    assert user["createdTime"] == read_back
+    user["displayName"] = "Changed"
+    assert _ok(admin.post("/api/update-user", params={"id": f"built-in/{name}"}, json=user))["data"] == "Affected"
+    again = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
+    assert again["displayName"] == "Changed" and again["createdTime"] == read_back
+
+
+def test_an_empty_created_time_means_now_on_add_and_is_ignored_on_update(admin):
+    name = unique("bare")
+    before = datetime.now(UTC).replace(microsecond=0)
+    _ok(admin.post("/api/add-user", json=_user(name, createdTime="")))
+    user = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
+    created = datetime.fromisoformat(user["createdTime"].replace("Z", "+00:00"))
+    assert created >= before
+    answer = _ok(admin.post("/api/update-user", params={"id": f"built-in/{name}"},
+                            json={**user, "createdTime": "", "displayName": "Bare"}))
+    assert answer["data"] == "Affected"
+    assert admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]["createdTime"] == \
+        user["createdTime"]
+
+
+@pytest.mark.parametrize("kind, body", [
+    ("user", lambda name: _user(name)),
+    ("group", lambda name: {"owner": "built-in", "name": name, "displayName": name}),
+    ("cert", lambda name: {"owner": "admin", "name": name, "displayName": name, "scope": "JWT", "type": "x509",
+                           "cryptoAlgorithm": "RS256", "bitSize": 2048, "expireInYears": 1}),
+])
+def test_no_update_moves_a_created_time(admin, kind, body):
+    """Casdoor sets createdTime when a record is made and ignores it on update: a
+    record's age is not the client's to rewrite, nor a reason to refuse its update."""
+    name = unique(kind)
+    record = body(name)
+    _ok(admin.post(f"/api/add-{kind}", json={**record, "createdTime": "2026-01-02T03:04:05Z"}))
+    ident = f"{record['owner']}/{name}"
+    read = admin.get(f"/api/get-{kind}", params={"id": ident}).json()["data"]
+    answer = _ok(admin.post(f"/api/update-{kind}", params={"id": ident},
+                            json={**read, "createdTime": "1999-12-31T23:59:59Z", "displayName": "Renamed"}))
+    assert answer["data"] == "Affected"
+    after = admin.get(f"/api/get-{kind}", params={"id": ident}).json()["data"]
+    assert after["createdTime"] == "2026-01-02T03:04:05Z" and after["displayName"] == "Renamed"
+
+
+def test_a_created_time_that_is_not_a_time_is_refused_on_add(admin):
+    name = unique("badtime")
+    body = admin.post("/api/add-user", json=_user(name, createdTime="yesterday")).json()
+    assert body["status"] == "error" and "createdTime" in body["msg"]
+    assert admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"] is None
+
+
+@pytest.mark.parametrize("sort_field", ["createdTime", "created_time", "displayName", "display_name"])
+def test_lists_sort_by_either_spelling(admin, sort_field):
+    body = _ok(admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
+                                                     "sortField": sort_field, "sortOrder": "descend"}))
+    assert body["data"], body
+
+
+def test_lists_search_by_either_spelling(admin):
+    name = unique("spelled")
+    _ok(admin.post("/api/add-user", json=_user(name, displayName="Snake Case Person")))
+    for field in ("displayName", "display_name"):
+        rows = _ok(admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
+                                                         "field": field, "value": "Snake Case"}))["data"]
+        assert [row["name"] for row in rows] == [name]
+
+
+def test_sorted_users_take_a_snake_case_sorter(admin):
+    rows = _ok(admin.get("/api/get-sorted-users", params={"owner": "built-in", "sorter": "created_time",
+                                                            "limit": 3}))["data"]
+    assert rows
+
+
+@pytest.mark.parametrize("columns", ["display_name", "displayName", "DISPLAY_NAME"])
+def test_update_for_columns_takes_either_spelling(admin, columns):
+    name = unique("columns")
+    _ok(admin.post("/api/add-user", json=_user(name, displayName="Before", email=f"{name}@a.example")))
+    user = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
+    answer = _ok(admin.post("/api/update-user", params={"id": f"built-in/{name}", "columns": columns},
+                            json={**user, "displayName": "After", "email": f"other-{name}@a.example"}))
+    assert answer["data"] == "Affected"
+    after = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
+    assert after["displayName"] == "After" and after["email"] == f"{name}@a.example"
+
+
+def test_an_unknown_sort_field_is_still_refused(admin):
+    body = admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
+                                               "sortField": "pass_word"}).json()
+    assert body["status"] == "error" and "pass_word" in body["msg"]
