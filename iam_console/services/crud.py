@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import masked, to_wire
-from . import accounts, counts, groups, lookup, policy, query, rules, wire
+from . import accounts, counts, groups, kinds, lookup, policy, query, rules, wire
 from .access import Actor
 from .errors import ServiceError
 from .records import audit, redact_json_text, redact_text
@@ -113,6 +113,8 @@ def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
                with_secret: bool = False) -> dict[str, Any] | None:
     row = _readable(db, actor, kind, owner, name)
     if row is None:
+        if kinds.of(kind.name).missing_is_error:
+            raise ServiceError("The %s: %s/%s does not exist", kind.name, owner, name)
         return None
     shown = present(actor, kind, row, with_secret)
     if kind.name == "group":
@@ -121,11 +123,14 @@ def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
 
 
 def find_record(db: Session, actor: Actor, kind: Kind, owner: str, attribute: str, value: str) -> dict | None:
-    """get-X by another unique field within an organization (get-user by email, phone, userId)."""
+    """get-X by another unique field (get-user by email, phone, userId): within `owner`,
+    or without one across what the actor may read. A value two records share answers
+    nothing rather than an arbitrary one of them."""
     model = kind.model
     scope = policy.read_scope(actor, kind, owner)
-    rows = db.exec(select(model).where(model.owner == owner, getattr(model, attribute) == value, *scope)
-                   .limit(2)).all()
+    if owner:
+        scope.append(model.owner == owner)
+    rows = db.exec(select(model).where(getattr(model, attribute) == value, *scope).limit(2)).all()
     return present(actor, kind, rows[0]) if len(rows) == 1 else None
 
 
@@ -181,6 +186,12 @@ def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], requ
     """add-X; bulk uploads go through the same parse_new and complete_new (services/uploads.py).
     A dry run passes every check and writes nothing (add-transaction?dryRun=1)."""
     row, changed = parse_new(actor, kind, data)
+    own = kinds.of(kind.name)
+    if own.generate_name and not row.name:
+        row.name = f"{kind.name_prefix or kind.name}_{secrets.token_hex(16)}"
+        if hasattr(row, "display_name") and not row.display_name:
+            row.display_name = row.name
+        changed |= {"name", "display_name"}
     if _find(db, kind, row.owner, row.name) is not None:
         raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name)
     complete_new(db, actor, kind, row, changed)
@@ -189,7 +200,7 @@ def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], requ
     _save(db, row, kind)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
-    return AFFECTED
+    return row.name if own.answer_name else AFFECTED
 
 
 def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:

@@ -4,10 +4,12 @@ the errors the SDKs branch on."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import pytest
 
+from tests.api.conftest import sign_in
 from tests.conftest import unique
 
 
@@ -118,3 +120,88 @@ def test_an_unknown_sort_field_is_still_refused(admin):
     body = admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
                                                "sortField": "pass_word"}).json()
     assert body["status"] == "error" and "pass_word" in body["msg"]
+
+
+@pytest.fixture(scope="module")
+def two_orgs(admin) -> tuple[str, str]:
+    """Two organizations, each with an admin `boss` and a user `alice` who has an email, a phone and a user id."""
+    names = unique("wirea"), unique("wireb")
+    for number, org in enumerate(names):
+        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org, "passwordType": "argon2id"}))
+        for user, is_admin in (("boss", True), ("alice", False)):
+            _ok(admin.post("/api/add-user", json={
+                "owner": org, "name": user, "password": "Wire-pass-1", "isAdmin": is_admin,
+                "email": f"{user}@{org}.example", "phone": f"{uuid.uuid4().int % 10**9:09d}{number}{is_admin:d}",
+                "id": f"{org}-{user}-id"}))
+    return names
+
+
+@pytest.mark.parametrize("param, value", [("email", "alice@{org}.example"), ("userId", "{org}-alice-id")])
+def test_get_user_without_an_owner_looks_across_what_the_caller_may_read(admin, two_orgs, param, value):
+    a, b = two_orgs
+    found = _ok(admin.get("/api/get-user", params={param: value.format(org=b)}))["data"]
+    assert found and (found["owner"], found["name"]) == (b, "alice")
+    boss_of_a = sign_in(a, "boss", "Wire-pass-1")
+    assert _ok(boss_of_a.get("/api/get-user", params={param: value.format(org=a)}))["data"]["owner"] == a
+    # another organization's user is answered as missing, not refused
+    assert _ok(boss_of_a.get("/api/get-user", params={param: value.format(org=b)}))["data"] is None
+    alice_of_a = sign_in(a, "alice", "Wire-pass-1")
+    assert _ok(alice_of_a.get("/api/get-user", params={param: value.format(org=a)}))["data"]["name"] == "alice"
+
+
+def test_get_user_by_phone_without_an_owner(admin, two_orgs):
+    a, _ = two_orgs
+    alice = admin.get("/api/get-user", params={"id": f"{a}/alice"}).json()["data"]
+    assert alice["phone"]
+    assert _ok(admin.get("/api/get-user", params={"phone": alice["phone"]}))["data"]["name"] == "alice"
+
+
+def test_a_value_two_users_share_finds_neither(admin):
+    shared = f"{unique('shared')}@twice.example"
+    for name in (unique("twin"), unique("twin")):
+        _ok(admin.post("/api/add-user", json=_user(name, email=shared)))
+    assert _ok(admin.get("/api/get-user", params={"email": shared}))["data"] is None
+
+
+def test_get_token_of_a_missing_token_is_an_error(admin):
+    body = admin.get("/api/get-token", params={"id": "admin/no-such-token"}).json()
+    assert body["status"] == "error" and body["msg"] == "The token: admin/no-such-token does not exist"
+
+
+def test_a_token_out_of_reach_is_answered_as_missing(admin, two_orgs):
+    a, b = two_orgs
+    name = unique("tok")
+    _ok(admin.post("/api/add-token", json={"owner": "admin", "name": name, "organization": b,
+                                           "application": "app-built-in", "user": "boss"}))
+    assert _ok(admin.get("/api/get-token", params={"id": f"admin/{name}"}))["data"]["name"] == name
+    body = sign_in(a, "boss", "Wire-pass-1").get("/api/get-token", params={"id": f"admin/{name}"}).json()
+    assert body["status"] == "error" and body["msg"] == f"The token: admin/{name} does not exist"
+
+
+def test_add_transaction_without_a_name_generates_and_answers_it(admin):
+    body = _ok(admin.post("/api/add-transaction", json={"owner": "built-in", "name": "", "amount": 5.0,
+                                                         "currency": "USD", "application": "app-built-in",
+                                                         "user": "admin"}))
+    name = body["data"]
+    assert name.startswith("transaction_") and len(name) == len("transaction_") + 32
+    row = _ok(admin.get("/api/get-transaction", params={"id": f"built-in/{name}"}))["data"]
+    assert row["name"] == name and row["displayName"] == name and row["amount"] == 5.0
+
+
+def test_add_transaction_with_a_name_answers_that_name(admin):
+    name = unique("txn")
+    assert _ok(admin.post("/api/add-transaction", json={"owner": "built-in", "name": name}))["data"] == name
+
+
+def test_add_ldap_without_an_id_generates_one(admin):
+    before = {row["id"] for row in _ok(admin.get("/api/get-ldaps", params={"owner": "built-in"}))["data"] or []}
+    assert _ok(admin.post("/api/add-ldap", json={"owner": "built-in", "id": "", "serverName": "Generated",
+                                                 "host": "ldap.example", "port": 389}))["data"] == "Affected"
+    after = {row["id"] for row in _ok(admin.get("/api/get-ldaps", params={"owner": "built-in"}))["data"]}
+    (added,) = after - before
+    assert added.startswith("ldap_")
+
+
+def test_other_kinds_still_refuse_an_empty_name(admin):
+    body = admin.post("/api/add-group", json={"owner": "built-in", "name": ""}).json()
+    assert body["status"] == "error" and body["msg"] == "The owner and name cannot be empty"

@@ -62,6 +62,13 @@ class KindRules:
     protect: Protect | None = None
     check_delete: CheckDelete | None = None
     new: New | None = None
+    # an add without a name gets a generated one ("{kind}_{32 hex digits}"), as Casdoor's
+    # add-ldap and add-transaction do; `answer_name`: add-X answers it in data, not "Affected"
+    generate_name: bool = False
+    answer_name: bool = False
+    # get-X of a missing record (or one out of reach) is an error naming it, not null:
+    # the SDKs branch on it where Casdoor answers so (get-token)
+    missing_is_error: bool = False
 
 
 def check_range(value: int, low: int, high: int | None, label: str) -> None:

@@ -5,4 +5,5 @@ from __future__ import annotations
 from .common import KindRules, fixed
 
 RULES = KindRules(new=fixed(displayName="New Transaction - {suffix}", type="PayPal", currency="USD", amount=0.0,
-                            state="Paid"))
+                            state="Paid"),
+                  generate_name=True, answer_name=True)
