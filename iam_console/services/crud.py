@@ -14,6 +14,7 @@ from sqlmodel import Session, select
 from .. import models as m
 from ..models.base import masked, to_wire
 from . import accounts, counts, groups, kinds, lookup, policy, query, rules, wire
+from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
 from .records import audit, redact_json_text, redact_text
@@ -100,13 +101,32 @@ def _find(db: Session, kind: Kind, owner: str, name: str) -> m.Named | None:
     return db.exec(select(model).where(model.owner == owner, model.name == name)).first()
 
 
+def _addressed(kind: Kind, owner: str) -> list:
+    """The WHERE clauses of the owner part of an id: {organization}/{name} of a kind
+    whose records the SDKs address so is admin/{name} of that organization."""
+    model = kind.model
+    if owner != b.ADMIN_OWNER and kinds.of(kind.name).organization_as_owner:
+        return [model.owner == b.ADMIN_OWNER, getattr(model, kind.organization_attr) == owner]
+    return [model.owner == owner]
+
+
+def _owned_by_admin(kind: Kind, row: m.Named) -> None:
+    """A record of such a kind given with its organization as the owner is admin's."""
+    if row.owner and row.owner != b.ADMIN_OWNER and kinds.of(kind.name).organization_as_owner:
+        organization = getattr(row, kind.organization_attr)
+        if organization and organization != row.owner:
+            raise ServiceError("The owner of a %s must be admin or its organization", kind.name)
+        setattr(row, kind.organization_attr, row.owner)
+        row.owner = b.ADMIN_OWNER
+
+
 def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m.Named | None:
     """The record if it exists and the actor may see it, else None: a record out of the
     actor's reach is answered exactly as a missing one, so that no answer tells whether
     another organization holds a record of that name."""
     model = kind.model
     scope = policy.read_scope(actor, kind)
-    return db.exec(select(model).where(model.owner == owner, model.name == name, *scope)).first()
+    return db.exec(select(model).where(*_addressed(kind, owner), model.name == name, *scope)).first()
 
 
 def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
@@ -170,6 +190,7 @@ def parse_new(actor: Actor, kind: Kind, data: dict[str, Any], row: m.Named | Non
     `row` is the blank record to fill (a fresh `kind.model()` by default)."""
     row = kind.model() if row is None else row
     changed = wire.apply(row, data)
+    _owned_by_admin(kind, row)
     policy.check_write(actor, kind, None, row)
     return row, changed
 
@@ -230,6 +251,8 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
     before = m.detached_copy(old)
     _refuse_locked_changes(kind, before, data, _locked(db, actor, kind, before, proven))
     changed = wire.apply(old, data, keep=SET_ON_ADD)
+    _owned_by_admin(kind, old)
+    changed -= {attribute for attribute in changed if getattr(old, attribute) == getattr(before, attribute)}
     if not changed:
         return UNAFFECTED
     # the row is changed in place: nothing may reach the database before every check passed

@@ -205,3 +205,52 @@ def test_add_ldap_without_an_id_generates_one(admin):
 def test_other_kinds_still_refuse_an_empty_name(admin):
     body = admin.post("/api/add-group", json={"owner": "built-in", "name": ""}).json()
     assert body["status"] == "error" and body["msg"] == "The owner and name cannot be empty"
+
+
+SYNCER = {"host": "localhost", "port": 3306, "user": "root", "password": "123", "databaseType": "mysql",
+          "database": "syncer_db", "table": "user_table", "syncInterval": 1}
+
+
+@pytest.mark.parametrize("kind, fields", [("syncer", SYNCER), ("webhook", {"url": "https://example.com/hook"})])
+@pytest.mark.parametrize("given_owner", ["admin", "org"])
+def test_syncers_and_webhooks_are_reached_through_their_organization_too(admin, two_orgs, kind, fields,
+                                                                           given_owner):
+    """The SDKs add them with owner admin or with their organization, and read them back as
+    {organization}/{name}: both address the one admin-owned record of that organization."""
+    a, _ = two_orgs
+    name = unique(kind)
+    owner = "admin" if given_owner == "admin" else a
+    _ok(admin.post(f"/api/add-{kind}", json={"owner": owner, "name": name, "organization": a, **fields}))
+    for ident in (f"admin/{name}", f"{a}/{name}"):
+        record = _ok(admin.get(f"/api/get-{kind}", params={"id": ident}))["data"]
+        assert (record["owner"], record["organization"]) == ("admin", a)
+    boss = sign_in(a, "boss", "Wire-pass-1")
+    assert name in [row["name"] for row in _ok(boss.get(f"/api/get-{kind}s", params={"owner": a}))["data"]]
+    record["isEnabled"] = not record["isEnabled"]
+    assert _ok(boss.post(f"/api/update-{kind}", params={"id": f"{a}/{name}"},
+                         json={**record, "owner": a}))["data"] == "Affected"
+    assert _ok(boss.get(f"/api/get-{kind}", params={"id": f"{a}/{name}"}))["data"]["isEnabled"] == \
+        record["isEnabled"]
+    assert _ok(boss.post(f"/api/delete-{kind}", json={"owner": a, "name": name}))["data"] == "Affected"
+    assert _ok(admin.get(f"/api/get-{kind}", params={"id": f"admin/{name}"}))["data"] is None
+
+
+def test_an_organization_as_owner_stays_within_reach(admin, two_orgs):
+    a, b = two_orgs
+    boss = sign_in(a, "boss", "Wire-pass-1")
+    name = unique("hook")
+    refused = boss.post("/api/add-webhook", json={"owner": b, "name": name, "url": "https://example.com/x"}).json()
+    assert refused["status"] == "error"
+    mixed = admin.post("/api/add-webhook", json={"owner": a, "name": name, "organization": b,
+                                                 "url": "https://example.com/x"}).json()
+    assert mixed["status"] == "error" and "must be admin or its organization" in mixed["msg"]
+    assert _ok(admin.get("/api/get-webhook", params={"id": f"admin/{name}"}))["data"] is None
+    _ok(admin.post("/api/add-webhook", json={"owner": b, "name": name, "url": "https://example.com/x"}))
+    assert _ok(boss.get("/api/get-webhook", params={"id": f"{b}/{name}"}))["data"] is None
+    assert _ok(boss.get("/api/get-webhook", params={"id": f"{a}/{name}"}))["data"] is None
+
+
+def test_other_admin_owned_kinds_keep_their_owner_rule(admin, two_orgs):
+    a, _ = two_orgs
+    body = admin.post("/api/add-application", json={"owner": a, "name": unique("app"), "organization": a}).json()
+    assert body["status"] == "error" and body["msg"] == "The owner of a application must be admin"

@@ -69,6 +69,9 @@ class KindRules:
     # get-X of a missing record (or one out of reach) is an error naming it, not null:
     # the SDKs branch on it where Casdoor answers so (get-token)
     missing_is_error: bool = False
+    # an admin-owned kind the SDKs address as {organization}/{name}: such an id, or an
+    # added or updated record whose owner is its organization, means admin/{name} of it
+    organization_as_owner: bool = False
 
 
 def check_range(value: int, low: int, high: int | None, label: str) -> None:
