@@ -219,6 +219,7 @@ def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], requ
     if dry_run:
         return AFFECTED
     _save(db, row, kind)
+    rules.after_save(db, actor, kind, None, row)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
     return row.name if own.answer_name else AFFECTED
@@ -265,6 +266,7 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
         rules.before_save(db, actor, kind, before, old, changed)
         rules.validate(db, actor, kind, old)
     _save(db, old, kind)
+    rules.after_save(db, actor, kind, before, old)
     audit(db, organization=organization_of(kind, old), user=actor.id, action=f"update-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
     return AFFECTED
@@ -280,6 +282,7 @@ def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
     if kind.name in REMEMBERED_KINDS:
         lookup.forget()
     rules.check_delete(db, kind, row)
+    rules.take_along(db, kind, row)
     db.delete(row)
     db.flush()
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"delete-{kind.name}",

@@ -23,6 +23,10 @@ BeforeSave = Callable[[Session, Actor, Any, Any, set[str]], None]
 Protect = Callable[[Kind, Any, Any], None]
 # (db, row): refuse a delete that the database forbids
 CheckDelete = Callable[[Session, Any], None]
+# (db, actor, old or None for a new record, the saved row): write what goes with the record
+AfterSave = Callable[[Session, Actor, Any, Any], None]
+# (db, row), before the record is deleted: delete or release what belongs to it
+TakeAlong = Callable[[Session, Any], None]
 # (db, actor, owner, random suffix): the wire fields of a new record, beyond its owner and name
 New = Callable[[Session, Actor, str, str], dict[str, Any]]
 
@@ -61,6 +65,8 @@ class KindRules:
     before_save: BeforeSave | None = None  # before validation
     protect: Protect | None = None
     check_delete: CheckDelete | None = None
+    after_save: AfterSave | None = None
+    take_along: TakeAlong | None = None
     new: New | None = None
     # an add without a name gets a generated one ("{kind}_{32 hex digits}"), as Casdoor's
     # add-ldap and add-transaction do; `answer_name`: add-X answers it in data, not "Affected"
