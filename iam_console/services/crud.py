@@ -18,7 +18,7 @@ from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
 from .records import audit, redact_json_text, redact_text
-from .resources import Kind, is_shared, organization_of
+from .resources import REGISTRY, Kind, is_shared, organization_of
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
 # what an update ignores rather than refuses: clients send whole objects back, with the
@@ -94,6 +94,23 @@ def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], 
     if kind.name == "group":
         groups.extend(db, rows)
     return query.Page(rows, page.total, page.page)
+
+
+FILTERABLE = (str, bool, int, float)
+
+
+def filter_records(db: Session, actor: Actor, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """get-records-filter: the records (newest first, at most a list's unpaged limit) whose
+    fields equal every field the body gives (empty strings and false say nothing), within
+    what the admin may read."""
+    policy.require_admin(actor)
+    kind = REGISTRY["record"]
+    probe = m.Record()
+    changed = wire.apply(probe, data)
+    where = [getattr(m.Record, attribute) == getattr(probe, attribute) for attribute in sorted(changed)
+             if isinstance(getattr(probe, attribute), FILTERABLE) and getattr(probe, attribute) not in ("", False)
+             and attribute != "created_time"]
+    return list_records(db, actor, kind, {}, where=where).rows
 
 
 def _find(db: Session, kind: Kind, owner: str, name: str) -> m.Named | None:
