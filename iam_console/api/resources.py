@@ -86,8 +86,8 @@ def _add(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
         body = await json_body(request)
         with session_scope() as db:
-            return ok(crud.add_record(db, actor(db, request), kind, body, audit_context(request),
-                                      dry_run=request.query_params.get("dryRun") in ("1", "true")))
+            return ok(*crud.add_answer(db, actor(db, request), kind, body, audit_context(request),
+                                       dry_run=request.query_params.get("dryRun") in ("1", "true")))
     return handler
 
 

@@ -220,9 +220,15 @@ def complete_new(db: Session, actor: Actor, kind: Kind, row: m.Named, changed: s
 
 
 def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST,
-               *, dry_run: bool = False) -> str:
-    """add-X; bulk uploads go through the same parse_new and complete_new (services/uploads.py).
-    A dry run passes every check and writes nothing (add-transaction?dryRun=1)."""
+               *, dry_run: bool = False) -> Any:
+    """add-X's data: "Affected", or what the kind answers instead (a transaction's name)."""
+    return add_answer(db, actor, kind, data, request, dry_run=dry_run)[0]
+
+
+def add_answer(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST,
+               *, dry_run: bool = False) -> tuple[Any, Any]:
+    """add-X's (data, data2); bulk uploads go through the same parse_new and complete_new
+    (services/uploads.py). A dry run passes every check and writes nothing (add-transaction?dryRun=1)."""
     row, changed = parse_new(actor, kind, data)
     own = kinds.of(kind.name)
     if own.generate_name and not row.name:
@@ -234,12 +240,12 @@ def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], requ
         raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name)
     complete_new(db, actor, kind, row, changed)
     if dry_run:
-        return AFFECTED
+        return AFFECTED, None
     _save(db, row, kind)
     rules.after_save(db, actor, kind, None, row)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
-    return row.name if own.answer_name else AFFECTED
+    return own.answer(db, row) if own.answer else (AFFECTED, None)
 
 
 def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:

@@ -49,6 +49,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.services import kinds
+from iam_console.services.kinds.common import answer_name
 from iam_console.services.passwords import verify_password
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.api import sdk_server
@@ -214,7 +215,7 @@ def affected(result: Any, expected: str = "Affected") -> None:
 
 def added(family: Family, result: Any, name: str) -> None:
     """add-X answers Affected, or the record's name where Casdoor answers it (add-transaction)."""
-    affected(result, name if kinds.of(family.name).answer_name else "Affected")
+    affected(result, name if kinds.of(family.name).answer is answer_name else "Affected")
 
 
 def missing(client: casdoor.CasdoorSDK, family: Family, name: str) -> bool:

@@ -27,6 +27,11 @@ CheckDelete = Callable[[Session, Any], None]
 AfterSave = Callable[[Session, Actor, Any, Any], None]
 # (db, row), before the record is deleted: delete or release what belongs to it
 TakeAlong = Callable[[Session, Any], None]
+Answer = Callable[[Session, Any], tuple[Any, Any]]
+
+
+def answer_name(db: Session, row: Any) -> tuple[Any, Any]:
+    return row.name, None
 # (db, actor, owner, random suffix): the wire fields of a new record, beyond its owner and name
 New = Callable[[Session, Actor, str, str], dict[str, Any]]
 
@@ -69,9 +74,11 @@ class KindRules:
     take_along: TakeAlong | None = None
     new: New | None = None
     # an add without a name gets a generated one ("{kind}_{32 hex digits}"), as Casdoor's
-    # add-ldap and add-transaction do; `answer_name`: add-X answers it in data, not "Affected"
+    # add-ldap and add-transaction do
     generate_name: bool = False
-    answer_name: bool = False
+    # (db, the added row) -> (data, data2) add-X answers, when not "Affected" (the name of a
+    # transaction, a key's new secret)
+    answer: Answer | None = None
     # get-X of a missing record (or one out of reach) is an error naming it, not null:
     # the SDKs branch on it where Casdoor answers so (get-token)
     missing_is_error: bool = False
