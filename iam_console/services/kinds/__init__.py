@@ -26,6 +26,7 @@ from . import (
     pricing,
     product,
     provider,
+    resource,
     role,
     subscription,
     syncer,
@@ -38,7 +39,7 @@ from .common import KindRules
 
 RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
     adapter, application, cert, enforcer, group, invitation, key, ldap, model, order, organization, payment, permission,
-    plan, pricing, product, provider, role, subscription, syncer, token, transaction, user, webhook)}
+    plan, pricing, product, provider, resource, role, subscription, syncer, token, transaction, user, webhook)}
 NO_RULES = KindRules()
 
 

@@ -113,7 +113,8 @@ def take_along(db: Session, row: m.Organization) -> None:
     for model, where in _held(row.name):
         db.exec(delete(model).where(*where))
     lookup.forget()
-    storage.remove_after_commit(db, f"avatar/{row.name}")
+    for stored in storage.FOLDERS:
+        storage.remove_after_commit(db, f"{stored}/{row.name}")
 
 
 def before_save(db: Session, actor: Actor, old: m.Organization | None, row: m.Organization,
