@@ -162,11 +162,13 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     expect(page.locator("#page-current")).to_have_text("1 / 2")
     page.click("#sort-name")  # ascending
     expect(page.locator("#list-table tbody tr").first).to_contain_text(f"{prefix}-00")
+    expect(page.locator("th", has=page.locator("#sort-name"))).to_have_attribute("aria-sort", "ascending")
     page.click("#page-next")
     expect(page.locator("#page-current")).to_have_text("2 / 2")
     expect(page.locator("#list-table tbody tr")).to_have_count(1)
     expect(_row(page, taken)).to_have_count(1)
-    page.click("#sort-name")  # descending, back on the first page
+    page.focus("#sort-name")  # descending from the keyboard, back on the first page
+    page.keyboard.press("Enter")
     expect(page.locator("#list-table tbody tr").first).to_contain_text(taken)
     _no_serious_violations(page, screen.list_route + " (searched, sorted)")
 

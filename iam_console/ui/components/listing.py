@@ -26,9 +26,14 @@ def _header(column: Column, state: type[Lists]) -> rx.Component:
         rx.cond(state.sort_order == "ascend", rx.icon("arrow-up", size=12), rx.icon("arrow-down", size=12)),
         rx.icon("arrow-up-down", size=12, opacity="0.35"),
     )
+    # a button, so that the keyboard sorts too; the header cell says the order to screen readers
+    order = rx.cond(state.sort_field == column.key,
+                    rx.cond(state.sort_order == "ascend", "ascending", "descending"), "none")
     return rx.table.column_header_cell(
-        rx.hstack(label, arrow, align="center", spacing="1", cursor="pointer",
-                  on_click=state.sort(column.key), id=f"sort-{column.key}"),
+        rx.el.button(rx.hstack(label, arrow, align="center", spacing="1"), type="button",
+                     on_click=state.sort(column.key), id=f"sort-{column.key}", cursor="pointer",
+                     background="none", border="none", padding="0", font="inherit", color="inherit"),
+        aria_sort=order,
     )
 
 
