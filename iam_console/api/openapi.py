@@ -26,6 +26,7 @@ ENVELOPE_KEYS = ("status", "msg", "sub", "name", "data", "data2", "data3")
 NOT_ENVELOPE = ("/api/login/oauth/", "/api/device-auth", "/api/userinfo", "/api/webauthn/signup/begin",
                 "/api/webauthn/signin/begin", "/api/download-cert", "/.well-known/", "/files/")
 OAUTH_ERRORS = ("/api/login/oauth/", "/api/device-auth", "/api/userinfo")
+WELL_KNOWN = "/.well-known/"
 LIST_PARAMETERS = (("p", "integer", "The page, from 1"), ("pageSize", "integer", "Rows a page"),
                    ("field", "string", "A column to search (camelCase)"),
                    ("value", "string", "What the column holds (case-insensitive substring)"),
@@ -125,6 +126,8 @@ def _query(name: str, kind: str = "string", description: str = "") -> dict[str, 
             "description": description}
 
 
+OAUTH_ERROR = {"type": "object", "required": ["error"],
+               "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}
 AFFECTED = {"type": "string", "enum": ["Affected", "Unaffected"]}
 
 
@@ -140,7 +143,8 @@ def _list_operation(kind: Kind, plural: str, summary: str, unscoped: bool) -> di
     rows = {"type": "array", "items": _ref(_schema_name(kind))}
     return {"tags": ["resources"], "summary": summary, "operationId": f"get-{plural}{'-global' if unscoped else ''}",
             "parameters": parameters,
-            "responses": _answer(envelope(rows, {"type": "integer", "description": "The total"}))}
+            "responses": _answer(envelope(rows, {"type": "integer", "nullable": True,
+                                                   "description": "The total when paged (p, pageSize)"}))}
 
 
 def _body(kind: Kind) -> dict[str, Any]:
@@ -195,11 +199,12 @@ def _describe_answers(path: str, operation: dict[str, Any]) -> None:
     """A hand-written route's answers: the envelope, unless it speaks another protocol."""
     answers = operation.setdefault("responses", {})
     if path.startswith(OAUTH_ERRORS):
-        error = {"type": "object", "properties": {"error": {"type": "string"},
-                                                  "error_description": {"type": "string"}}}
         for status, what in (("400", "An OAuth error"), ("401", "The client or token is not authenticated")):
-            answers.setdefault(status, {"description": what, "content": {"application/json": {"schema": error}}})
+            answers.setdefault(status, {"description": what, "content": {"application/json": {"schema": OAUTH_ERROR}}})
         return
+    if path.startswith(WELL_KNOWN) and "{application}" in path:
+        answers["404"] = {"description": "No such application",
+                          "content": {"application/json": {"schema": OAUTH_ERROR}}}
     if path.startswith(NOT_ENVELOPE):
         return
     answers.update(_answer(envelope()))
