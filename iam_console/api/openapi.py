@@ -35,6 +35,58 @@ LIST_PARAMETERS = (("p", "integer", "The page, from 1"), ("pageSize", "integer",
                    ("withSecret", "string", "1: the stored secrets, for the record's organization's admins"))
 
 
+# the hand-written routes' bodies: forms (multipart, urlencoded or JSON, as Casdoor's SDKs
+# send them) with their text fields, and JSON objects
+FORMS = {
+    "/api/set-password": ("userOwner", "userName", "oldPassword", "newPassword"),
+    "/api/remove-user-from-group": ("owner", "name", "groupName"),
+    "/api/send-verification-code": ("dest", "type", "countryCode", "applicationId", "method"),
+    "/api/reset-email-or-phone": ("type", "dest", "code"),
+    "/api/mfa/setup/initiate": ("owner", "name", "mfaType"),
+    "/api/mfa/setup/verify": ("owner", "name", "mfaType", "passcode", "secret"),
+    "/api/mfa/setup/enable": ("owner", "name", "mfaType", "secret", "recoveryCodes"),
+    "/api/set-preferred-mfa": ("owner", "name", "mfaType"),
+    "/api/delete-mfa": ("owner", "name"),
+    "/api/webauthn/delete-credential": ("credentialID",),
+    "/api/logout": ("id_token_hint", "post_logout_redirect_uri", "state"),
+    "/api/login/oauth/access_token": ("grant_type", "client_id", "client_secret", "code", "code_verifier",
+                                      "redirect_uri", "refresh_token", "username", "password", "scope"),
+    "/api/login/oauth/refresh_token": ("grant_type", "client_id", "client_secret", "refresh_token", "scope"),
+    "/api/login/oauth/introspect": ("token", "token_type_hint", "client_id", "client_secret"),
+    "/api/login/oauth/revoke": ("token", "token_type_hint", "client_id", "client_secret"),
+    "/api/device-auth": ("client_id", "scope"),
+}
+JSON_BODIES = {
+    "/api/login": ("application", "organization", "username", "password", "autoSignin", "type", "signinMethod",
+                   "passcode", "mfaType", "recoveryCode"),
+    "/api/add-user-keys": ("owner", "name"),
+    "/api/check-user-password": ("password",),
+}
+UPLOADS = ("/api/upload-users", "/api/upload-roles", "/api/upload-permissions", "/api/upload-groups",
+           "/api/upload-resource")
+
+
+def _fields(names: tuple[str, ...]) -> dict[str, Any]:
+    return {"type": "object", "properties": {name: {"type": "string"} for name in names}}
+
+
+def _request_body(path: str) -> dict[str, Any] | None:
+    if path in FORMS:
+        fields = _fields(FORMS[path])
+        return {"content": {media: {"schema": fields} for media in (
+            "multipart/form-data", "application/x-www-form-urlencoded", "application/json")}}
+    if path in JSON_BODIES:
+        return {"content": {"application/json": {"schema": _fields(JSON_BODIES[path])}}}
+    if path in UPLOADS:
+        upload = {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
+        return {"content": {"multipart/form-data": {"schema": upload}}}
+    if path == "/api/add-record":
+        return {"required": True, "content": {"application/json": {"schema": _ref("RecordInput")}}}
+    if path in ("/api/add-session", "/api/update-session", "/api/delete-session"):
+        return {"content": {"application/json": {"schema": _ref("SessionInput")}}}
+    return None
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -216,8 +268,11 @@ def build(api: FastAPI) -> dict[str, Any]:
     generic = _generic_paths()
     paths = {path: ops for path, ops in document.get("paths", {}).items() if path not in generic}
     for path, operations in paths.items():
-        for operation in operations.values():
+        for method, operation in operations.items():
             _describe_answers(path, operation)
+            body = _request_body(path) if method == "post" else None
+            if body:
+                operation["requestBody"] = body
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for kind in REGISTRY.values():
         for path, operations in kind_operations(kind).items():
