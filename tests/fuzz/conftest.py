@@ -1,7 +1,8 @@
 """Schema fuzzing: Schemathesis drives the API in-process against its own OpenAPI document
 (docs/security.md, "Schema fuzzing"). The database is the test session's temporary SQLite
-file (tests/conftest.py). The budget is small enough for CI; IAM_FUZZ_EXAMPLES raises it and
-IAM_FUZZ_SEED changes the (otherwise fixed) seed."""
+file (tests/conftest.py). The budget is small enough for CI; IAM_FUZZ_EXAMPLES raises it,
+IAM_FUZZ_SEED changes the (otherwise fixed) seed and IAM_FUZZ_PATHS (a regular expression)
+narrows the run to the paths it matches."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tests.conftest import ADMIN_PASSWORD
 
 EXAMPLES = int(os.environ.get("IAM_FUZZ_EXAMPLES", "8"))
 SEED = int(os.environ.get("IAM_FUZZ_SEED", "20261123"))
+PATHS = os.environ.get("IAM_FUZZ_PATHS", "")
 
 
 def fuzz_config() -> schemathesis.config.SchemathesisConfig:
@@ -37,7 +39,8 @@ def fuzz_config() -> schemathesis.config.SchemathesisConfig:
 
 def api_schema() -> schemathesis.schemas.BaseSchema:
     """The served document, read through the application itself (no database needed)."""
-    return schemathesis.openapi.from_asgi(OPENAPI_URL, api, config=fuzz_config())
+    schema = schemathesis.openapi.from_asgi(OPENAPI_URL, api, config=fuzz_config())
+    return schema.include(path_regex=PATHS) if PATHS else schema
 
 
 @pytest.fixture(scope="session")
