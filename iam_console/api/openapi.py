@@ -1,10 +1,12 @@
 """The OpenAPI 3.0 document served at /api/openapi.json.
 
-FastAPI describes the routes written by hand; the CRUD family of every kind is generated
-from the registry, so its operations are generated here from the same registry and the
-kind's table: the request body is the kind's wire object, its fixed choices are enums, and
-every answer is the envelope of docs/api.md with `data` typed for the route. Schema
-fuzzing (tests/fuzz, docs/security.md) holds the server to this document."""
+The CRUD family of every kind is generated from the registry (api/resources.py), so its
+operations are generated here from the same registry and the kind's table: the request body
+is the kind's wire object, its fixed choices are enums, and every answer is the envelope of
+docs/api.md with `data` typed for the route. The routes written by hand keep FastAPI's
+description, completed with their form and JSON fields and their answers (the envelope, or
+the OAuth errors). Schema fuzzing (tests/fuzz, docs/security.md) holds the server to this
+document."""
 
 from __future__ import annotations
 
