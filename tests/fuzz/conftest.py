@@ -10,13 +10,6 @@ import os
 
 import pytest
 
-try:
-    import schemathesis
-except ImportError:  # pragma: no cover - the fuzz run needs it; CI must have it
-    if os.environ.get("CI") == "true":
-        raise
-    pytest.skip("schemathesis is not installed (pip install -r requirements.txt)", allow_module_level=True)
-
 from iam_console.api.app import OPENAPI_URL, api
 from tests.api.conftest import sign_in
 from tests.conftest import ADMIN_PASSWORD
@@ -26,10 +19,12 @@ SEED = int(os.environ.get("IAM_FUZZ_SEED", "20261123"))
 PATHS = os.environ.get("IAM_FUZZ_PATHS", "")
 
 
-def fuzz_config() -> schemathesis.config.SchemathesisConfig:
+def fuzz_config():
     """Reproducible: a fixed seed, derandomized generation, no example database; valid and
     invalid inputs both; Schemathesis's coverage phase off (its boundary cases for ~180
     operations would not fit the CI budget)."""
+    import schemathesis
+
     return schemathesis.config.SchemathesisConfig.from_dict({
         "seed": SEED,
         "generation": {"max-examples": EXAMPLES, "deterministic": True, "database": "none", "mode": "all"},
@@ -37,8 +32,10 @@ def fuzz_config() -> schemathesis.config.SchemathesisConfig:
     })
 
 
-def api_schema() -> schemathesis.schemas.BaseSchema:
+def api_schema():
     """The served document, read through the application itself (no database needed)."""
+    import schemathesis
+
     schema = schemathesis.openapi.from_asgi(OPENAPI_URL, api, config=fuzz_config())
     return schema.include(path_regex=PATHS) if PATHS else schema
 
