@@ -2,6 +2,7 @@
 matches the models exactly, and takes the first-start data."""
 
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
@@ -223,14 +224,28 @@ def test_token_families_are_backfilled(empty_database):
         engine.dispose()
 
 
+def test_times_keep_fractions_of_a_second(empty_database):
+    """A createdTime a client gives keeps its microseconds on every database."""
+    migrate(empty_database)
+    engine = make_engine(empty_database)
+    given = datetime(2026, 11, 23, 10, 20, 30, 123456, tzinfo=UTC)
+    try:
+        with session_scope(engine) as db:
+            db.add(User(owner="o", name="precise", created_time=given))
+        with Session(engine) as db:
+            assert db.exec(select(User.created_time).where(User.name == "precise")).one() == given
+    finally:
+        engine.dispose()
+
+
 def test_record_user_is_widened_and_keeps_the_row_counts(empty_database):
-    """Migration 0010 widens record.user to a whole owner/name id (201 characters), keeping
+    """Migration 0012 widens record.user to a whole owner/name id (201 characters), keeping
     the record table's row-count triggers (SQLite copies the table to change a column)."""
     from iam_console.models import Record
     from iam_console.services import counts
 
     config = alembic_config(empty_database)
-    command.upgrade(config, "0009")
+    command.upgrade(config, "0011")
     engine = make_engine(empty_database)
     longest = f"{'o' * 100}/{'u' * 100}"
     try:
@@ -242,7 +257,7 @@ def test_record_user_is_widened_and_keeps_the_row_counts(empty_database):
         with Session(engine) as db:
             assert counts.total(db, "record", "one") == 2
             assert db.exec(select(Record.user).where(Record.name == "after")).one() == longest
-        command.downgrade(config, "0009")
+        command.downgrade(config, "0011")
         command.upgrade(config, "head")
         _insert(engine, Record(owner="one", name="again", organization="one", user="one/bob"))
         with Session(engine) as db:
