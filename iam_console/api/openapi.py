@@ -21,14 +21,13 @@ from fastapi.openapi.utils import get_openapi
 from .. import models as m
 from ..services import kinds
 from ..services.resources import REGISTRY, Kind, Ownership
+from . import oauth
 
 ENVELOPE_KEYS = ("status", "msg", "sub", "name", "data", "data2", "data3")
-# routes that answer something else than the envelope: OAuth and OpenID Connect answers
-# (RFC 6749 errors with HTTP 400/401), the WebAuthn options object, a PEM file, stored files
-NOT_ENVELOPE = ("/api/login/oauth/", "/api/device-auth", "/api/userinfo", "/api/webauthn/signup/begin",
-                "/api/webauthn/signin/begin", "/api/download-cert", "/.well-known/", "/files/")
-OAUTH_ERRORS = ("/api/login/oauth/", "/api/device-auth", "/api/userinfo")
-WELL_KNOWN = "/.well-known/"
+# the OAuth and OpenID Connect routes (those clients call from anywhere, api/oauth.py) answer
+# their own JSON and RFC 6749 errors with HTTP 400, 401 or 404; these others answer something
+# else than the envelope too: the WebAuthn options object, a PEM file, stored files
+NOT_ENVELOPE = ("/api/webauthn/signup/begin", "/api/webauthn/signin/begin", "/api/download-cert", "/files/")
 LIST_PARAMETERS = (("p", "integer", "The page, from 1"), ("pageSize", "integer", "Rows a page"),
                    ("field", "string", "A column to search (camelCase)"),
                    ("value", "string", "What the column holds (case-insensitive substring)"),
@@ -252,13 +251,11 @@ def _generic_paths() -> set[str]:
 def _describe_answers(path: str, operation: dict[str, Any]) -> None:
     """A hand-written route's answers: the envelope, unless it speaks another protocol."""
     answers = operation.setdefault("responses", {})
-    if path.startswith(OAUTH_ERRORS):
-        for status, what in (("400", "An OAuth error"), ("401", "The client or token is not authenticated")):
+    if oauth.cross_origin(path):
+        for status, what in (("400", "An OAuth error"), ("401", "The client or token is not authenticated"),
+                             ("404", "No such application")):
             answers.setdefault(status, {"description": what, "content": {"application/json": {"schema": OAUTH_ERROR}}})
         return
-    if path.startswith(WELL_KNOWN) and "{application}" in path:
-        answers["404"] = {"description": "No such application",
-                          "content": {"application/json": {"schema": OAUTH_ERROR}}}
     if path.startswith(NOT_ENVELOPE):
         return
     answers.update(_answer(envelope()))
