@@ -21,7 +21,7 @@ PATHS = os.environ.get("IAM_FUZZ_PATHS", "")
 
 def fuzz_config():
     """Reproducible: a fixed seed, derandomized generation, no example database; valid and
-    invalid inputs both; Schemathesis's coverage phase off (its boundary cases for ~180
+    invalid inputs both; Schemathesis's coverage phase off (its boundary cases for ~200
     operations would not fit the CI budget)."""
     import schemathesis
 
