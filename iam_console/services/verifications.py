@@ -261,7 +261,7 @@ def deliver(db: Session, actor: Actor, organization: m.Organization, to: Receive
         delivery.send_email(provider, to.address, provider.title or "Verification code", body,
                             organization.display_name or organization.name)
     else:
-        delivery.send_sms(provider, to.address, code)
+        delivery.send_sms(provider, to.address, delivery.render(provider.template_code or "%s", code), code)
     row = m.Verification(owner=organization.name, name=str(uuid.uuid4()), remote_addr=client_ip[:100],
                          type=provider.category, user=actor.id, provider=provider.name, receiver=to.address,
                          code=code, time=now, is_used=False)

@@ -316,6 +316,10 @@ EXTRAS = {
     "/api/delete-mfa": lambda c, w, o: c.post("/api/delete-mfa", params={"owner": o, "name": "boss"}),
     # records of o matching a field: what an admin may read of o's audit trail, nothing for others
     "/api/get-records-filter": lambda c, w, o: c.post("/api/get-records-filter", json={"organization": o}),
+    # mail through organization o's provider, named
+    "/api/send-email": lambda c, w, o: c.post("/api/send-email", json={
+        "title": "t", "content": "c", "sender": "s", "receivers": [f"x@{o}.test"],
+        "provider": w.names["provider"][o]}),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
@@ -350,7 +354,17 @@ WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/w
             "/api/webauthn/signin/begin", "/api/webauthn/signin/finish"}
 # tells only that the server and its database answer (tests/api/test_wire_routes.py)
 PUBLIC = {"/api/health"}
-OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC
+# send through the caller's own organization's provider: no parameter names another
+# organization (tests/api/test_messages.py); anonymous callers get nothing
+OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},
+                    "/api/send-notification": {"content": "c"}}
+OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION)
+
+
+@pytest.mark.parametrize("path", sorted(OWN_ORGANIZATION))
+def test_sending_gives_anonymous_nothing(callers, path):
+    body = callers["anonymous"].post(path, json=OWN_ORGANIZATION[path]).json()
+    assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
 
 
 def test_every_route_is_known():
