@@ -12,7 +12,7 @@ from ..services import accounts, applications, crud, dashboard, messages, policy
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
-from .bodies import form_or_json, json_body
+from .bodies import form_or_json, json_body, json_list
 from .callers import actor
 from .envelope import ok
 from .resources import audit_context
@@ -173,6 +173,15 @@ async def send_notification(request: Request) -> JSONResponse:
     body = await json_body(request)
     with session_scope() as db:
         messages.send_notification(db, actor(db, request), body, audit_context(request))
+    return ok()
+
+
+@router.post("/send-invitation", summary="Email an invitation (id=owner/name; body: a list of addresses)")
+async def send_invitation(request: Request) -> JSONResponse:
+    body = await json_list(request, "email addresses")
+    owner, name = crud.split_id(request.query_params.get("id", ""))
+    with session_scope() as db:
+        messages.send_invitation(db, actor(db, request), owner, name, body, audit_context(request))
     return ok()
 
 

@@ -5,20 +5,26 @@ calls a caller per window, through the organization's own or the shared provider
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from .. import models as m
+from ..settings import settings
 from . import builtin as b
-from . import delivery, lookup, policy, throttle, wire
+from . import crud, delivery, lookup, policy, throttle, verifications, wire
 from .access import Actor
 from .crud import Request
 from .errors import ServiceError
 from .records import audit
+from .resources import REGISTRY
 
 MAX_RECEIVERS = 50
 SENDS, WINDOW_SECONDS = 30, 600  # calls per caller (every receiver counts one)
 TEST_SMTP = "TestSmtpServer"  # send-email's receiver that only tests the SMTP server (Casdoor's keyword)
+# an invitation mail when the provider's metadata gives no text of its own
+DEFAULT_INVITATION = '<p>You are invited. Your invitation code is %code.</p><p><a href="%link">Sign up</a></p>'
 
 
 def _text(value: object, field: str, limit: int = 100_000) -> str:
@@ -132,3 +138,35 @@ def _record(db: Session, actor: Actor, action: str, chosen: m.Provider, receiver
     audit(db, organization=actor.organization, user=actor.id, action=action, request_uri=request.uri,
           client_ip=request.client_ip, language=request.language,
           obj={"provider": f"{chosen.owner}/{chosen.name}", "receivers": receivers})
+
+
+def send_invitation(db: Session, actor: Actor, owner: str, name: str, destinations: object,
+                    request: Request) -> None:
+    """send-invitation: the invitation's code and sign-up link, by email, through the first Email
+    provider of its application (else the organization's default application) whose rule allows
+    invitations. The text is the provider's metadata with %code and %link replaced."""
+    policy.require_admin(actor)
+    invitation = crud.readable_row(db, actor, REGISTRY["invitation"], owner, name)
+    if invitation is None:
+        raise ServiceError("Invitation %s does not exist", f"{owner}/{name}"[:200])
+    if invitation.state != "Active" or invitation.used_count >= invitation.quota:
+        raise ServiceError("The invitation %s is suspended or used up", invitation.name)
+    receivers = _receivers({"receivers": destinations})
+    invalid = [r for r in receivers if not wire.EMAIL.match(r)]
+    if invalid:
+        raise ServiceError("Invalid Email receivers: %s", ", ".join(invalid)[:300])
+    organization = lookup.organization(db, invitation.owner)
+    named = invitation.application if invitation.application not in ("", "All") else ""
+    application = lookup.application(db, named or organization.default_application)
+    if application is None:
+        raise ServiceError("The organization: %s should have one application at least", invitation.owner)
+    chosen = verifications.find_provider(db, organization, application,
+                                         verifications.Receiver(verifications.EMAIL_KIND, receivers[0], receivers[0]),
+                                         purpose="invitation")
+    link = f"{settings.origin}/signup/{quote(application.name, safe='')}?invitationCode={quote(invitation.code)}"
+    content = (chosen.metadata_ or DEFAULT_INVITATION).replace("%code", invitation.code).replace("%link", link)
+    _count(db, actor, len(receivers))
+    for receiver in receivers:
+        delivery.send_email(chosen, receiver, chosen.title or "Invitation", content,
+                            organization.display_name or organization.name)
+    _record(db, actor, "send-invitation", chosen, receivers, request)

@@ -320,6 +320,9 @@ EXTRAS = {
     "/api/send-email": lambda c, w, o: c.post("/api/send-email", json={
         "title": "t", "content": "c", "sender": "s", "receivers": [f"x@{o}.test"],
         "provider": w.names["provider"][o]}),
+    # organization o's invitation, mailed
+    "/api/send-invitation": lambda c, w, o: c.post("/api/send-invitation", params={
+        "id": f"{o}/{w.names['invitation'][o]}"}, json=[f"x@{o}.test"]),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),

@@ -50,6 +50,12 @@ def orgs(admin, sinks) -> dict:
                                               "method": "POST", "title": "text"}))
     _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a,
                                                   "providers": [{"name": f"{a}-mail"}, {"name": f"{a}-sms"}]}))
+    _ok(admin.post("/api/add-invitation", json={"owner": a, "name": "welcome", "code": "WELCOME42", "quota": 5,
+                                                "application": f"{a}-app", "state": "Active"}))
+    _ok(admin.post("/api/add-invitation", json={"owner": b, "name": "welcome", "code": "THEIRS42", "quota": 5,
+                                                "state": "Active"}))
+    _ok(admin.post("/api/add-invitation", json={"owner": a, "name": "paused", "code": "PAUSED42", "quota": 5,
+                                                "application": f"{a}-app", "state": "Suspended"}))
     app = _ok(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
     client = TestClient(api)
     client.params = {"clientId": app["clientId"], "clientSecret": app["clientSecret"]}
@@ -109,3 +115,27 @@ def test_bad_input_is_refused_before_anything_is_sent(orgs, sinks, route, body, 
     answer = orgs["boss"].post(f"/api/{route}", json=body).json()
     assert answer["status"] == "error" and message in answer["msg"], answer
     assert (len(sinks["smtp"].mails), len(sinks["sms"].calls), len(sinks["hook"].calls)) == sent
+
+
+def test_an_invitation_is_mailed_with_its_code_and_sign_up_link(orgs, sinks):
+    a = orgs["a"]
+    to = f"{unique('guest')}@mail.test"
+    _ok(orgs["boss"].post("/api/send-invitation", params={"id": f"{a}/welcome"}, json=[to]))
+    body = sinks["smtp"].wait_for(to).message.get_body().get_content()
+    assert "WELCOME42" in body and f"/signup/{a}-app?invitationCode=WELCOME42" in body
+
+
+@pytest.mark.parametrize("caller, ident, body, message", [
+    ("boss", "{a}/paused", ["x@mail.test"], "suspended or used up"),
+    ("boss", "{a}/nothing", ["x@mail.test"], "does not exist"),
+    ("boss", "{b}/welcome", ["x@mail.test"], "does not exist"),
+    ("boss", "{a}/welcome", ["not-an-address"], "Invalid Email"),
+    ("boss", "{a}/welcome", {"to": "x@mail.test"}, "must be a list"),
+    ("alice", "{a}/welcome", ["x@mail.test"], "Unauthorized"),
+])
+def test_an_invitation_goes_only_where_it_should(orgs, sinks, caller, ident, body, message):
+    sent = len(sinks["smtp"].mails)
+    answer = orgs[caller].post("/api/send-invitation", params={"id": ident.format(a=orgs["a"], b=orgs["b"])},
+                               json=body).json()
+    assert answer["status"] == "error" and message in answer["msg"], answer
+    assert len(sinks["smtp"].mails) == sent
