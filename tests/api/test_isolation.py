@@ -323,6 +323,8 @@ EXTRAS = {
     # organization o's invitation, mailed
     "/api/send-invitation": lambda c, w, o: c.post("/api/send-invitation", params={
         "id": f"{o}/{w.names['invitation'][o]}"}, json=[f"x@{o}.test"]),
+    # acting as organization o's admin: for a global admin's console session only
+    "/api/impersonate-user": lambda c, w, o: c.post("/api/impersonate-user", data={"owner": o, "name": "boss"}),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
@@ -349,8 +351,9 @@ OAUTH = {
     "/api/get-app-login": lambda c, w: c.get("/api/get-app-login", params={
         "client_id": w.client_id, "response_type": "code", "redirect_uri": "https://evil.example/"}),
 }
-# sso-logout ends the caller's own sessions: called last, by a caller of its own
-SELF_ONLY = {"/api/sso-logout"}
+# sso-logout ends the caller's own sessions: called last, by a caller of its own; leaving an
+# impersonation acts on the caller's own session alone (tests/api/test_impersonation.py)
+SELF_ONLY = {"/api/sso-logout", "/api/exit-impersonate-user"}
 # WebAuthn: registration and delete-credential act on the caller's own account alone; the
 # sign-in routes are public (their attacks are in tests/api/test_webauthn.py)
 WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/webauthn/delete-credential",
