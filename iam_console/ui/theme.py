@@ -45,8 +45,9 @@ def console_theme(theme_data: Any) -> ConsoleTheme:
 # 4.5:1 for text): white on an accent's 9th step is 1.6:1 (amber) to 3.3:1 (blue), so solid
 # buttons take the 11th step (4.5:1 or more); soft buttons and badges write in the 12th step;
 # a select's placeholder takes the readable gray. A disabled switch that is on keeps a muted
-# accent track, so a read-only "on" does not look like "off". Light theme only: the dark one
-# keeps Radix's colours. No ">" or "<": the rules travel as the text of a <style> element.
+# accent track, so a read-only "on" does not look like "off". In the dark theme solid buttons take
+# the 8th step (white on it: 4.9:1 or more); the rest of Radix's dark colours pass as they are.
+# No ">" or "<": the rules travel as the text of a <style> element.
 READABLE_CSS = """
 :root:not(.dark) .rt-BaseButton.rt-variant-solid:not(.rt-high-contrast):not([data-disabled]) {
   background-color: var(--accent-11); color: #fff;
@@ -54,6 +55,9 @@ READABLE_CSS = """
 :root:not(.dark) .rt-BaseButton.rt-variant-soft:not([data-disabled]),
 :root:not(.dark) .rt-BaseButton.rt-variant-outline:not([data-disabled]),
 :root:not(.dark) .rt-Badge.rt-variant-soft { color: var(--accent-12); }
+.dark .rt-BaseButton.rt-variant-solid:not(.rt-high-contrast):not([data-disabled]) {
+  background-color: var(--accent-8); color: #fff;
+}
 .rt-SelectTrigger[data-placeholder] .rt-SelectTriggerInner { color: var(--gray-11); }
 .rt-SwitchRoot[data-disabled][data-state="checked"]::before {
   background-color: var(--accent-a8); box-shadow: inset 0 0 0 1px var(--accent-a9);

@@ -83,3 +83,16 @@ def test_signed_out_pages_have_no_serious_violations(path, visit, page):
     found = serious(page)
     report(path, found)
     assert found == []
+
+
+@pytest.mark.parametrize("path", ["/", "/organizations", "/organizations/built-in", "/users/built-in/admin"])
+def test_the_dark_theme_has_no_serious_violations(path, visit, page, api_login, accounts):
+    api_login(accounts.admin)
+    visit(path)
+    page.click("#theme-menu")
+    page.click("#theme-dark")
+    expect(page.locator("html.dark")).to_have_count(1)
+    page.wait_for_timeout(300)
+    found = serious(page)
+    report(f"{path} (dark)", found)
+    assert found == []
