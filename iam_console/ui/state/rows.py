@@ -70,7 +70,8 @@ class Rows(rx.State, mixin=True):
     # the rows as objects, each with its "__id"; keys no column shows are kept
     _row_items: dict[str, list[dict[str, Any]]] = {}
     _row_loaded: dict[str, list[dict[str, Any]]] = {}
-    _row_backup: dict[str, dict[str, Any]] = {}  # the row being edited as it was; {} when it is new
+    # one-row-at-a-time: the table as it was before the row's edit (a key switched on changed others)
+    _row_backup: dict[str, list[dict[str, Any]]] = {}
     _row_next: int = 0
 
     def _row_fields(self) -> dict[str, Field]:
@@ -170,7 +171,7 @@ class Rows(rx.State, mixin=True):
         if keyed:
             new[keyed] = not any(i.get(keyed) for i in items)  # the first row is the key
         if field.one_at_a_time:
-            self._row_backup = {**self._row_backup, key: {}}
+            self._row_backup = {**self._row_backup, key: items}
             self.row_editing = {**self.row_editing, key: new["__id"]}
             self._put(key, [new, *items])
         else:
@@ -244,7 +245,7 @@ class Rows(rx.State, mixin=True):
             return
         items = found[1]
         if 0 <= index < len(items):
-            self._row_backup = {**self._row_backup, key: dict(items[index])}
+            self._row_backup = {**self._row_backup, key: items}
             self.row_editing = {**self.row_editing, key: items[index]["__id"]}
 
     @rx.event
@@ -254,12 +255,8 @@ class Rows(rx.State, mixin=True):
 
     @rx.event
     def cancel_row(self, key: str):
-        """One-row-at-a-time: the edited row as it was, or gone if it was being added."""
-        found = self._table(key)
-        editing = self.row_editing.get(key, "")
-        if found is None or not editing:
+        """One-row-at-a-time: the table as it was before the edit (a row being added goes)."""
+        if self._table(key) is None or not self.row_editing.get(key):
             return
-        backup, items = self._row_backup.get(key, {}), found[1]
-        items = [dict(backup) if i["__id"] == editing else i for i in items if backup or i["__id"] != editing]
         self.row_editing = {**self.row_editing, key: ""}
-        self._put(key, items)
+        self._put(key, [dict(i) for i in self._row_backup.get(key, [])])
