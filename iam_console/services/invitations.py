@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from .. import models as m
 from ..settings import settings
 from . import builtin as b
 from . import lookup, policy
@@ -16,7 +15,6 @@ from .resources import REGISTRY
 
 INVITATIONS = REGISTRY["invitation"]
 ALL_APPLICATIONS = "All"
-CHOICES_LIMIT = 500
 
 
 def signup_application(db: Session, owner: str, application: str) -> str:
@@ -41,10 +39,3 @@ def signup_url(db: Session, actor: Actor, owner: str, application: str, code: st
         raise ServiceError(policy.UNAUTHORIZED)
     name = signup_application(db, owner, application)
     return f"{settings.origin}/signup/{quote(name, safe='')}?invitationCode={quote(code, safe='')}"
-
-
-def application_choices(db: Session, actor: Actor, organization: str) -> list[str]:
-    """Names of the organization's applications, for the invitation's select."""
-    scope = policy.read_scope(actor, REGISTRY["application"], organization=organization)
-    return list(db.exec(select(m.Application.name).where(m.Application.organization == organization, *scope)
-                        .order_by(m.Application.name).limit(CHOICES_LIMIT)).all())

@@ -80,6 +80,7 @@ class Field:
     multiple: bool = False
     category: str = ""
     form: str = ""
+    also: tuple[tuple[str, str], ...] = ()  # values naming no record, offered first: (value, catalog key)
     # rows: a table of objects, one Cell per column (ui/state/rows.py)
     columns: tuple[Cell, ...] = ()
     new_row: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None  # None: the table is full

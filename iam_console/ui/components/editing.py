@@ -51,7 +51,7 @@ def _widget(field: Field) -> rx.Component:
                            height=field.height, width=field.width, read_only=disabled)
     if field.widget == "pick":
         return picker(Editing, field.key, value, on_change, label=t(field.label), disabled=disabled,
-                      multiple=field.multiple, id=ident)
+                      multiple=field.multiple, also=field.also, id=ident)
     if field.widget == "select" and field.choices is not None:
         return rx.select.root(
             rx.select.trigger(id=ident, width="100%"),

@@ -11,15 +11,20 @@ import reflex as rx
 from ..text import t
 
 
-def _options(state: Any, ident: str, choose: Any) -> rx.Component:
+def _option(label: Any, on_click: Any) -> rx.Component:
+    return rx.popover.close(rx.button(label, on_click=on_click, variant="ghost", size="1", class_name="pick-option",
+                                      width="100%", justify="start"))
+
+
+def _options(state: Any, ident: str, choose: Any, also: tuple[tuple[str, str], ...]) -> rx.Component:
     found = state.pick_found[ident]
     return rx.vstack(
+        *[_option(t(label), choose(value)) for value, label in also],
         rx.input(placeholder=t("Search"), value=state.pick_typed[ident], aria_label=t("Search"), size="1",
                  on_change=lambda typed: state.pick_search(ident, typed), debounce_timeout=300,
                  class_name="pick-search", width="100%"),
-        rx.vstack(rx.foreach(found, lambda name: rx.popover.close(rx.button(
-            name, on_click=choose(name), variant="ghost", size="1", class_name="pick-option", width="100%",
-            justify="start"))), spacing="1", width="100%", max_height="16em", overflow_y="auto"),
+        rx.vstack(rx.foreach(found, lambda name: _option(name, choose(name))), spacing="1", width="100%",
+                  max_height="16em", overflow_y="auto"),
         rx.cond(found.length() == 0, rx.text(t("No data"), size="1", color_scheme="gray")),
         rx.hstack(
             rx.button(t("Previous page"), on_click=state.pick_turn(ident, -1), size="1", variant="soft",
@@ -33,21 +38,24 @@ def _options(state: Any, ident: str, choose: Any) -> rx.Component:
 
 
 def picker(state: Any, ident: str, value: rx.Var, on_change: Any, *, label: rx.Var, disabled: rx.Var | bool,
-           multiple: bool = False, class_name: str = "", id: str = "", **_: Any) -> rx.Component:
+           multiple: bool = False, also: tuple[tuple[str, str], ...] = (), class_name: str = "",
+           id: str = "", **_: Any) -> rx.Component:
     """`value`: the chosen name, or for `multiple` the chosen names joined by ", ";
     `on_change(name)` sets a single picker's value (a multiple one goes through the state's
-    pick_add and pick_drop)."""
+    pick_add and pick_drop); `also`: values naming no record, offered first, (value, catalog key)."""
     choose = (lambda name: state.pick_add(ident, name)) if multiple else on_change
+    shown = rx.cond(value == "", rx.text("—", color_scheme="gray"), rx.text(value))
+    for fixed, label in also:
+        shown = rx.cond(value == fixed, rx.text(t(label)), shown)
     trigger = rx.button(
-        rx.cond(value == "", rx.text("—", color_scheme="gray"), rx.text(value)) if not multiple
-        else rx.icon("plus", size=14),
+        shown if not multiple else rx.icon("plus", size=14),
         rx.icon("chevron-down", size=14) if not multiple else rx.fragment(),
         variant="surface", color_scheme="gray", size="1", disabled=disabled, aria_label=label, id=id or None,
         class_name=class_name, type="button",
     )
     popover = rx.popover.root(
         rx.popover.trigger(trigger),
-        rx.popover.content(_options(state, ident, choose)),
+        rx.popover.content(_options(state, ident, choose, also)),
         on_open_change=lambda _open: state.pick_search(ident, ""),
     )
     if not multiple:
