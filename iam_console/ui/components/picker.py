@@ -1,6 +1,7 @@
 """A picker: a button showing the chosen name (or the chosen names as badges) that opens a search
 box and one page of matching names, bound to a state that uses the `Picking` mixin
-(ui/state/picking.py). `ident` names the picker in that state."""
+(ui/state/picking.py). `ident` names the picker in that state (which holds nothing for it until
+it is first opened: hence the defaults)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ def _option(label: Any, on_click: Any) -> rx.Component:
 
 
 def _options(state: Any, ident: str, choose: Any, also: tuple[tuple[str, str], ...]) -> rx.Component:
-    found = state.pick_found[ident]
+    found = state.pick_found.get(ident, [])
     return rx.vstack(
         *[_option(t(label), choose(value)) for value, label in also],
-        rx.input(placeholder=t("Search"), value=state.pick_typed[ident], aria_label=t("Search"), size="1",
+        rx.input(placeholder=t("Search"), value=state.pick_typed.get(ident, ""), aria_label=t("Search"), size="1",
                  on_change=lambda typed: state.pick_search(ident, typed), debounce_timeout=300,
                  class_name="pick-search", width="100%"),
         rx.vstack(rx.foreach(found, lambda name: _option(name, choose(name))), spacing="1", width="100%",
@@ -28,9 +29,9 @@ def _options(state: Any, ident: str, choose: Any, also: tuple[tuple[str, str], .
         rx.cond(found.length() == 0, rx.text(t("No data"), size="1", color_scheme="gray")),
         rx.hstack(
             rx.button(t("Previous page"), on_click=state.pick_turn(ident, -1), size="1", variant="soft",
-                      disabled=state.pick_page[ident] <= 1, class_name="pick-previous"),
+                      disabled=state.pick_page.get(ident, 1) <= 1, class_name="pick-previous"),
             rx.button(t("Next page"), on_click=state.pick_turn(ident, 1), size="1", variant="soft",
-                      disabled=~state.pick_more[ident], class_name="pick-next"),
+                      disabled=~state.pick_more.get(ident, False), class_name="pick-next"),
             spacing="2",
         ),
         spacing="2", width="18em",

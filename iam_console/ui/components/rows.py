@@ -73,7 +73,7 @@ def _cell(field: Field, column: Cell, state: Any, row: rx.Var, index: rx.Var, lo
         # only the row being edited shows its widgets
         read = rx.switch(checked=row[column.key] == "true", disabled=True, size="1", class_name=cls,
                          aria_label=label) if column.widget == "switch" else _shown(column, row[column.key])
-        widget = rx.cond(state.row_editing[field.key] == row["__id"], widget, rx.box(read, class_name=cls))
+        widget = rx.cond(state.row_editing.get(field.key, "") == row["__id"], widget, rx.box(read, class_name=cls))
     return rx.cond(row[f"__hide_{column.key}"] == "true", rx.fragment(), widget)
 
 
@@ -88,13 +88,13 @@ def _actions(field: Field, state: Any, row: rx.Var, index: rx.Var, locked: rx.Va
     key = field.key
     buttons = []
     if field.movable:
-        last = state.tables[key].length() - 1
-        busy = state.row_editing[key] != "" if field.one_at_a_time else False
+        last = state.tables.get(key, []).length() - 1
+        busy = state.row_editing.get(key, "") != "" if field.one_at_a_time else False
         buttons += [_button("arrow-up", "Up", state.move_row(key, index, -1), locked | (index == 0) | busy),
                     _button("arrow-down", "Down", state.move_row(key, index, 1), locked | (index == last) | busy)]
     delete_off = locked | (row["__fixed"] == "true")
     if field.one_at_a_time:
-        editing = state.row_editing[key]
+        editing = state.row_editing.get(key, "")
         # while one row is edited, the others can be neither edited nor deleted
         other = (editing != "") & (editing != row["__id"])
         buttons = [rx.cond(
@@ -112,14 +112,14 @@ def rows_table(field: Field, state: Any, locked: rx.Var | bool = False) -> rx.Co
     """The table of `field` in `state` (a Rows host); `locked`: shown, never edited."""
     ident = kebab(field.key)
     locked = rx.Var.create(locked) if isinstance(locked, bool) else locked
-    add_off = locked | state.table_full[field.key]
+    add_off = locked | state.table_full.get(field.key, False)
     if field.one_at_a_time:
-        add_off = add_off | (state.row_editing[field.key] != "")
+        add_off = add_off | (state.row_editing.get(field.key, "") != "")
     return rx.vstack(
         rx.box(rx.table.root(
             rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(c.label)) for c in field.columns],
                                          rx.table.column_header_cell(t("Action")))),
-            rx.table.body(rx.foreach(state.tables[field.key], lambda row, index: rx.table.row(
+            rx.table.body(rx.foreach(state.tables.get(field.key, []), lambda row, index: rx.table.row(
                 *[rx.table.cell(_cell(field, c, state, row, index, locked)) for c in field.columns],
                 rx.table.cell(_actions(field, state, row, index, locked)),
                 custom_attrs={"data-row-id": row["__id"]},
