@@ -33,7 +33,9 @@ class Cell:
     widget: str = "input"  # input | select | switch | number | tags | pick | text (shown, never edited)
     options: tuple[str, ...] = ()  # a select's values
     options_for: Callable[[dict[str, Any]], Sequence[str]] | None = None  # a select's values for this row
-    unique: bool = False  # a select whose value no two rows share (each row offers its own and the free ones)
+    # a select whose value no two rows share (each row offers its own and the free ones); its
+    # options are the same for every row (options_for is not called for it)
+    unique: bool = False
     placeholder: str = ""  # a select's value meaning "not chosen yet", shown as a prompt (a catalog key)
     translate: bool = False  # a select's values are shown through the catalog
     disabled_when: Callable[[dict[str, Any]], bool] | None = None  # of the row; the server ignores edits

@@ -32,15 +32,20 @@ def _shown(column: Cell, value: rx.Var) -> rx.Component:
 
 def _select(field: Field, column: Cell, state: Any, row: rx.Var, index: rx.Var, disabled: rx.Var,
             cls: str) -> rx.Component:
-    choices = row[f"__opts_{column.key}"]
     value = row[column.key]
     unset = value == column.placeholder if column.placeholder else value == ""
+    item = lambda option: rx.select.item(_label(option) if column.translate else option, value=option)  # noqa: E731
+    if column.unique:
+        # the row's own value and those no row uses (the same for every row: sent once)
+        offered = rx.fragment(rx.cond(unset, rx.fragment(), item(value)),
+                              rx.foreach(state.table_free.get(f"{field.key}.{column.key}", []), item))
+    else:
+        choices = row[f"__opts_{column.key}"]
+        offered = rx.cond(choices == "", rx.fragment(), rx.foreach(choices.split(OPTION_SEPARATOR), item))
     select = rx.select.root(
         rx.select.trigger(placeholder=t(column.placeholder) if column.placeholder else "", class_name=cls,
                           width="100%", aria_label=t(column.label)),
-        rx.select.content(rx.cond(choices == "", rx.fragment(), rx.foreach(
-            choices.split(OPTION_SEPARATOR),
-            lambda option: rx.select.item(_label(option) if column.translate else option, value=option)))),
+        rx.select.content(offered),
         value=rx.cond(unset, "", value), size="1",
         on_change=lambda v: state.set_cell(field.key, index, column.key, v),
     )

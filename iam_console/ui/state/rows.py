@@ -54,9 +54,9 @@ def options(column: Cell, items: list[dict[str, Any]], index: int) -> list[str]:
     """The values row `index` may choose in a select column: its own options, and for a
     unique column its own value and those no other row uses."""
     item = items[index]
-    offered = list(column.options_for(item) if column.options_for else column.options)
     if not column.unique:
-        return offered
+        return list(column.options_for(item) if column.options_for else column.options)
+    offered = list(column.options)
     own = item.get(column.key)
     used = {other.get(column.key) for i, other in enumerate(items) if i != index}
     mine = [own] if own in offered else []
@@ -66,6 +66,8 @@ def options(column: Cell, items: list[dict[str, Any]], index: int) -> list[str]:
 class Rows(rx.State, mixin=True):
     tables: dict[str, list[dict[str, str]]] = {}  # wire key -> rows of display strings
     table_full: dict[str, bool] = {}  # Add is disabled
+    # "{wire key}.{column}" -> the values of a unique select no row uses (each row also offers its own)
+    table_free: dict[str, list[str]] = {}
     row_editing: dict[str, str] = {}  # one-row-at-a-time: the id of the row being edited, or ""
     # the rows as objects, each with its "__id"; keys no column shows are kept
     _row_items: dict[str, list[dict[str, Any]]] = {}
@@ -129,9 +131,14 @@ class Rows(rx.State, mixin=True):
             for column in field.columns:
                 row[f"__off_{column.key}"] = flag(self._cell_disabled(field, column, items, index))
                 row[f"__hide_{column.key}"] = flag(bool(column.hidden_when and column.hidden_when(item)))
-                if column.widget == "select":
+                if column.widget == "select" and not column.unique:
                     row[f"__opts_{column.key}"] = OPTION_SEPARATOR.join(options(column, items, index))
             rows.append(row)
+        for column in field.columns:
+            if column.widget == "select" and column.unique:
+                used = {item.get(column.key) for item in items}
+                self.table_free = {**self.table_free, f"{key}.{column.key}": [
+                    v for v in column.options if v not in used]}
         self._row_items = {**self._row_items, key: items}
         self.tables = {**self.tables, key: rows}
         plain = [{k: v for k, v in i.items() if k != "__id"} for i in items]
