@@ -167,3 +167,24 @@ def test_a_code_field_saves_a_long_text_whole(visit, page, api_login, accounts, 
     _save(page)
     stored = page.request.get(f"/api/get-model?id=acme/{name}").json()["data"]["modelText"]
     assert stored == "# edited\n" + text  # never cut at 20,000 characters
+
+
+def test_an_organizations_default_application_is_picked_from_its_own(visit, page, api_login, accounts, server):
+    from iam_console.models import Application, Organization
+
+    org, suffix = f"org-pick-{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6]
+    _add(server, Organization(owner="admin", name=org, display_name=org, password_type="argon2id",
+                              password_obfuscator_type="Plain", nav_items=["all"]),
+         Application(owner="admin", name=f"app-mine-{suffix}", organization=org),
+         Application(owner="admin", name=f"app-theirs-{suffix}", organization="acme"))
+    api_login(accounts.admin)
+    visit(f"/organizations/{org}")
+    page.click("#field-defaultApplication")
+    options = page.locator(".pick-option")
+    expect(options).to_have_count(1)  # the organization's applications only
+    expect(options.first).to_have_text(f"app-mine-{suffix}")
+    options.first.click()
+    expect(page.locator("#field-defaultApplication")).to_have_text(f"app-mine-{suffix}")
+    _save(page)
+    stored = page.request.get(f"/api/get-organization?id=admin/{org}").json()["data"]
+    assert stored["defaultApplication"] == f"app-mine-{suffix}"

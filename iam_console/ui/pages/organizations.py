@@ -87,7 +87,7 @@ ORGANIZATIONS = screen(Screen(
         Field("countryCodes", "Supported country codes", "list"),
         Field("languages", "Languages", "list"),
         Field("defaultAvatar", "Default avatar"),
-        Field("defaultApplication", "Default application"),
+        Field("defaultApplication", "Default application", "pick", kind="application"),
         Field("tags", "Tags", "list"),
         Field("masterPassword", "Master password", "password"),
         Field("defaultPassword", "Default password", "password"),
