@@ -175,8 +175,8 @@ def test_an_organizations_default_application_is_picked_from_its_own(visit, page
     org, suffix = f"org-pick-{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6]
     _add(server, Organization(owner="admin", name=org, display_name=org, password_type="argon2id",
                               password_obfuscator_type="Plain", nav_items=["all"]),
-         Application(owner="admin", name=f"app-mine-{suffix}", organization=org),
-         Application(owner="admin", name=f"app-theirs-{suffix}", organization="acme"))
+         Application(owner="admin", name=f"app-mine-{suffix}", organization=org, client_id=f"mine-{suffix}"),
+         Application(owner="admin", name=f"app-theirs-{suffix}", organization="acme", client_id=f"theirs-{suffix}"))
     api_login(accounts.admin)
     visit(f"/organizations/{org}")
     page.click("#field-defaultApplication")
