@@ -10,6 +10,7 @@ from iam_console.db import session_scope
 from iam_console.services import choices
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
+from tests.conftest import unique
 
 
 def _actor(owner: str, name: str) -> Actor:
@@ -55,15 +56,20 @@ def test_an_org_admin_never_sees_another_organizations_names(make_org, make_user
 def test_categories_and_shared_records(make_org, make_user):
     org = make_org()
     boss = make_user(owner=org.name, is_admin=True)
+    shared = unique("shared-mail")
     with session_scope() as db:
         db.add(m.Provider(owner=org.name, name="own-mail", category="Email"))
         db.add(m.Provider(owner=org.name, name="own-sms", category="SMS"))
-        db.add(m.Provider(owner="admin", name="shared-mail-x", category="Email"))
-    actor = _actor(org.name, boss.name)
-    email = _names(actor, "provider", org.name, category="Email").names
-    assert "own-mail" in email and "shared-mail-x" in email and "own-sms" not in email
-    with session_scope() as db, pytest.raises(ServiceError, match="no category"):
-        choices.names(db, actor, "user", org.name, category="Email")
+        db.add(m.Provider(owner="admin", name=shared, category="Email"))
+    try:
+        actor = _actor(org.name, boss.name)
+        email = _names(actor, "provider", org.name, category="Email").names
+        assert "own-mail" in email and shared in email and "own-sms" not in email
+        with session_scope() as db, pytest.raises(ServiceError, match="no category"):
+            choices.names(db, actor, "user", org.name, category="Email")
+    finally:  # a shared provider reaches every organization: the other tests must not meet it
+        with session_scope() as db:
+            db.delete(db.exec(select(m.Provider).where(m.Provider.owner == "admin", m.Provider.name == shared)).one())
 
 
 def test_bad_input_is_refused():
