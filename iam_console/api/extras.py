@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from sqlmodel import select
 
 from .. import models as m
 from ..db import session_scope
@@ -142,6 +143,20 @@ async def add_record(request: Request) -> JSONResponse:
     body = await json_body(request)
     with session_scope() as db:
         return ok(crud.add_client_record(db, actor(db, request), body))
+
+
+@router.post("/get-records-filter", summary="Records whose fields equal the given ones (admins)")
+async def get_records_filter(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        return ok(crud.filter_records(db, actor(db, request), body))
+
+
+@router.get("/health", summary="Whether the server is up and its database answers")
+async def health() -> JSONResponse:
+    with session_scope() as db:
+        db.exec(select(1)).one()
+    return ok()
 
 
 @router.get("/get-dashboard")

@@ -1,6 +1,6 @@
-"""Uploaded files: upload-resource (for now the tag avatar: a user's picture,
-multipart field file) and the stored files at /files/{path}. The rules are in
-services/files.py."""
+"""Uploaded files: upload-resource (multipart field file: the tag avatar is a user's
+picture, any other tag a file stored for an organization) and the stored files at
+/files/{path}. The rules are in services/files.py."""
 
 from __future__ import annotations
 
@@ -21,18 +21,19 @@ files_router = APIRouter(include_in_schema=False)
 MULTIPART_ROOM = 64 * 1024
 
 
-@router.post("/upload-resource", summary="Upload a user's avatar (tag=avatar, owner, user; multipart field file)")
+@router.post("/upload-resource", summary="Upload a file (multipart field file): a user's avatar (tag=avatar, "
+             "owner, user), or any other tag's file stored for organization owner at fullFilePath")
 async def upload_resource(request: Request) -> JSONResponse:
     params = request.query_params
-    with session_scope() as db:  # who is asking, before reading the body
-        policy.require_user(actor(db, request))
-    if params.get("tag") != files.AVATAR_TAG:
-        raise ServiceError("Only avatars can be uploaded here (tag=avatar)")
+    avatar = params.get("tag") == files.AVATAR_TAG
+    with session_scope() as db:  # who is asking, before reading the body: a user for an avatar, else an admin
+        (policy.require_user if avatar else policy.require_admin)(actor(db, request))
+    limit = files.MAX_AVATAR_BYTES if avatar else files.MAX_FILE_BYTES
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > files.MAX_AVATAR_BYTES + MULTIPART_ROOM:
-        raise ServiceError("The picture is too large (at most %d MB)", files.MAX_AVATAR_BYTES >> 20)
+    if declared.isdigit() and int(declared) > limit + MULTIPART_ROOM:
+        raise ServiceError("The file is too large (at most %d MB)", limit >> 20)
     if "multipart/form-data" not in request.headers.get("content-type", ""):
-        raise ServiceError("The picture must be sent as multipart/form-data in the field file")
+        raise ServiceError("The file must be sent as multipart/form-data in the field file")
     try:
         form = await request.form(max_files=1, max_fields=10)
     except HTTPException as exc:
@@ -40,13 +41,20 @@ async def upload_resource(request: Request) -> JSONResponse:
     try:
         upload = form.get("file")
         if not isinstance(upload, UploadFile):
-            raise ServiceError("You must select a picture first!")
-        content = await upload.read(files.MAX_AVATAR_BYTES + 1)
+            raise ServiceError("You must select a picture first!" if avatar else "You must select a file first!")
+        content = await upload.read(limit + 1)
     finally:
         await form.close()
     with session_scope() as db:
-        url, relative = files.upload_avatar(db, actor(db, request), params.get("owner", ""),
-                                            params.get("user", ""), content, audit_context(request))
+        caller = actor(db, request)
+        if avatar:
+            url, relative = files.upload_avatar(db, caller, params.get("owner", ""), params.get("user", ""),
+                                                content, audit_context(request))
+        else:
+            url, relative = files.upload_file(
+                db, caller, params.get("owner", ""), params.get("user", ""), params.get("application", ""),
+                params.get("tag", ""), params.get("parent", ""), params.get("fullFilePath", ""),
+                params.get("description", ""), content, audit_context(request))
     return ok(url, relative)
 
 
@@ -56,5 +64,9 @@ async def stored_file(path: str) -> Response:
     if found is None:
         return PlainTextResponse("Not found", status_code=404)
     target, content_type = found
-    return FileResponse(target, media_type=content_type,
-                        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=300"})
+    headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=300"}
+    if not files.is_picture(content_type):
+        # an uploaded page or script is never rendered on this origin: it is downloaded
+        headers["Content-Disposition"] = "attachment"
+        headers["Content-Security-Policy"] = "sandbox"
+    return FileResponse(target, media_type=content_type, headers=headers)

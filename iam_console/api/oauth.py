@@ -22,7 +22,7 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 # clients call these from other origins, with their own credentials and never the session cookie
 CROSS_ORIGIN_PATHS = frozenset({
     "/api/login/oauth/access_token", "/api/login/oauth/refresh_token", "/api/login/oauth/introspect",
-    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo",
+    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/api/user",
 })
 WELL_KNOWN = "/.well-known/"  # discovery documents and key sets: public, read by clients anywhere
 
@@ -166,6 +166,16 @@ async def userinfo(request: Request) -> Response:
         return oauth_error(exc)
 
 
+@router.get("/api/user", summary="The token's user as Laravel's OAuth clients read it (Casdoor's second userinfo)")
+async def laravel_user(request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            return JSONResponse(tokens.laravel_user(db, bearer_token(request)), headers=NO_STORE)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+
+
+@router.get("/.well-known/oauth-authorization-server")
 @router.get("/.well-known/openid-configuration")
 async def openid_configuration() -> JSONResponse:
     """For the applications that sign with a shared or built-in cert (docs/api.md, 'Which
@@ -185,6 +195,28 @@ def _unknown_application(name: str) -> JSONResponse:
                         status_code=404)
 
 
+def _webfinger(request: Request, application: Any = None) -> Response:
+    rels = [value for key, value in request.query_params.multi_items() if key.startswith("rel")]
+    try:
+        answer = tokens.webfinger(request.query_params.get("resource", ""), rels, application)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, media_type="application/jrd+json")
+
+
+@router.get("/.well-known/webfinger", summary="OpenID issuer discovery for acct: resources (RFC 7033)")
+async def webfinger(request: Request) -> Response:
+    return _webfinger(request)
+
+
+@router.get("/.well-known/{application}/webfinger")
+async def application_webfinger(application: str, request: Request) -> Response:
+    with session_scope() as db:
+        found = lookup.application(db, application)
+    return _webfinger(request, found) if found else _unknown_application(application)
+
+
+@router.get("/.well-known/{application}/oauth-authorization-server")
 @router.get("/.well-known/{application}/openid-configuration")
 async def application_openid_configuration(application: str) -> JSONResponse:
     """The application's own discovery document: its jwks_uri lists its cert's key alone."""
@@ -213,13 +245,16 @@ async def get_app_login(request: Request) -> JSONResponse:
                    "scope": checked.scope})
 
 
-@router.post("/api/sso-logout")
+@router.get("/api/sso-logout", operation_id="sso_logout_get")
+@router.post("/api/sso-logout", operation_id="sso_logout_post")
 async def sso_logout(request: Request) -> JSONResponse:
     """Every token and session of the signed-in user ends; with logoutAll=false (the SDKs'
-    logout_current_session) only the caller's own: its Bearer token and its session."""
+    logout_current_session) only the caller's own: its Bearer token and its session.
+    A GET acts only for a Bearer token, never for the session cookie: a link or picture
+    on another site must not sign anyone out."""
     everything = request.query_params.get("logoutAll", "").lower() not in ("false", "0")
     with session_scope() as db:
-        found = signed_in(db, request)
+        found = signed_in(db, request) if request.method == "POST" else None
         row = tokens.live_token(db, bearer_token(request))
         if found is None:
             user = lookup.user(db, row.organization, row.user) if row and row.user else None

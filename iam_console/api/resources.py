@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ..db import session_scope
+from ..models.base import attribute_named
 from ..services import crud
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY, Kind
@@ -85,22 +86,25 @@ def _add(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
         body = await json_body(request)
         with session_scope() as db:
-            return ok(crud.add_record(db, actor(db, request), kind, body, audit_context(request),
-                                      dry_run=request.query_params.get("dryRun") in ("1", "true")))
+            return ok(*crud.add_answer(db, actor(db, request), kind, body, audit_context(request),
+                                       dry_run=request.query_params.get("dryRun") in ("1", "true")))
     return handler
 
 
-def _only_columns(body: dict, columns: str) -> dict:
-    """update-X?columns=a,b changes only those fields (the SDKs' update_X_for_columns)."""
-    wanted = {c.strip().lower() for c in columns.split(",") if c.strip()}
-    return {key: value for key, value in body.items() if key.lower() in wanted}
+def _only_columns(kind: Kind, body: dict, columns: str) -> dict:
+    """update-X?columns=a,b changes only those fields (the SDKs' update_X_for_columns),
+    named in camelCase or snake_case."""
+    named = {c.strip().lower() for c in columns.split(",") if c.strip()}
+    wanted = {attribute_named(kind.model, c) for c in named} - {None}
+    return {key: value for key, value in body.items()
+            if str(key).lower() in named or attribute_named(kind.model, str(key)) in wanted}
 
 
 def _update(kind: Kind) -> Callable:
     async def handler(request: Request) -> JSONResponse:
         body = await json_body(request)
         if request.query_params.get("columns"):
-            body = _only_columns(body, request.query_params["columns"])
+            body = _only_columns(kind, body, request.query_params["columns"])
         with session_scope() as db:
             caller = actor(db, request)
             owner, name = _target(db, caller, kind, request)

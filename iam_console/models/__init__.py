@@ -5,7 +5,7 @@ from .audit import AuthSession, MfaSetup, PendingSignIn, Record, Session, Thrott
 from .authz import Adapter, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
-from .credentials import Resource, Token, Verification, WebAuthnChallenge
+from .credentials import Key, Resource, Token, Verification, WebAuthnChallenge
 from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
 from .operations import Syncer, Webhook
@@ -13,7 +13,7 @@ from .stats import RowCount, UserGroup
 
 __all__ = [
     "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
-    "Invitation", "Ldap", "MfaSetup", "Named", "Order", "Organization", "Payment", "PendingSignIn", "Permission",
+    "Invitation", "Key", "Ldap", "MfaSetup", "Named", "Order", "Organization", "Payment", "PendingSignIn", "Permission",
     "Plan", "Pricing", "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session",
     "Subscription", "Syncer", "Throttle", "Token", "Transaction", "User", "UserGroup", "Verification",
     "WebAuthnChallenge", "Webhook", "detached_copy", "to_wire", "wire_name",

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from sqlmodel import Field, SQLModel
 
 
@@ -31,6 +32,13 @@ class UTCDateTime(sa.types.TypeDecorator):
 
     impl = sa.DateTime(timezone=True)
     cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        # MySQL's DATETIME drops fractions of a second unless told to keep them;
+        # a createdTime a client gives is kept to the microsecond everywhere
+        if dialect.name in ("mysql", "mariadb"):
+            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+        return dialect.type_descriptor(self.impl)
 
     def process_bind_param(self, value, dialect):
         if value is None:
@@ -166,6 +174,14 @@ def _time_columns(model: type[Row]) -> frozenset[str]:
     return frozenset(c.key for c in model.__table__.columns if isinstance(c.type, UTCDateTime))
 
 
+def attribute_named(model: type[Row], name: str) -> str | None:
+    """The attribute a client names, in the wire's camelCase or the database's
+    snake_case (the SDKs send sortField=created_time and columns=display_name)."""
+    by_wire = attributes_by_wire_name(model)
+    lowered = name.lower()
+    return by_wire.get(lowered) or by_wire.get(camel(lowered).lower())
+
+
 def wire_name(model: type[Row], attribute: str) -> str:
     return wire_names(model).get(attribute, attribute)
 
@@ -176,9 +192,13 @@ def detached_copy(row: Row) -> Row:
 
 
 def format_time(value: datetime | None) -> str:
+    """RFC 3339 in UTC, with as many digits of a second as the value has (none
+    for the server's own whole-second times)."""
     if value is None:
         return ""
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    value = value.astimezone(timezone.utc)
+    fraction = f".{value.microsecond:06d}".rstrip("0") if value.microsecond else ""
+    return value.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
 def to_wire(row: Row) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Credential tables: OAuth tokens, uploaded resources, verification codes and WebAuthn
-challenges."""
+"""Credential tables: OAuth tokens, API keys, uploaded resources, verification codes and
+WebAuthn challenges."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlmodel import Field
 
-from iam_console.models.base import Named, Row, UTCDateTime, big_int, long_text, named_keys, text
+from iam_console.models.base import Named, Row, UTCDateTime, big_int, long_text, moment, named_keys, text
 
 
 class Token(Named, table=True):
@@ -61,6 +61,28 @@ class Token(Named, table=True):
     # token revokes the whole chain (services/oauth.py)
     family: str = text(100)
     public_client: bool = False  # the chain began without the client's secret (PKCE, device flow)
+
+
+class Key(Named, table=True):
+    """An API key (Casdoor's Key): an access key and secret that act as its user, or as its
+    application's client (services/credentials.py). The secret is kept as its SHA-256."""
+
+    __tablename__ = "key"
+    __table_args__ = named_keys("key", sa.UniqueConstraint("access_key", name="uq_key_access_key"))
+    json_secrets: ClassVar[frozenset[str]] = frozenset({"access_secret"})
+    json_secrets_revealable: ClassVar[bool] = False
+    json_server_set: ClassVar[frozenset[str]] = frozenset({"updated_time"})
+
+    updated_time: datetime | None = moment()
+    display_name: str = text(100)
+    type: str = text(100)  # Organization, Application, User or General
+    organization: str = text(100)
+    application: str = text(100)
+    user: str = text(100)
+    access_key: str = text(100)
+    access_secret: str = text(100)
+    expire_time: datetime | None = moment()
+    state: str = text(100)  # Active or Inactive
 
 
 class Resource(Named, table=True):

@@ -8,7 +8,8 @@ import hmac
 
 from sqlmodel import Session, select
 
-from ..models import Application, User
+from ..models import Application, Key, User
+from ..models.base import utcnow
 from . import lookup
 from .access import Actor
 from .auth import account_for_token
@@ -39,10 +40,30 @@ def from_client_credentials(db: Session, client_id: str, client_secret: str) -> 
 
 
 def from_access_key(db: Session, access_key: str, access_secret: str) -> Actor:
-    user = db.exec(select(User).where(User.access_key == access_key)).first() if access_key else None
-    if not _usable(user) or not secret_matches(user.access_secret, access_secret):
-        raise ServiceError("Invalid access key or secret")
-    return Actor(user=user)
+    """A user's own access key (add-user-keys), else an API key (add-key): active, not
+    expired, acting as its user or as the client of its application, both of the key's
+    organization."""
+    refused = ServiceError("Invalid access key or secret")
+    if not access_key:
+        raise refused
+    user = db.exec(select(User).where(User.access_key == access_key)).first()
+    if user is not None:
+        if not _usable(user) or not secret_matches(user.access_secret, access_secret):
+            raise refused
+        return Actor(user=user)
+    key = db.exec(select(Key).where(Key.access_key == access_key)).first()
+    if key is None or not secret_matches(key.access_secret, access_secret) or key.state != "Active" \
+            or (key.expire_time is not None and key.expire_time <= utcnow()):
+        raise refused
+    if key.user:
+        user = lookup.user(db, key.organization, key.user)
+        if _usable(user):
+            return Actor(user=user)
+    elif key.application:
+        application = lookup.application(db, key.application)
+        if application is not None and application.organization == key.organization:
+            return Actor(application=application)
+    raise refused
 
 
 def from_bearer(db: Session, token: str) -> Actor:

@@ -13,13 +13,18 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import masked, to_wire
-from . import accounts, counts, groups, lookup, policy, query, rules, wire
+from . import accounts, counts, groups, kinds, lookup, policy, query, rules, wire
+from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
 from .records import audit, redact_json_text, redact_text
-from .resources import Kind, is_shared, organization_of
+from .resources import REGISTRY, Kind, is_shared, organization_of
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
+# what an update ignores rather than refuses: clients send whole objects back, with the
+# createdTime they read, an empty one (a bare SDK object) or a reformatted one; a
+# record's age is set when it is added and no update moves it
+SET_ON_ADD = frozenset({"created_time"})
 
 
 @dataclass(frozen=True)
@@ -91,9 +96,45 @@ def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], 
     return query.Page(rows, page.total, page.page)
 
 
+FILTERABLE = (str, bool, int, float)
+
+
+def filter_records(db: Session, actor: Actor, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """get-records-filter: the records (newest first, at most a list's unpaged limit) whose
+    fields equal every field the body gives (empty strings and false say nothing), within
+    what the admin may read."""
+    policy.require_admin(actor)
+    kind = REGISTRY["record"]
+    probe = m.Record()
+    changed = wire.apply(probe, data)
+    where = [getattr(m.Record, attribute) == getattr(probe, attribute) for attribute in sorted(changed)
+             if isinstance(getattr(probe, attribute), FILTERABLE) and getattr(probe, attribute) not in ("", False)
+             and attribute != "created_time"]
+    return list_records(db, actor, kind, {}, where=where).rows
+
+
 def _find(db: Session, kind: Kind, owner: str, name: str) -> m.Named | None:
     model = kind.model
     return db.exec(select(model).where(model.owner == owner, model.name == name)).first()
+
+
+def _addressed(kind: Kind, owner: str) -> list:
+    """The WHERE clauses of the owner part of an id: {organization}/{name} of a kind
+    whose records the SDKs address so is admin/{name} of that organization."""
+    model = kind.model
+    if owner != b.ADMIN_OWNER and kinds.of(kind.name).organization_as_owner:
+        return [model.owner == b.ADMIN_OWNER, getattr(model, kind.organization_attr) == owner]
+    return [model.owner == owner]
+
+
+def _owned_by_admin(kind: Kind, row: m.Named) -> None:
+    """A record of such a kind given with its organization as the owner is admin's."""
+    if row.owner and row.owner != b.ADMIN_OWNER and kinds.of(kind.name).organization_as_owner:
+        organization = getattr(row, kind.organization_attr)
+        if organization and organization != row.owner:
+            raise ServiceError("The owner of a %s must be admin or its organization", kind.name)
+        setattr(row, kind.organization_attr, row.owner)
+        row.owner = b.ADMIN_OWNER
 
 
 def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m.Named | None:
@@ -102,13 +143,15 @@ def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m
     another organization holds a record of that name."""
     model = kind.model
     scope = policy.read_scope(actor, kind)
-    return db.exec(select(model).where(model.owner == owner, model.name == name, *scope)).first()
+    return db.exec(select(model).where(*_addressed(kind, owner), model.name == name, *scope)).first()
 
 
 def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
                with_secret: bool = False) -> dict[str, Any] | None:
     row = _readable(db, actor, kind, owner, name)
     if row is None:
+        if kinds.of(kind.name).missing_is_error:
+            raise ServiceError("The %s: %s/%s does not exist", kind.name, owner, name)
         return None
     shown = present(actor, kind, row, with_secret)
     if kind.name == "group":
@@ -117,11 +160,14 @@ def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
 
 
 def find_record(db: Session, actor: Actor, kind: Kind, owner: str, attribute: str, value: str) -> dict | None:
-    """get-X by another unique field within an organization (get-user by email, phone, userId)."""
+    """get-X by another unique field (get-user by email, phone, userId): within `owner`,
+    or without one across what the actor may read. A value two records share answers
+    nothing rather than an arbitrary one of them."""
     model = kind.model
     scope = policy.read_scope(actor, kind, owner)
-    rows = db.exec(select(model).where(model.owner == owner, getattr(model, attribute) == value, *scope)
-                   .limit(2)).all()
+    if owner:
+        scope.append(model.owner == owner)
+    rows = db.exec(select(model).where(getattr(model, attribute) == value, *scope).limit(2)).all()
     return present(actor, kind, rows[0]) if len(rows) == 1 else None
 
 
@@ -135,7 +181,7 @@ def _locked(db: Session, actor: Actor, kind: Kind, target: m.Named,
 def _refuse_locked_changes(kind: Kind, before: m.Named, data: dict[str, Any], locked: frozenset[str]) -> None:
     """A locked field may be sent back unchanged (clients send whole objects), not changed."""
     probe = m.detached_copy(before)
-    changed = wire.apply(probe, data)
+    changed = wire.apply(probe, data, keep=SET_ON_ADD)
     forbidden = sorted(changed & locked)
     if forbidden:
         raise ServiceError("You are not allowed to change the field: %s",
@@ -161,6 +207,7 @@ def parse_new(actor: Actor, kind: Kind, data: dict[str, Any], row: m.Named | Non
     `row` is the blank record to fill (a fresh `kind.model()` by default)."""
     row = kind.model() if row is None else row
     changed = wire.apply(row, data)
+    _owned_by_admin(kind, row)
     policy.check_write(actor, kind, None, row)
     return row, changed
 
@@ -173,19 +220,32 @@ def complete_new(db: Session, actor: Actor, kind: Kind, row: m.Named, changed: s
 
 
 def add_record(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST,
-               *, dry_run: bool = False) -> str:
-    """add-X; bulk uploads go through the same parse_new and complete_new (services/uploads.py).
-    A dry run passes every check and writes nothing (add-transaction?dryRun=1)."""
+               *, dry_run: bool = False) -> Any:
+    """add-X's data: "Affected", or what the kind answers instead (a transaction's name)."""
+    return add_answer(db, actor, kind, data, request, dry_run=dry_run)[0]
+
+
+def add_answer(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], request: Request = NO_REQUEST,
+               *, dry_run: bool = False) -> tuple[Any, Any]:
+    """add-X's (data, data2); bulk uploads go through the same parse_new and complete_new
+    (services/uploads.py). A dry run passes every check and writes nothing (add-transaction?dryRun=1)."""
     row, changed = parse_new(actor, kind, data)
+    own = kinds.of(kind.name)
+    if own.generate_name and not row.name:
+        row.name = f"{kind.name_prefix or kind.name}_{secrets.token_hex(16)}"
+        if hasattr(row, "display_name") and not row.display_name:
+            row.display_name = row.name
+        changed |= {"name", "display_name"}
     if _find(db, kind, row.owner, row.name) is not None:
         raise ServiceError("The %s %s/%s already exists", kind.name, row.owner, row.name)
     complete_new(db, actor, kind, row, changed)
     if dry_run:
-        return AFFECTED
+        return AFFECTED, None
     _save(db, row, kind)
+    rules.after_save(db, actor, kind, None, row)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
-    return AFFECTED
+    return own.answer(db, row) if own.answer else (AFFECTED, None)
 
 
 def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
@@ -214,7 +274,9 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
         return UNAFFECTED
     before = m.detached_copy(old)
     _refuse_locked_changes(kind, before, data, _locked(db, actor, kind, before, proven))
-    changed = wire.apply(old, data)
+    changed = wire.apply(old, data, keep=SET_ON_ADD)
+    _owned_by_admin(kind, old)
+    changed -= {attribute for attribute in changed if getattr(old, attribute) == getattr(before, attribute)}
     if not changed:
         return UNAFFECTED
     # the row is changed in place: nothing may reach the database before every check passed
@@ -227,6 +289,7 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
         rules.before_save(db, actor, kind, before, old, changed)
         rules.validate(db, actor, kind, old)
     _save(db, old, kind)
+    rules.after_save(db, actor, kind, before, old)
     audit(db, organization=organization_of(kind, old), user=actor.id, action=f"update-{kind.name}",
           request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
     return AFFECTED
@@ -242,6 +305,7 @@ def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
     if kind.name in REMEMBERED_KINDS:
         lookup.forget()
     rules.check_delete(db, kind, row)
+    rules.take_along(db, kind, row)
     db.delete(row)
     db.flush()
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"delete-{kind.name}",

@@ -1,5 +1,6 @@
-"""Uploaded files on local storage (settings.files_dir, served at /files/), and
-users' avatars (upload-resource with the tag avatar).
+"""Uploaded files on local storage (settings.files_dir, served at /files/): users'
+avatars (upload-resource with the tag avatar), and any other file an admin or an
+application's client uploads for their organization (every other tag).
 
 An avatar is a picture (checked by its first bytes, never by its name) stored at
 avatar/{organization}/{user}.{ext}; a Resource row records it, and the user's
@@ -10,7 +11,9 @@ leaves nothing behind."""
 
 from __future__ import annotations
 
+import mimetypes
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -20,14 +23,18 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..settings import settings
-from . import crud
+from . import crud, storage
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
 from .resources import REGISTRY
 
 MAX_AVATAR_BYTES = 5 * 1024 * 1024
-AVATAR_TAG = "avatar"
+MAX_FILE_BYTES = 20 * 1024 * 1024
+AVATAR_TAG = storage.AVATAR_FOLDER
+# a stored path: relative, of plain segments (no "..", no hidden or empty ones)
+SEGMENT = re.compile(r"^[^/\\\x00-\x1f\x7f]{1,200}$")
+MAX_PATH = 255  # a resource's name is its path
 # first bytes -> (extension, content type); SVG is refused: it can carry scripts
 PICTURES = (
     (b"\x89PNG\r\n\x1a\n", "png", "image/png"),
@@ -48,8 +55,13 @@ def picture_format(content: bytes) -> str:
     raise ServiceError("The avatar must be a PNG, JPEG, GIF or WebP picture")
 
 
+def is_picture(content_type: str) -> bool:
+    return content_type in CONTENT_TYPES.values()
+
+
 def stored_file(relative: str) -> tuple[Path, str] | None:
-    """(path, content type) of a stored file; None for anything else (outside the folder, missing)."""
+    """(path, content type) of a stored file; None for anything else (outside the folder, missing).
+    Only pictures have a type of their own; anything else is served as a download."""
     root = settings.files_dir.resolve()
     try:
         target = (root / relative).resolve()
@@ -107,3 +119,51 @@ def upload_avatar(db: Session, actor: Actor, owner: str, name: str, content: byt
     db.flush()
     _write(relative, content)
     return url, relative
+
+
+def _clean_path(full_path: str) -> str:
+    """The resource name of a path: its plain segments joined by "_" (a name holds no "/";
+    the file is stored flat under its organization's folder, by that name)."""
+    parts = [part for part in full_path.strip().split("/") if part]
+    if not parts or len(full_path) > MAX_PATH or any(part in (".", "..") or part.startswith(".")
+                                                     or not SEGMENT.match(part) for part in parts):
+        raise ServiceError("The fullFilePath %s is not a relative path of plain names", full_path[:MAX_PATH])
+    return "_".join(parts)
+
+
+def _free_name(db: Session, owner: str, path: str) -> str:
+    """The path, or the first "name-N.ext" no resource of the organization has yet."""
+    stem, dot, extension = path.rpartition(".") if "." in path else (path, "", "")
+    candidate, number = path, 0
+    while db.exec(select(m.Resource.pk).where(m.Resource.owner == owner, m.Resource.name == candidate)).first():
+        number += 1
+        candidate = f"{stem}-{number}{dot}{extension}"
+    return candidate
+
+
+def upload_file(db: Session, actor: Actor, owner: str, user: str, application: str, tag: str, parent: str,
+                full_path: str, description: str, content: bytes,
+                request: crud.Request = crud.NO_REQUEST) -> tuple[str, str]:
+    """(URL, resource name) of a file stored for organization `owner`; the Resource row goes
+    through add-resource's rules (the caller must be an admin of the organization, or its
+    application's client; the user and application must be the organization's)."""
+    if not content:
+        raise ServiceError("You must select a file first!")
+    if len(content) > MAX_FILE_BYTES:
+        raise ServiceError("The file is too large (at most %d MB)", MAX_FILE_BYTES >> 20)
+    if not owner or "/" in owner or owner.startswith("."):
+        raise ServiceError("The owner cannot be empty")
+    name = _free_name(db, owner, _clean_path(full_path))
+    relative = f"{storage.RESOURCE_FOLDER}/{owner}/{name}"
+    file_name = full_path.strip().rstrip("/").rsplit("/", 1)[-1]
+    guessed = mimetypes.guess_type(file_name)[0] or ""
+    url = f"{settings.origin}/files/{quote(relative)}"
+    crud.add_record(db, actor, REGISTRY["resource"], {
+        "owner": owner, "name": name, "user": user, "application": application, "tag": tag, "parent": parent,
+        "fileName": file_name, "fileType": guessed.partition("/")[0] or "unknown",
+        "fileFormat": f".{file_name.rpartition('.')[2]}" if "." in file_name else "", "fileSize": len(content),
+        "url": url, "description": description}, request)
+    db.flush()
+    _write(relative, content)
+    return url, name
+

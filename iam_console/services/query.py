@@ -1,8 +1,8 @@
 """Paging, sorting and searching lists in SQL: Casdoor's p, pageSize, field,
 value, sortField and sortOrder parameters.
 
-`field` and `sortField` must name a scalar column of the kind, in the camelCase
-the SDKs send; they are never pasted into SQL. Sorting always ends with the
+`field` and `sortField` must name a scalar column of the kind, in camelCase or
+snake_case (the SDKs send both); they are never pasted into SQL. Sorting always ends with the
 primary key, so pages never repeat or drop a row."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 from sqlmodel import Session, func, select
 
-from ..models.base import Named, Row, attributes_by_wire_name
+from ..models.base import Named, Row, attribute_named
 from .errors import ServiceError
 from .wire import CONTROL_CHARACTERS
 
@@ -80,7 +80,7 @@ def parse_list_query(params: dict[str, str]) -> ListQuery:
 
 def scalar_column(model: type[Row], wire_name: str, purpose: str) -> sa.ColumnElement:
     """The column a wire name stands for, if it is one a list can search or sort on."""
-    attribute = attributes_by_wire_name(model).get(wire_name.lower())
+    attribute = attribute_named(model, wire_name)
     if attribute in model.json_secrets | model.json_admin_secrets:
         attribute = None  # a LIKE on a secret would let a caller guess it a character at a time
     column = model.__table__.columns.get(attribute) if attribute else None

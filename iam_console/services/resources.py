@@ -81,6 +81,9 @@ def _kinds() -> list[Kind]:
         Kind("provider", m.Provider, Ownership.SHARED, global_list=True, name_prefix="provider"),
         Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert"),
         Kind("token", m.Token, **admin_owned, name_prefix="token", references=(application, user)),
+        # a key's application is its own organization's: its client acts as that organization's admin
+        Kind("key", m.Key, global_list=True, name_prefix="key",
+             references=(Ref("application", "application"), user)),
         Kind("resource", m.Resource, name_prefix="resource", references=(user, application, provider)),
         Kind("session", m.Session, named=False),
         Kind("record", m.Record, writable=False),

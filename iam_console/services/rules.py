@@ -1,7 +1,7 @@
 """The rules every write of every kind passes, in this order: a record's identity (its name,
 owner and organization), then its kind's own rules (services/kinds/), then the records it
-names (services/references.py). services/crud.py calls `protect`, `before_save`, `validate`
-and `check_delete` for every add, update and delete."""
+names (services/references.py). services/crud.py calls `protect`, `before_save`, `validate`,
+`after_save`, `check_delete` and `take_along` for every add, update and delete."""
 
 from __future__ import annotations
 
@@ -74,3 +74,17 @@ def before_save(db: Session, actor: Actor, kind: Kind, old: m.Named | None, row:
     hook = kinds.of(kind.name).before_save
     if hook:
         hook(db, actor, old, row, changed)
+
+
+def after_save(db: Session, actor: Actor, kind: Kind, old: m.Named | None, row: m.Named) -> None:
+    """What goes with a saved record (a plan's product), written in the same transaction."""
+    hook = kinds.of(kind.name).after_save
+    if hook:
+        hook(db, actor, old, row)
+
+
+def take_along(db: Session, kind: Kind, row: m.Named) -> None:
+    """Delete or release what belongs to a record about to be deleted (an organization's records)."""
+    hook = kinds.of(kind.name).take_along
+    if hook:
+        hook(db, row)

@@ -12,7 +12,7 @@ from urllib.parse import quote
 from sqlmodel import Session, select
 
 from ..models import Application, AuthSession, Token, User
-from ..models.base import utcnow
+from ..models.base import format_time, utcnow
 from ..settings import settings
 from . import auth, jwt_tokens, lookup, redirects
 from . import builtin as b
@@ -115,6 +115,30 @@ def userinfo(db: Session, token_text: str) -> dict[str, Any]:
     return info
 
 
+def laravel_user(db: Session, token_text: str) -> dict[str, Any]:
+    """/api/user: the token's user in the shape Laravel's OAuth clients read (Casdoor's
+    second userinfo). The email only with the email scope, as /api/userinfo gives it."""
+    row = live_token(db, token_text)
+    user = lookup.user(db, row.organization, row.user) if row is not None and row.user else None
+    if user is None or user.is_deleted or user.is_forbidden:
+        raise OAuthError("invalid_token", "The access token is invalid, expired or not a user's", 401)
+    email = user.email if "email" in row.scope.split() else ""
+    return {"id": user.uuid, "name": user.name, "email": email,
+            "email_verified_at": format_time(user.created_time) if email and user.email_verified else "",
+            "created_at": format_time(user.created_time), "updated_at": format_time(user.updated_time)}
+
+
+def webfinger(resource: str, rels: list[str], application: Application | None = None) -> dict[str, Any]:
+    """OpenID issuer discovery (OpenID Connect Discovery 1.0, section 2) for `acct:` resources.
+    Every account has the same issuer, so the answer is the same whether or not an account
+    answers to the address: nothing tells who has an account here."""
+    scheme, _, value = resource.partition(":")
+    if scheme != "acct" or not value:
+        raise OAuthError("invalid_request", "The resource must be acct:user@host", 400)
+    issuer = discovery(application)["issuer"]
+    return {"subject": resource, "links": [{"rel": ISSUER_REL, "href": issuer} for rel in rels if rel == ISSUER_REL]}
+
+
 # --- logout ---
 
 @dataclass(frozen=True)
@@ -150,6 +174,8 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
 
 
 # --- discovery ---
+
+ISSUER_REL = "http://openid.net/specs/connect/1.0/issuer"
 
 def discovery(application: Application | None = None) -> dict[str, Any]:
     """The OpenID Provider metadata. An application's own document (served, as Casdoor does, at

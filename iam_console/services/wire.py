@@ -141,6 +141,8 @@ def apply(row: Row, data: dict[str, Any], *, keep: frozenset[str] = frozenset())
         if value == MASK and (attribute in model.json_secrets or attribute in model.json_admin_secrets):
             continue  # the masked value sent back: keep what is stored
         new = _coerce(model, columns[attribute], value, names[attribute])
+        if new is None and not columns[attribute].nullable:
+            continue  # an empty time where one is required (createdTime: ""): keep what is there
         if getattr(row, attribute) != new:
             setattr(row, attribute, new)
             changed.add(attribute)

@@ -21,16 +21,16 @@ class Page:
 
 
 PAGES: list[Page] = []
-# Screens served by the HTTP API rather than Reflex: linked with a full page load.
-EXTERNAL_SCREENS = frozenset({"/swagger"})
-SCREENS: set[str] = set(EXTERNAL_SCREENS)  # routes with a screen: what the menu may link to
+# Routes served by the HTTP API rather than Reflex: linked with a full page load.
+EXTERNAL_ROUTES = frozenset({"/swagger"})
+LINKABLE: set[str] = set(EXTERNAL_ROUTES)  # static routes that have a page: what the menu may link to
 
 
 def page(route: str, title: str, *, guarded: bool = True, on_load: Any = None, follows_organization: bool = False):
     def register(component: Callable[[], rx.Component]) -> Callable[[], rx.Component]:
         PAGES.append(Page(route, title, component, guarded, on_load, follows_organization))
         if "[" not in route:
-            SCREENS.add(route)
+            LINKABLE.add(route)
         return component
 
     return register

@@ -1,11 +1,12 @@
 """Resource screens declared once: a Screen names its kind,
-its routes, its list columns and its edit fields; the generic list and edit
-pages (ui/components/listing.py, editing.py) and their states do the rest."""
+its routes, its list columns, its edit fields and its hooks; the generic list and
+edit pages (ui/components/listing.py, editing.py) and their states do the rest.
+docs/architecture.md, "Adding a screen", walks through one."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..services.resources import REGISTRY, Kind
@@ -96,6 +97,33 @@ class Field:
 
 
 @dataclass(frozen=True)
+class Messages:
+    """The toasts of a screen's writes: catalog keys, "%s" standing for the service's message
+    (a message without it is shown as it is)."""
+    saved: str = "Successfully saved"
+    save_failed: str = "Failed to save: %s"
+    add_failed: str = "Failed to add: %s"
+    delete_failed: str = "Failed to delete: %s"
+    # a delete that found nothing to delete (gone meanwhile) is a failure, not a success
+    unaffected_delete_fails: bool = False
+
+
+@dataclass(frozen=True)
+class Route:
+    """A page of a screen beyond its list and edit pages ("/products/[p0]/[p1]/buy", "/account")."""
+    path: str  # a Reflex route
+    title: str  # the tab's title, a catalog key
+    component: Callable[[], Any] | None = None  # None: the screen's edit page
+    on_load: Any = None
+
+
+# (db, viewer, record) -> (locked, hidden) wire names beyond the fields' own rules
+Restrictions = Callable[[Any, Any, dict[str, Any]], tuple[set[str], set[str]]]
+# (viewer, owner the list shows) -> the list's owner/organization filters
+ListScope = Callable[[Any, str], dict[str, str]]
+
+
+@dataclass(frozen=True)
 class Screen:
     key: str  # the registry kind
     title: str  # the list's heading, a catalog key
@@ -115,7 +143,21 @@ class Screen:
     # ("/organizations/{owner}" for an LDAP server, reached from its organization); the list by default
     exit_route: str = ""
     name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
-    extra: dict[str, Any] = field(default_factory=dict)
+    messages: Messages = Messages()
+    # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
+    edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")
+    list_page: bool = True  # False: listed only inside another page (an LDAP server, on its organization's)
+    list_routes: tuple[str, ...] = ()  # more routes of the list page ("/organizations/[p0]/users")
+    routes: tuple[Route, ...] = ()  # more pages
+    parts: Callable[[], tuple[Any, ...]] | None = None  # the edit page's own components under the fields
+    actions: Callable[[], tuple[Any, ...]] | None = None  # its own buttons beside Save & Exit
+    # hooks: the screen's own parts of the generic pages
+    after_read: Any = None  # an event the edit page returns once it read the record (the user's sections)
+    # states with `_load(db, actor, record)` and `_changes() -> dict`: the edit page's own sections
+    # (tables, trees, lists), loaded with the record and merged into it on save
+    sections: tuple[type, ...] = ()
+    restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
+    list_scope: ListScope | None = None  # what the list shows (an organization admin: their own organization)
 
     @property
     def kind(self) -> Kind:
@@ -146,10 +188,11 @@ class Screen:
         return link(self.exit_route, record) if self.exit_route else self.list_route
 
 
-SCREENS: dict[str, Screen] = {}
+SCREENS: dict[str, Screen] = {}  # every declared screen, by its kind
 
 
 def screen(declared: Screen) -> Screen:
+    """Declare a screen: the generic states find it by its kind."""
     SCREENS[declared.key] = declared
     return declared
 

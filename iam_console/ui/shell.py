@@ -9,7 +9,7 @@ from reflex_components_core.core.banner import connection_error, connection_puls
 
 from ..i18n import LANGUAGE_NAMES
 from ..services.navigation import MENU, MenuGroup
-from .routes import EXTERNAL_SCREENS, SCREENS
+from .routes import EXTERNAL_ROUTES, LINKABLE
 from .state.account import Account
 from .state.prefs import ALL_ORGANIZATIONS, Prefs
 from .text import t
@@ -29,7 +29,7 @@ def themed(*children: rx.Component) -> rx.Component:
 
 def _item_link(key: str, label: str) -> rx.Component:
     return rx.link(t(label), href=key, underline="none", width="100%", id=f"menu-item{key.replace('/', '-')}",
-                   is_external=key in EXTERNAL_SCREENS)
+                   is_external=key in EXTERNAL_ROUTES)
 
 
 def _group_menu(group: MenuGroup) -> rx.Component:
@@ -127,7 +127,7 @@ def _user_menu() -> rx.Component:
     account_item = (
         [rx.cond(Account.mfa_rule != "Required",
                  rx.menu.item(rx.link(t("My Account"), href="/account", underline="none", id="my-account")))]
-        if "/account" in SCREENS else []
+        if "/account" in LINKABLE else []
     )
     return rx.menu.root(
         rx.menu.trigger(

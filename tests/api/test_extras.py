@@ -200,5 +200,5 @@ def test_add_transaction_dry_run_checks_and_writes_nothing(admin, make_org):
     assert admin.get("/api/get-transaction", params=tid).json()["data"] is None
     bad = admin.post("/api/add-transaction", params={"dryRun": "1"}, json={**transaction, "owner": ""}).json()
     assert bad["status"] == "error"
-    assert admin.post("/api/add-transaction", json=transaction).json()["data"] == "Affected"
+    assert admin.post("/api/add-transaction", json=transaction).json()["data"] == transaction["name"]
     assert admin.get("/api/get-transaction", params=tid).json()["data"]["amount"] == 3

@@ -314,13 +314,15 @@ EXTRAS = {
     "/api/set-preferred-mfa": lambda c, w, o: c.post("/api/set-preferred-mfa", data={
         "owner": o, "name": "boss", "mfaType": "email"}),
     "/api/delete-mfa": lambda c, w, o: c.post("/api/delete-mfa", params={"owner": o, "name": "boss"}),
+    # records of o matching a field: what an admin may read of o's audit trail, nothing for others
+    "/api/get-records-filter": lambda c, w, o: c.post("/api/get-records-filter", json={"organization": o}),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
 }
 # where a successful answer is allowed as long as it holds nothing of B
 SAFE_IF_EMPTY_OF_B = {"/api/get-organization-names", "/api/get-organization-applications",
-                      "/api/get-permissions-by-submitter", "/api/get-sorted-users"}
+                      "/api/get-permissions-by-submitter", "/api/get-sorted-users", "/api/get-records-filter"}
 
 
 # OAuth routes authenticate by client credentials, codes or tokens, never by the
@@ -335,6 +337,7 @@ OAUTH = {
     "/api/login/oauth/revoke": lambda c, w: c.post("/api/login/oauth/revoke", data={"token": "x"}),
     "/api/device-auth": lambda c, w: c.post("/api/device-auth", data={"scope": "openid"}),
     "/api/userinfo": lambda c, w: c.get("/api/userinfo"),
+    "/api/user": lambda c, w: c.get("/api/user"),
     # public in Casdoor: the application's name and logo for a valid client and redirect URI only
     "/api/get-app-login": lambda c, w: c.get("/api/get-app-login", params={
         "client_id": w.client_id, "response_type": "code", "redirect_uri": "https://evil.example/"}),
@@ -345,7 +348,9 @@ SELF_ONLY = {"/api/sso-logout"}
 # sign-in routes are public (their attacks are in tests/api/test_webauthn.py)
 WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/webauthn/delete-credential",
             "/api/webauthn/signin/begin", "/api/webauthn/signin/finish"}
-OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN
+# tells only that the server and its database answer (tests/api/test_wire_routes.py)
+PUBLIC = {"/api/health"}
+OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC
 
 
 def test_every_route_is_known():

@@ -2,6 +2,7 @@
 matches the models exactly, and takes the first-start data."""
 
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
@@ -219,5 +220,19 @@ def test_token_families_are_backfilled(empty_database):
         assert [tuple(r) for r in rows] == [("t1", "t1", False), ("t2", "t2", False)]
         command.downgrade(config, "0008")
         assert "family" not in {c["name"] for c in sa.inspect(engine).get_columns("token")}
+    finally:
+        engine.dispose()
+
+
+def test_times_keep_fractions_of_a_second(empty_database):
+    """A createdTime a client gives keeps its microseconds on every database."""
+    migrate(empty_database)
+    engine = make_engine(empty_database)
+    given = datetime(2026, 11, 23, 10, 20, 30, 123456, tzinfo=UTC)
+    try:
+        with session_scope(engine) as db:
+            db.add(User(owner="o", name="precise", created_time=given))
+        with Session(engine) as db:
+            assert db.exec(select(User.created_time).where(User.name == "precise")).one() == given
     finally:
         engine.dispose()

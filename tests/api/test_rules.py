@@ -32,15 +32,40 @@ def test_built_in_casbin_objects_are_read_only(admin):
     assert body["status"] == "error" and "read-only" in body["msg"]
 
 
-def test_products_created_for_a_plan_are_locked(admin):
+def test_a_plan_makes_its_product_keeps_it_in_step_and_takes_it_along(admin):
+    plan_name = unique("plan")
+    assert admin.post("/api/add-plan", json={"owner": "built-in", "name": plan_name, "displayName": "Gold",
+                                             "price": 10.0, "currency": "USD", "period": "Monthly"}
+                      ).json()["data"] == "Affected"
+    plan = admin.get("/api/get-plan", params={"id": f"built-in/{plan_name}"}).json()["data"]
+    product_id = f"built-in/{plan['product']}"
+    product = admin.get("/api/get-product", params={"id": product_id}).json()["data"]
+    assert (product["tag"], product["price"], product["currency"]) == ("auto_created_product_for_plan", 10.0, "USD")
+    assert product["displayName"] == f"Product for Plan {plan_name}/Gold/Monthly"
+
+    # its locked fields change only through the plan; the rest as any product's
+    changed = admin.post("/api/update-product", params={"id": product_id}, json={"price": 1.0}).json()
+    assert changed["status"] == "error" and "price" in changed["msg"]
+    assert admin.post("/api/update-product", params={"id": product_id},
+                      json={"state": "Draft"}).json()["data"] == "Affected"
+    assert admin.post("/api/update-plan", params={"id": f"built-in/{plan_name}"},
+                      json={**plan, "price": 12.5}).json()["data"] == "Affected"
+    assert admin.get("/api/get-product", params={"id": product_id}).json()["data"]["price"] == 12.5
+
+    # deleted with its plan, never on its own
+    refused = admin.post("/api/delete-product", json={"owner": "built-in", "name": plan["product"]}).json()
+    assert refused["status"] == "error" and plan_name in refused["msg"]
+    assert admin.post("/api/delete-plan", json={"owner": "built-in", "name": plan_name}).json()["data"] == "Affected"
+    assert admin.get("/api/get-product", params={"id": product_id}).json()["data"] is None
+
+
+def test_a_product_tagged_for_a_plan_that_is_gone_can_be_deleted(admin):
     name = unique("product")
     admin.post("/api/add-product", json={"owner": "built-in", "name": name, "tag": "auto_created_product_for_plan",
                                          "price": 10.0})
     changed = admin.post("/api/update-product", params={"id": f"built-in/{name}"}, json={"price": 1.0}).json()
     assert changed["status"] == "error" and "price" in changed["msg"]
-    assert admin.post("/api/update-product", params={"id": f"built-in/{name}"},
-                      json={"displayName": "fine"}).json()["data"] == "Affected"
-    assert admin.post("/api/delete-product", json={"owner": "built-in", "name": name}).json()["status"] == "error"
+    assert admin.post("/api/delete-product", json={"owner": "built-in", "name": name}).json()["data"] == "Affected"
 
 
 VALIDATION = [

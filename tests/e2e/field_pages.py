@@ -10,15 +10,13 @@ widget pages, tests/e2e/widget_pages.py):
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import reflex as rx
 
-from iam_console.ui.components.editing import edit_page
 from iam_console.ui.components.rows import rows_table
+from iam_console.ui.components.screen_pages import register
 from iam_console.ui.routes import page
 from iam_console.ui.screens import Cell, Column, Field, Screen, screen
-from iam_console.ui.state.editing import Editing
 from iam_console.ui.state.picking import Picking
 from iam_console.ui.state.rows import Rows
 
@@ -73,8 +71,12 @@ def rows_check() -> rx.Component:
 
 
 def _screen(key: str, route: str, fields: tuple[Field, ...]) -> Screen:
-    return screen(Screen(key=key, title="Name", list_route=route, edit_route=route + "/{owner}/{name}",
-                         columns=(Column("name", "Name"),), fields=fields))
+    """A screen with an edit page only (the extra pages are imported after the screens' pages are
+    registered, so it registers its own)."""
+    declared = screen(Screen(key=key, title="Name", list_route=route, edit_route=route + "/{owner}/{name}",
+                             columns=(Column("name", "Name"),), fields=fields, list_page=False, edit_title="Edit"))
+    register(declared)
+    return declared
 
 
 ROLES = _screen("role", "/_test/roles", (
@@ -86,11 +88,3 @@ MODELS = _screen("model", "/_test/models", (
     Field("displayName", "Display name"),
     Field("modelText", "Model text", "code", language="casbin", height="500px"),
 ))
-
-
-def _edit(declared: Screen) -> Any:
-    return page(declared.edit_pattern, "Edit", on_load=Editing.open(declared.key))(lambda: edit_page(declared))
-
-
-_edit(ROLES)
-_edit(MODELS)

@@ -5,9 +5,10 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.db import session_scope
-from iam_console.services import crud
+from iam_console.services import crud, kinds
 from iam_console.services.access import Actor
 from iam_console.services.defaults import new_record
+from iam_console.services.kinds.common import answer_name
 from iam_console.services.resources import REGISTRY
 
 CONSOLE_KINDS = sorted(name for name, kind in REGISTRY.items() if kind.writable and kind.named
@@ -27,8 +28,9 @@ def test_new_records_are_valid_and_named_by_prefix(database, make_org, kind_name
     kind = REGISTRY[kind_name]
     with session_scope() as db:
         record = new_record(db, actor, kind_name, org.name)
-        assert crud.add_record(db, actor, kind, record) == "Affected"
+        answer = crud.add_record(db, actor, kind, record)
     name = record[m.wire_name(kind.model, "name")]
+    assert answer == (name if kinds.of(kind_name).answer is answer_name else "Affected")
     assert name.startswith(f"{kind.name_prefix}_")
 
 

@@ -3,12 +3,12 @@ links to them, and the dashboard follows the header's organization selector."""
 
 from iam_console.services.navigation import Viewer, menu_for
 from iam_console.ui import pages  # noqa: F401  (registers the pages)
-from iam_console.ui.routes import SCREENS, reload_on_organization
+from iam_console.ui.routes import LINKABLE, reload_on_organization
 from iam_console.ui.state.dashboard import SERIES_LABELS
 
 
 def test_home_group_lists_the_three_pages():
-    home = menu_for(Viewer("acme", True), SCREENS)[0]
+    home = menu_for(Viewer("acme", True), LINKABLE)[0]
     assert [item.key for item in home.items] == ["/", "/shortcuts", "/apps"]
 
 

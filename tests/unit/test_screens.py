@@ -80,12 +80,12 @@ def test_view_rules_hide_items(make_org, make_user):
 
 
 def test_the_group_tree_scopes_the_users_list():
-    from iam_console.ui.state.listing import _route_scope
+    from iam_console.ui.pages.groups import _tree_scope
 
-    users, groups = SCREENS["user"], SCREENS["group"]
-    assert _route_scope("/trees/acme/dev%20ops", users) == ("acme", "dev ops")
-    assert _route_scope("/trees/acme", users) == ("acme", "")
-    assert _route_scope("/trees/acme/dev", groups) == ("", "")
+    groups = SCREENS["group"]
+    assert _tree_scope("/trees/acme/dev%20ops") == ("acme", "dev ops")
+    assert _tree_scope("/trees/acme") == ("acme", "")
+    assert _tree_scope("/groups/acme/dev") == ("", "")
     top = _display(groups, {"owner": "acme", "name": "eng", "parentId": "acme", "isTopGroup": True,
                             "haveChildren": True}, "acme/boss")
     child = _display(groups, {"owner": "acme", "name": "dev", "parentId": "eng", "isTopGroup": False}, "acme/boss")
@@ -105,3 +105,28 @@ def test_the_ldap_screen_is_addressed_by_its_id_and_exits_to_its_organization():
     checks = next(f for f in ldap.fields if f.key == "filterFields")
     assert checks.widget == "checks" and checks.options == ("uid", "mail", "mobile", "sAMAccountName")
     assert _typed(checks, "uid, mail", []) == ["uid", "mail"] and _typed(checks, "", ["uid"]) == []
+
+
+def test_every_screen_has_its_pages_and_no_key_tests_in_the_generic_states():
+    from pathlib import Path
+
+    from iam_console.ui.routes import PAGES
+    from iam_console.ui.state.listing import Lists
+
+    routes = {spec.route: spec for spec in PAGES}
+    for declared in SCREENS.values():
+        assert declared.edit_pattern in routes, declared.key
+        assert declared.list_route in routes, declared.key  # its own list, or the page listing it
+        for extra in declared.routes:
+            assert extra.path in routes
+    assert routes["/organizations/[p0]"].title == "Organization" and routes["/account"].title == "My Account"
+    assert routes["/organizations"].follows_organization
+    assert not routes["/organizations/[p0]/users"].follows_organization
+    # the lists inside other pages are states of the one mixin
+    from iam_console.ui.pages.groups import GroupUsers
+    from iam_console.ui.state.organization import LdapServers
+    assert issubclass(LdapServers, Lists) and issubclass(GroupUsers, Lists)
+    assert LdapServers in SCREENS["organization"].sections
+    generic = Path(__file__).parents[2] / "iam_console" / "ui"
+    for module in ("state/listing.py", "state/editing.py", "components/listing.py", "components/editing.py"):
+        assert "screen.key ==" not in (generic / module).read_text(), module

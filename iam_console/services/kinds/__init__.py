@@ -15,6 +15,7 @@ from . import (
     enforcer,
     group,
     invitation,
+    key,
     ldap,
     model,
     order,
@@ -25,6 +26,7 @@ from . import (
     pricing,
     product,
     provider,
+    resource,
     role,
     subscription,
     syncer,
@@ -36,8 +38,8 @@ from . import (
 from .common import KindRules
 
 RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
-    adapter, application, cert, enforcer, group, invitation, ldap, model, order, organization, payment, permission,
-    plan, pricing, product, provider, role, subscription, syncer, token, transaction, user, webhook)}
+    adapter, application, cert, enforcer, group, invitation, key, ldap, model, order, organization, payment, permission,
+    plan, pricing, product, provider, resource, role, subscription, syncer, token, transaction, user, webhook)}
 NO_RULES = KindRules()
 
 

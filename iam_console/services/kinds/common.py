@@ -23,6 +23,15 @@ BeforeSave = Callable[[Session, Actor, Any, Any, set[str]], None]
 Protect = Callable[[Kind, Any, Any], None]
 # (db, row): refuse a delete that the database forbids
 CheckDelete = Callable[[Session, Any], None]
+# (db, actor, old or None for a new record, the saved row): write what goes with the record
+AfterSave = Callable[[Session, Actor, Any, Any], None]
+# (db, row), before the record is deleted: delete or release what belongs to it
+TakeAlong = Callable[[Session, Any], None]
+Answer = Callable[[Session, Any], tuple[Any, Any]]
+
+
+def answer_name(db: Session, row: Any) -> tuple[Any, Any]:
+    return row.name, None
 # (db, actor, owner, random suffix): the wire fields of a new record, beyond its owner and name
 New = Callable[[Session, Actor, str, str], dict[str, Any]]
 
@@ -61,7 +70,21 @@ class KindRules:
     before_save: BeforeSave | None = None  # before validation
     protect: Protect | None = None
     check_delete: CheckDelete | None = None
+    after_save: AfterSave | None = None
+    take_along: TakeAlong | None = None
     new: New | None = None
+    # an add without a name gets a generated one ("{kind}_{32 hex digits}"), as Casdoor's
+    # add-ldap and add-transaction do
+    generate_name: bool = False
+    # (db, the added row) -> (data, data2) add-X answers, when not "Affected" (the name of a
+    # transaction, a key's new secret)
+    answer: Answer | None = None
+    # get-X of a missing record (or one out of reach) is an error naming it, not null:
+    # the SDKs branch on it where Casdoor answers so (get-token)
+    missing_is_error: bool = False
+    # an admin-owned kind the SDKs address as {organization}/{name}: such an id, or an
+    # added or updated record whose owner is its organization, means admin/{name} of it
+    organization_as_owner: bool = False
 
 
 def check_range(value: int, low: int, high: int | None, label: str) -> None:

@@ -25,4 +25,5 @@ RULES = KindRules(
     new=fixed(serverName="Example LDAP Server", host="example.com", port=389,
               username="cn=buildin,dc=example,dc=com", baseDn="ou=BuildIn,dc=example,dc=com",
               filter="(objectClass=posixAccount)", filterFields=["uid"], passwordType="Plain", autoSync=0),
+    generate_name=True,
 )

@@ -1,18 +1,20 @@
-"""Organizations: password hashing and obfuscation, account and MFA items, theme, navigation."""
+"""Organizations: password hashing and obfuscation, account and MFA items, theme, navigation,
+and what becomes of everything an organization holds when it is deleted or renamed."""
 
 from __future__ import annotations
 
 import re
 import secrets
 
-from sqlmodel import Session
+from sqlmodel import Session, delete, select
 
 from ... import models as m
-from .. import accounts
+from .. import accounts, lookup, storage
 from .. import builtin as b
 from ..access import Actor
 from ..errors import ServiceError
 from ..passwords import TYPES as PASSWORD_TYPES
+from ..resources import REGISTRY
 from .common import Choice, KindRules, built_in
 from .user import TYPES as USER_TYPES
 
@@ -89,8 +91,47 @@ def validate(db: Session, actor: Actor, row: m.Organization) -> None:
         raise ServiceError("The navigation items must be a list of strings")
 
 
+# the audit trail outlives what it tells of
+KEPT = frozenset({"organization", "record"})
+# what is not an API kind but holds an organization's users' state: sign-ins, pending
+# second steps and MFA setups
+USER_STATE = (m.AuthSession, m.PendingSignIn, m.MfaSetup)
+
+
+def _held(name: str) -> list[tuple[type, list]]:
+    """(table, WHERE clauses) of everything the organization `name` holds: the records of
+    every kind whose organization it is (its own shared providers and certs included), its
+    users' state and the policy lines of its adapters."""
+    held = []
+    for kind in REGISTRY.values():
+        if kind.name not in KEPT:
+            held.append((kind.model, [getattr(kind.model, kind.organization_attr) == name]))
+    held += [(model, [model.owner == name]) for model in USER_STATE]
+    held.append((m.CasbinRule, [m.CasbinRule.adapter.startswith(f"{name}/", autoescape=True)]))
+    return held
+
+
+def holds_records(db: Session, name: str) -> bool:
+    return any(db.exec(select(model).where(*where).limit(1)).first() is not None for model, where in _held(name))
+
+
+def take_along(db: Session, row: m.Organization) -> None:
+    """Deleting an organization deletes everything it holds, so that nothing is left that
+    no one can reach, and a new organization of the same name starts empty; the files
+    stored for it (avatars) go once the deletion is committed. Its audit records stay."""
+    for model, where in _held(row.name):
+        db.exec(delete(model).where(*where))
+    lookup.forget()
+    for stored in storage.FOLDERS:
+        storage.remove_after_commit(db, f"{stored}/{row.name}")
+
+
 def before_save(db: Session, actor: Actor, old: m.Organization | None, row: m.Organization,
                 changed: set[str]) -> None:
+    if old is not None and old.name != row.name and holds_records(db, old.name):
+        # its records name it as their owner: renamed, they would belong to nobody
+        raise ServiceError("The organization %s still holds records: only an empty organization can be renamed",
+                           old.name)
     if old is not None and "nav_items" in changed and not actor.is_global_admin:
         raise ServiceError("Only a global admin may change the navigation items")
     row.account_items = [i for i in row.account_items
@@ -115,4 +156,5 @@ RULES = KindRules(
     choices=(Choice("password_type", PASSWORD_TYPES, message="Unknown password type: %s"),
              Choice("password_obfuscator_type", OBFUSCATOR_TYPES, message="Unknown password obfuscator type: %s")),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_ORG), new=new,
+    take_along=take_along,
 )

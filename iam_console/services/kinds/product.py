@@ -12,6 +12,7 @@ from ..resources import Kind
 from .common import KindRules, fixed
 
 PLAN_TAG = "auto_created_product_for_plan"  # the tag of a product a plan created
+PLAN_PRODUCT_QUANTITY = 999
 # what a plan's product keeps as the plan made it
 PLAN_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", "providers")
 
@@ -28,15 +29,23 @@ def validate(db: Session, actor: Actor, row: m.Product) -> None:
 
 
 def protect(kind: Kind, old: m.Product, new: m.Product | None) -> None:
-    if old.tag != PLAN_TAG:
+    if old.tag != PLAN_TAG or new is None:
         return
-    if new is None:
-        raise ServiceError("A product created for a plan cannot be deleted")
     for attribute in PLAN_LOCKED:
         if getattr(new, attribute) != getattr(old, attribute):
             raise ServiceError("The field %s of a product created for a plan cannot be changed", attribute)
 
 
-RULES = KindRules(validate=validate, protect=protect,
+def check_delete(db: Session, row: m.Product) -> None:
+    """A plan's product goes with its plan; one whose plan is gone (or that a client tagged
+    so) may be deleted like any other."""
+    if row.tag != PLAN_TAG:
+        return
+    plan = db.exec(select(m.Plan.name).where(m.Plan.owner == row.owner, m.Plan.product == row.name)).first()
+    if plan is not None:
+        raise ServiceError("The product %s belongs to the plan %s: delete the plan instead", row.name, plan)
+
+
+RULES = KindRules(validate=validate, protect=protect, check_delete=check_delete,
                   new=fixed(displayName="New Product - {suffix}", price=300.0, quantity=99, sold=10, currency="USD",
                             state="Published", isRecharge=False))

@@ -18,4 +18,5 @@ def validate(db: Session, actor: Actor, row: m.Syncer) -> None:
 
 
 RULES = KindRules(validate=validate, new=fixed(type="Database", databaseType="mysql", port=3306, syncInterval=10,
-                                               isEnabled=False, isReadOnly=False))
+                                               isEnabled=False, isReadOnly=False),
+                  organization_as_owner=True)

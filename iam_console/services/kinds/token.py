@@ -35,4 +35,5 @@ RULES = KindRules(
     protect=protect,
     new=fixed(application=b.BUILT_IN_APP, organization=b.BUILT_IN_ORG, user=b.ADMIN_USER, expiresIn=7200,
               scope="read", tokenType="Bearer", accessToken=""),
+    missing_is_error=True,
 )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .common import KindRules, fixed
+from .common import KindRules, answer_name, fixed
 
 RULES = KindRules(new=fixed(displayName="New Transaction - {suffix}", type="PayPal", currency="USD", amount=0.0,
-                            state="Paid"))
+                            state="Paid"),
+                  generate_name=True, answer=answer_name)

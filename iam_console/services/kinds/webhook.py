@@ -10,4 +10,5 @@ RULES = KindRules(
     choices=(Choice("method", METHODS),),
     new=fixed(url="https://example.com/callback", method="POST", contentType="application/json",
               events=["signup", "login", "logout", "update-user"], isEnabled=True),
+    organization_as_owner=True,
 )

@@ -1,6 +1,7 @@
 """The list page of a Screen: server-side paging, sorting, column search and
 filters, quick jumper, size changer, total line, Add, Edit and Delete with
-its confirmation."""
+its confirmation; and the same list inside another page (`sublist`). Each is
+drawn over a state using the `Lists` mixin."""
 
 from __future__ import annotations
 
@@ -10,24 +11,24 @@ import reflex as rx
 
 from ..screens import Column, Screen
 from ..state.account import Account
-from ..state.listing import PAGE_SIZES, Listing, Paging
+from ..state.listing import PAGE_SIZES, Listing, Lists, Paging
 from ..state.prefs import Prefs
 from ..text import t
 from .dialogs import confirm
 
 
-def _header(column: Column) -> rx.Component:
+def _header(column: Column, state: type[Lists]) -> rx.Component:
     label = t(column.label)
     if not column.sortable:
         return rx.table.column_header_cell(label)
     arrow = rx.cond(
-        Listing.sort_field == column.key,
-        rx.cond(Listing.sort_order == "ascend", rx.icon("arrow-up", size=12), rx.icon("arrow-down", size=12)),
+        state.sort_field == column.key,
+        rx.cond(state.sort_order == "ascend", rx.icon("arrow-up", size=12), rx.icon("arrow-down", size=12)),
         rx.icon("arrow-up-down", size=12, opacity="0.35"),
     )
     return rx.table.column_header_cell(
         rx.hstack(label, arrow, align="center", spacing="1", cursor="pointer",
-                  on_click=Listing.sort(column.key), id=f"sort-{column.key}"),
+                  on_click=state.sort(column.key), id=f"sort-{column.key}"),
     )
 
 
@@ -51,10 +52,10 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
 RowActions = Callable[[rx.Var], list[rx.Component]]
 
 
-def _actions(screen: Screen, row: rx.Var, extra: RowActions | None) -> rx.Component:
+def _actions(screen: Screen, row: rx.Var, extra: RowActions | None, state: type[Lists]) -> rx.Component:
     delete = rx.button(t("Delete"), size="1", color_scheme="red", variant="soft",
                        disabled=row["__protected"] == "true",
-                       on_click=Listing.ask_delete(row["__key"], row["name"]))
+                       on_click=state.ask_delete(row["__key"], row["__name"]))
     if screen.delete_global_admin_only:
         delete = rx.cond(Account.is_global_admin, delete, rx.fragment())
     return rx.table.cell(rx.hstack(
@@ -65,22 +66,22 @@ def _actions(screen: Screen, row: rx.Var, extra: RowActions | None) -> rx.Compon
     ))
 
 
-def _search(screen: Screen) -> rx.Component:
+def _search(screen: Screen, state: type[Lists]) -> rx.Component:
     searchable = [c for c in screen.columns if c.searchable]
     filters = [c for c in screen.columns if c.filters]
     return rx.hstack(
         rx.select.root(
             rx.select.trigger(placeholder=t("Search by"), id="search-field"),
             rx.select.content(*[rx.select.item(t(c.label), value=c.key) for c in searchable]),
-            value=Listing.search_field, on_change=Listing.set_search_field, size="2",
+            value=state.search_field, on_change=state.set_search_field, size="2",
         ),
-        rx.input(placeholder=t("Search"), value=Listing.search_value, on_change=Listing.search.debounce(300),
+        rx.input(placeholder=t("Search"), value=state.search_value, on_change=state.search.debounce(300),
                  id="search-value", width="16em"),
         *[rx.select.root(
             rx.select.trigger(placeholder=t(c.label), id=f"filter-{c.key}"),
             rx.select.content(rx.select.item(t("All"), value="__all__"),
                               *[rx.select.item(option, value=option) for option in c.filters]),
-            on_change=lambda value, key=c.key: Listing.filter(key, value), size="2",
+            on_change=lambda value, key=c.key: state.filter(key, value), size="2",
         ) for c in filters],
         spacing="2", align="center", wrap="wrap",
     )
@@ -106,51 +107,75 @@ def pager(state: type[Paging], prefix: str = "") -> rx.Component:
     )
 
 
-def _confirm_delete() -> rx.Component:
-    return confirm(Prefs.tr["Sure to delete: %s ?"].replace("%s", Listing.deleting_label),
-                   on_ok=Listing.confirm_delete, on_cancel=Listing.cancel_delete, open_=Listing.deleting != "",
-                   ident="delete")
+def _confirm_delete(state: type[Lists], ident: str = "delete") -> rx.Component:
+    return confirm(Prefs.tr["Sure to delete: %s ?"].replace("%s", state.deleting_label),
+                   on_ok=state.confirm_delete, on_cancel=state.cancel_delete, open_=state.deleting != "",
+                   ident=ident)
 
 
 XLSX = {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": [".xlsx"]}
 
 
-def _upload(screen: Screen) -> rx.Component:
+def _upload(screen: Screen, state: type[Lists]) -> rx.Component:
     """Upload (.xlsx): choosing the file sends it (.xlsx only)."""
     return rx.box(rx.upload.root(
         rx.button(rx.icon("upload", size=14), t("Upload (.xlsx)"), variant="soft", type="button"),
         id=f"upload-{screen.key}", accept=XLSX, multiple=False, max_files=1, no_drag=True,
-        on_drop=Listing.upload, on_drop_rejected=Listing.upload_rejected,
+        on_drop=state.upload, on_drop_rejected=state.upload_rejected,
     ), id="list-upload")
 
 
-def list_page(screen: Screen, row_actions: RowActions | None = None) -> rx.Component:
-    """`row_actions`: buttons after Edit and Delete, from the row's Var (the group view's Remove)."""
-    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=Listing.add, id="list-add")
+def list_page(screen: Screen, row_actions: RowActions | None = None, state: type[Lists] = Listing) -> rx.Component:
+    """`row_actions`: buttons after Edit and Delete, from the row's Var (the group view's Remove);
+    `state`: the list's state (the list pages' `Listing` by default)."""
+    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, id="list-add")
     if screen.add_global_admin_only:
         add = rx.cond(Account.is_global_admin, add, rx.fragment())
     if screen.upload:
-        add = rx.hstack(add, rx.cond(Account.is_admin, _upload(screen), rx.fragment()), spacing="2")
+        add = rx.hstack(add, rx.cond(Account.is_admin, _upload(screen, state), rx.fragment()), spacing="2")
     table = rx.table.root(
-        rx.table.header(rx.table.row(*[_header(c) for c in screen.columns],
+        rx.table.header(rx.table.row(*[_header(c, state) for c in screen.columns],
                                      rx.table.column_header_cell(t("Action")))),
-        rx.table.body(rx.foreach(Listing.rows, lambda row: rx.table.row(
-            *[_cell(c, row) for c in screen.columns], _actions(screen, row, row_actions)))),
+        rx.table.body(rx.foreach(state.rows, lambda row: rx.table.row(
+            *[_cell(c, row) for c in screen.columns], _actions(screen, row, row_actions, state)))),
         width="100%", size="1", variant="surface", id="list-table",
     )
     return rx.cond(
-        Listing.not_authorized,
+        state.not_authorized,
         rx.vstack(rx.heading("403", size="8", color_scheme="gray"),
                   rx.text(t("Sorry, you do not have permission to access this page or logged in status invalid."),
                           id="list-forbidden"), align="center", width="100%"),
         rx.vstack(
             rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), add, width="100%", align="center"),
-            _search(screen),
-            rx.cond(Listing.error != "", rx.callout(Listing.error, icon="triangle-alert", color_scheme="red",
-                                                    id="list-error")),
+            _search(screen, state),
+            rx.cond(state.error != "", rx.callout(state.error, icon="triangle-alert", color_scheme="red",
+                                                  id="list-error")),
             rx.box(table, overflow_x="auto", width="100%"),
-            pager(Listing),
-            _confirm_delete(),
+            pager(state),
+            _confirm_delete(state),
             spacing="3", width="100%",
         ),
     )
+
+
+def sublist(screen: Screen, state: type[Lists], title: str, ident: str) -> rx.Component:
+    """A Screen's list inside another page (an organization's LDAP servers): its columns,
+    Edit and Delete, Add in the heading; the pager only past one page. Shown to viewers who
+    may read the records (nothing otherwise). Ids: `{ident}-table`, `{ident}-add`,
+    `{ident}-delete` (the confirmation)."""
+    table = rx.table.root(
+        rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(c.label)) for c in screen.columns],
+                                     rx.table.column_header_cell(t("Action")))),
+        rx.table.body(rx.foreach(state.rows, lambda row: rx.table.row(
+            *[_cell(c, row) for c in screen.columns], _actions(screen, row, None, state)))),
+        size="1", variant="surface", width="100%", id=f"{ident}-table",
+    )
+    return rx.cond(state.not_authorized | (state.error != ""), rx.fragment(), rx.vstack(
+        rx.hstack(rx.heading(t(title), size="3"), rx.spacer(),
+                  rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, size="1", id=f"{ident}-add"),
+                  width="100%", align="center"),
+        rx.box(table, overflow_x="auto", width="100%"),
+        rx.cond(state.total > state.page_size, pager(state, f"{ident}-")),
+        _confirm_delete(state, f"{ident}-delete"),
+        spacing="2", width="100%", padding_top="1em", border_top="1px solid var(--gray-a4)", id=f"{ident}-list",
+    ))

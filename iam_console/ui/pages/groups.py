@@ -7,23 +7,21 @@ layer (get-users' groupName)."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import reflex as rx
 
-from ...db import session_scope
-from ...services import crud, defaults, groups, lookup, policy, users
-from ...services.errors import ServiceError
+from ...services import crud, defaults, groups, lookup, users
 from ...services.kinds import choices
 from ..components.dialogs import confirm
-from ..components.editing import edit_page
 from ..components.listing import list_page
 from ..routes import page
 from ..screens import Column, Field, Screen, screen
-from ..state.account import Account, viewer
-from ..state.editing import Editing, _id_from_path
-from ..state.listing import Listing, _route_scope
+from ..state.account import Account
+from ..state.editing import _id_from_path
+from ..state.listing import Lists
 from ..state.prefs import Prefs
+from ..state.service import call, say
 from ..text import t
 from .users import USERS
 
@@ -48,10 +46,25 @@ def _parent_choices(db, actor, record) -> list[tuple[str, str]]:
         if group != name and group not in below]
 
 
+class GroupMembers(rx.State):
+    """The first users of the group on its edit page (read-only)."""
+
+    member_ids: list[str] = []
+    tree_url: str = ""
+
+    @rx.event
+    async def load(self):
+        owner, name = _id_from_path(GROUPS, self.router.url.path)
+        self.tree_url = f"/trees/{quote(owner, safe='')}/{quote(name, safe='')}"
+        members = await call(self, lambda db, actor: groups.members(db, actor, owner, name, MEMBERS_SHOWN))
+        self.member_ids = [] if members.failed else members.value
+
+
 GROUPS = screen(Screen(
     key="group", title="Groups", list_route="/groups", edit_route="/groups/{owner}/{name}",
     # Delete is disabled for a group with children (the service refuses it too)
     protected=lambda record, me: bool(record.get("haveChildren")),
+    edit_title="Group", after_read=GroupMembers.load, parts=lambda: (_members(),),
     columns=(
         Column("name", "Name", link="/groups/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -73,23 +86,6 @@ GROUPS = screen(Screen(
 ))
 
 
-class GroupMembers(rx.State):
-    """The first users of the group on its edit page (read-only)."""
-
-    member_ids: list[str] = []
-    tree_url: str = ""
-
-    @rx.event
-    def load(self):
-        owner, name = _id_from_path(GROUPS, self.router.url.path)
-        self.tree_url = f"/trees/{quote(owner, safe='')}/{quote(name, safe='')}"
-        try:
-            with session_scope() as db:
-                self.member_ids = groups.members(db, viewer(db, self.router), owner, name, MEMBERS_SHOWN)
-        except ServiceError:
-            self.member_ids = []
-
-
 def _members() -> rx.Component:
     return rx.grid(
         rx.text(t("Users"), size="2", weight="medium", padding_top="0.2em"),
@@ -107,13 +103,15 @@ def _members() -> rx.Component:
     )
 
 
-page("/groups", "Groups", on_load=Listing.open("group"),
-     follows_organization=True)(lambda: list_page(GROUPS))
-page(GROUPS.edit_pattern, "Group", on_load=[Editing.open("group"), GroupMembers.load])(
-    lambda: edit_page(GROUPS, _members()))
-
-
 # --- the tree ---
+
+def _tree_scope(path: str) -> tuple[str, str]:
+    """(organization, group) of /trees/{org} and /trees/{org}/{group}."""
+    parts = [unquote(p) for p in path.split("/") if p]
+    if parts[:1] == ["trees"] and len(parts) in (2, 3):
+        return parts[1], parts[2] if len(parts) == 3 else ""
+    return "", ""
+
 
 def _tree_url(organization: str, group: str = "") -> str:
     url = f"/trees/{quote(organization, safe='')}"
@@ -134,18 +132,16 @@ class GroupTree(rx.State):
         return await self._load_tree()
 
     async def _load_tree(self):
-        organization, group = _route_scope(self.router.url.path, USERS)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                if lookup.organization(db, organization) is None:
-                    return rx.redirect("/404")
-                nodes = groups.tree(db, actor, organization)
-        except ServiceError as exc:
-            if exc.template in (policy.UNAUTHORIZED, "Please login first"):
-                return rx.redirect("/403")
-            prefs = await self.get_state(Prefs)
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        organization, group = _tree_scope(self.router.url.path)
+
+        def read(db, actor):
+            return None if lookup.organization(db, organization) is None else groups.tree(db, actor, organization)
+
+        nodes = await call(self, read, forbidden_page=True)
+        if nodes.failed:
+            return nodes.event
+        if nodes.value is None:
+            return rx.redirect("/404")
         self.tree_organization, self.tree_group = organization, group
         self.nodes = [{
             "name": node.name, "title": node.display_name or node.name, "type": node.type or "Virtual",
@@ -153,8 +149,8 @@ class GroupTree(rx.State):
             "href": _tree_url(organization, node.name),
             "edit": f"/groups/{quote(organization, safe='')}/{quote(node.name, safe='')}?returnUrl="
                     + quote(_tree_url(organization, node.name), safe="/"),
-        } for node in nodes]
-        if group and all(node.name != group for node in nodes):
+        } for node in nodes.value]
+        if group and all(node.name != group for node in nodes.value):
             return rx.redirect(_tree_url(organization))
 
     @rx.event
@@ -164,20 +160,21 @@ class GroupTree(rx.State):
     @rx.event
     async def add_group(self, parent: str):
         """Add top-level group ("") or add a child of `parent`: created, then opened in add mode."""
-        prefs = await self.get_state(Prefs)
         organization = self.tree_organization
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                record = defaults.new_record(db, actor, "group", organization)
-                if parent:
-                    record["parentId"], record["isTopGroup"] = parent, False
-                crud.add_record(db, actor, GROUPS.kind, record)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to add: %s", prefs.say(exc.template, *exc.args_)))
+
+        def add(db, actor):
+            record = defaults.new_record(db, actor, "group", organization)
+            if parent:
+                record["parentId"], record["isTopGroup"] = parent, False
+            crud.add_record(db, actor, GROUPS.kind, record)
+            return record
+
+        added = await call(self, add, failed="Failed to add: %s")
+        if added.failed:
+            return added.event
         back = quote(_tree_url(organization, self.tree_group), safe="/")
-        return [rx.toast.success(prefs.say("Successfully added")),
-                rx.redirect(f"{GROUPS.edit_url(record)}?mode=add&returnUrl={back}")]
+        return [rx.toast.success(await say(self, "Successfully added")),
+                rx.redirect(f"{GROUPS.edit_url(added.value)}?mode=add&returnUrl={back}")]
 
     @rx.event
     def ask_delete(self, name: str):
@@ -189,14 +186,12 @@ class GroupTree(rx.State):
 
     @rx.event
     async def confirm_delete(self):
-        prefs = await self.get_state(Prefs)
         name, self.deleting = self.deleting, ""
-        try:
-            with session_scope() as db:
-                crud.delete_record(db, viewer(db, self.router), GROUPS.kind, self.tree_organization, name)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to delete: %s", prefs.say(exc.template, *exc.args_)))
-        toast = rx.toast.success(prefs.say("Successfully deleted"))
+        gone = await call(self, lambda db, actor: crud.delete_record(db, actor, GROUPS.kind, self.tree_organization,
+                                                                     name), failed="Failed to delete: %s")
+        if gone.failed:
+            return gone.event
+        toast = rx.toast.success(await say(self, "Successfully deleted"))
         if name == self.tree_group:
             return [toast, rx.redirect(_tree_url(self.tree_organization))]
         await self._load_tree()
@@ -209,17 +204,33 @@ class GroupTree(rx.State):
     @rx.event
     async def confirm_remove(self):
         """Take the user out of the selected group (remove-from-group)."""
-        prefs = await self.get_state(Prefs)
         key, self.removing, self.removing_label = self.removing, "", ""
         owner, _, name = key.partition("/")
-        try:
-            with session_scope() as db:
-                users.remove_from_group(db, viewer(db, self.router), owner, name, self.tree_group)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to remove: %s", prefs.say(exc.template, *exc.args_)))
-        listing = await self.get_state(Listing)
-        await listing._reload_after_removal()
-        return rx.toast.success(prefs.say("Successfully removed"))
+        removed = await call(self, lambda db, actor: users.remove_from_group(db, actor, owner, name, self.tree_group),
+                             failed="Failed to remove: %s")
+        if removed.failed:
+            return removed.event
+        await (await self.get_state(GroupUsers))._reload_after_removal()
+        return rx.toast.success(await say(self, "Successfully removed"))
+
+
+class GroupUsers(Lists, rx.State):
+    """The users beside the tree: the organization's, or the selected group's (a user
+    added here starts in that group)."""
+
+    scope_group: str = ""
+
+    @rx.event
+    async def open(self):
+        organization, self.scope_group = _tree_scope(self.router.url.path)
+        self._start("user", organization)
+        return await self._refresh()
+
+    def _scope_params(self) -> dict[str, str]:
+        return {"groupName": self.scope_group} if self.scope_group else {}
+
+    def _new_fields(self, owner: str) -> dict:
+        return {"groups": [f"{owner}/{self.scope_group}"]} if self.scope_group else {}
 
 
 def _node(node: rx.Var) -> rx.Component:
@@ -252,7 +263,7 @@ def _node(node: rx.Var) -> rx.Component:
 
 def _remove_action(row: rx.Var) -> list[rx.Component]:
     return [rx.cond(
-        Listing.scope_group != "",
+        GroupUsers.scope_group != "",
         rx.button(t("Remove"), size="1", color_scheme="orange", variant="soft",
                   disabled=row["__protected"] == "true", on_click=GroupTree.ask_remove(row["__key"], row["name"])),
     )]
@@ -283,7 +294,7 @@ def _tree_page() -> rx.Component:
     ), width="20em", flex_shrink="0")
     return rx.hstack(
         tree,
-        rx.box(list_page(USERS, row_actions=_remove_action), flex="1", min_width="0"),
+        rx.box(list_page(USERS, row_actions=_remove_action, state=GroupUsers), flex="1", min_width="0"),
         confirm(Prefs.tr["Sure to delete: %s ?"].replace("%s", GroupTree.deleting), on_ok=GroupTree.confirm_delete,
                 on_cancel=GroupTree.cancel, open_=GroupTree.deleting != "", ident="tree-delete"),
         confirm(Prefs.tr["Sure to remove: %s ?"].replace("%s", GroupTree.removing_label),
@@ -293,5 +304,5 @@ def _tree_page() -> rx.Component:
     )
 
 
-page("/trees/[p0]", "Groups", on_load=[GroupTree.load, Listing.open("user")])(_tree_page)
-page("/trees/[p0]/[p1]", "Groups", on_load=[GroupTree.load, Listing.open("user")])(_tree_page)
+page("/trees/[p0]", "Groups", on_load=[GroupTree.load, GroupUsers.open])(_tree_page)
+page("/trees/[p0]/[p1]", "Groups", on_load=[GroupTree.load, GroupUsers.open])(_tree_page)

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import invitations
-from ...services.errors import ServiceError
 from ...services.kinds import choices
 from ...services.kinds.invitation import made_for_plan
-from ..components.editing import edit_page
-from ..components.listing import list_page
-from ..routes import page
 from ..screens import Column, Field, Screen, screen
-from ..state.account import viewer
 from ..state.editing import Editing
-from ..state.listing import Listing
-from ..state.prefs import Prefs
+from ..state.service import call, say
 from ..text import t
 
 
@@ -27,7 +20,7 @@ def _for_plan(record) -> bool:
 
 INVITATIONS = screen(Screen(
     key="invitation", title="Invitations", list_route="/invitations", edit_route="/invitations/{owner}/{name}",
-    name_locked=_for_plan, owner_locked=_for_plan,
+    name_locked=_for_plan, owner_locked=_for_plan, edit_title="Invitation", parts=lambda: (_copy_button(),),
     columns=(
         Column("name", "Name", link="/invitations/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -65,16 +58,14 @@ class InvitationLink(rx.State):
     @rx.event
     async def copy(self):
         """The signup page's URL with the code, as the form shows them now."""
-        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+        editing = await self.get_state(Editing)
         values = editing.values
-        try:
-            with session_scope() as db:
-                url = invitations.signup_url(db, viewer(db, self.router), editing.saved_owner,
-                                             values.get("application", ""),
-                                             values.get("defaultCode") or values.get("code", ""))
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
-        return [rx.set_clipboard(url), rx.toast.success(prefs.say("Copied to clipboard successfully"))]
+        url = await call(self, lambda db, actor: invitations.signup_url(
+            db, actor, editing.saved_owner, values.get("application", ""),
+            values.get("defaultCode") or values.get("code", "")))
+        if url.failed:
+            return url.event
+        return [rx.set_clipboard(url.value), rx.toast.success(await say(self, "Copied to clipboard successfully"))]
 
 
 def _copy_button() -> rx.Component:
@@ -84,8 +75,3 @@ def _copy_button() -> rx.Component:
         width="100%",
     )
 
-
-page("/invitations", "Invitations", on_load=Listing.open("invitation"),
-     follows_organization=True)(lambda: list_page(INVITATIONS))
-page(INVITATIONS.edit_pattern, "Invitation", on_load=Editing.open("invitation"))(
-    lambda: edit_page(INVITATIONS, _copy_button()))

@@ -9,10 +9,9 @@ import reflex as rx
 from ...services import groups
 from ...services.kinds import choices
 from ..components.dialogs import confirm
-from ..components.editing import edit_page
 from ..components.listing import pager
 from ..routes import page
-from ..screens import Field, Screen, screen
+from ..screens import Column, Field, Messages, Screen, screen
 from ..state.editing import Editing
 from ..state.ldap import ALL_GROUPS, LdapSync
 from ..state.prefs import Prefs
@@ -36,9 +35,20 @@ def _auto_sync_warning() -> rx.Component:
 LDAP = screen(Screen(
     key="ldap", title="LDAP server", list_route="/organizations", edit_route="/ldap/{owner}/{id}",
     exit_route="/organizations/{owner}", name_label="ID", name_locked=lambda record: True,
-    # the LDAP page's own messages for update-ldap
-    extra={"saved_message": "Update LDAP server success", "failed_message": "Update LDAP server failed: %s"},
-    columns=(),  # no list of its own: the organization page lists its servers
+    # the LDAP pages' own messages; a server deleted meanwhile fails its delete
+    messages=Messages(saved="Update LDAP server success", save_failed="Update LDAP server failed: %s",
+                      add_failed="Add LDAP server failed", delete_failed="Delete LDAP server failed",
+                      unaffected_delete_fails=True),
+    edit_title="LDAP server", list_page=False, actions=lambda: (_sync_button(),),
+    page_size=100,  # no list page of its own: its organization's page lists its handful of servers
+    columns=(
+        Column("serverName", "Server name", sortable=False, searchable=False),
+        Column("host", "Server host", sortable=False, searchable=False),
+        Column("port", "Server port", sortable=False, searchable=False),
+        Column("baseDn", "Base DN", sortable=False, searchable=False),
+        Column("autoSync", "Auto sync", sortable=False, searchable=False),
+        Column("lastSync", "Last sync", "time", sortable=False, searchable=False),
+    ),
     fields=(
         Field("serverName", "Server name"),
         Field("host", "Server host"),
@@ -62,9 +72,6 @@ def _sync_button() -> rx.Component:
     return rx.link(rx.button(rx.icon("refresh-cw", size=14), t("Sync LDAP"), variant="outline", id="ldap-sync-open"),
                    href="/ldap/sync/" + Editing.saved_owner + "/" + Editing.saved_name)
 
-
-page(LDAP.edit_pattern, "LDAP server", on_load=Editing.open("ldap"))(
-    lambda: edit_page(LDAP, actions=(_sync_button(),)))
 
 
 # --- the sync page ---

@@ -11,16 +11,11 @@ from ...services import builtin as b
 from ...services.kinds import choices
 from ...services.kinds.organization import mfa_items_problem, obfuscator_key
 from ...services.navigation import MENU
-from ..components.dialogs import confirm
-from ..components.editing import edit_page
-from ..components.listing import list_page
-from ..routes import page
+from ..components.listing import sublist
 from ..screens import Cell, Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.listing import Listing
 from ..state.organization import LdapServers, NavItems, Theme
-from ..state.prefs import Prefs
 from ..text import t
+from .ldap import LDAP
 
 
 def _built_in(record) -> bool:
@@ -51,6 +46,11 @@ ORGANIZATIONS = screen(Screen(
     key="organization", title="Organizations", list_route="/organizations", edit_route="/organizations/{name}",
     add_global_admin_only=True, delete_global_admin_only=True, name_locked=_built_in,
     protected=lambda record, me: _built_in(record),
+    # an organization admin's list holds their own organization only
+    list_scope=lambda actor, owner: {"owner": "", "organization": owner if actor.is_global_admin
+                                     else actor.organization},
+    sections=(Theme, NavItems, LdapServers), edit_title="Organization",
+    parts=lambda: (_navigation(), _theme(), sublist(LDAP, LdapServers, "LDAP servers", "ldap")),
     columns=(
         Column("name", "Name", link="/organizations/{name}"),
         Column("createdTime", "Created time", "time", searchable=False),
@@ -216,48 +216,3 @@ def _navigation() -> rx.Component:
                 rx.text(t("Nothing checked: the organization's admins see every item"), size="1",
                         color_scheme="orange")),
     )
-
-
-# --- LDAP servers ---
-
-def _ldap_row(row: rx.Var) -> rx.Component:
-    edit = rx.link(rx.button(t("Edit"), size="1", variant="soft"), href=row["__edit"])
-    return rx.table.row(
-        *[rx.table.cell(rx.text(row[key], size="2")) for key in
-          ("serverName", "host", "port", "baseDn", "autoSync", "lastSync")],
-        rx.table.cell(rx.hstack(
-            edit,
-            rx.button(t("Delete"), size="1", color_scheme="red", variant="soft",
-                      on_click=LdapServers.ask_delete(row["id"])),
-            spacing="2",
-        )),
-    )
-
-
-def _ldap_confirm() -> rx.Component:
-    return confirm(Prefs.tr["Sure to delete: %s ?"].replace("%s", LdapServers.deleting),
-                   on_ok=LdapServers.confirm_delete, on_cancel=LdapServers.cancel_delete,
-                   open_=LdapServers.deleting != "", ident="ldap-delete")
-
-
-def _ldap_servers() -> rx.Component:
-    headers = ("Server name", "Server host", "Server port", "Base DN", "Auto sync", "Last sync", "Action")
-    return rx.cond(LdapServers.allowed, _section(
-        "LDAP servers", "ldap-servers",
-        rx.table.root(
-            rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(h)) for h in headers])),
-            rx.table.body(rx.foreach(LdapServers.rows, _ldap_row)),
-            size="1", variant="surface", width="100%", id="ldap-table",
-        ),
-        _ldap_confirm(),
-        action=rx.button(rx.icon("plus", size=14), t("Add"), on_click=LdapServers.add, size="1", id="ldap-add"),
-    ))
-
-
-def _organization_page() -> rx.Component:
-    return edit_page(ORGANIZATIONS, _navigation(), _theme(), _ldap_servers())
-
-
-page("/organizations", "Organizations", on_load=Listing.open("organization"),
-     follows_organization=True)(lambda: list_page(ORGANIZATIONS))
-page(ORGANIZATIONS.edit_pattern, "Organization", on_load=Editing.open("organization"))(_organization_page)

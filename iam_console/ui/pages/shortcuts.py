@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..routes import SCREENS, page
+from ..routes import LINKABLE, page
 from ..text import t
 
 SHORTCUTS = (("/organizations", "Organizations", "User Management", "building-2"),
@@ -20,7 +20,7 @@ def _shortcut(route: str, label: str, group: str, icon: str) -> rx.Component:
                      rx.vstack(rx.text(t(label), weight="bold"), rx.text(t(group), size="2", color_scheme="gray"),
                                spacing="1"),
                      align="center", spacing="3")
-    if route in SCREENS:  # known when the pages compile: every page module is imported by then
+    if route in LINKABLE:  # known when the pages compile: every page module is imported by then
         return rx.link(rx.card(body, width="16em", id=f"shortcut-{key}"), href=route, underline="none")
     note = rx.text(t("Not available yet"), size="1", color_scheme="gray")
     return rx.card(rx.vstack(body, note, spacing="2"), width="16em", opacity="0.5", cursor="not-allowed",

@@ -13,17 +13,14 @@ from ...services import builtin as b
 from ...services.kinds import choices
 from ..components.avatar import avatar_cropper
 from ..components.dialogs import cancel_ok
-from ..components.editing import edit_page
-from ..components.listing import list_page, pager
+from ..components.listing import pager
 from ..components.webauthn import webauthn_section
-from ..routes import SCREENS as ROUTES
-from ..routes import page
-from ..screens import Column, Field, Screen, screen
+from ..routes import LINKABLE
+from ..screens import Column, Field, Route, Screen, screen
 from ..state.editing import Editing
-from ..state.listing import Listing
 from ..state.mfa import MfaSection
 from ..state.prefs import Prefs
-from ..state.users import ContactReset, Properties, UserEdit
+from ..state.users import ContactReset, Properties, UserEdit, account_item_restrictions
 from ..text import t
 
 
@@ -35,7 +32,9 @@ def _untouchable(record, me: str) -> bool:
 
 USERS = screen(Screen(
     key="user", title="Users", list_route="/users", edit_route="/users/{owner}/{name}",
-    protected=_untouchable, page_size=20, upload=True, extra={"after_read": UserEdit.load},
+    protected=_untouchable, page_size=20, upload=True, after_read=UserEdit.load,
+    restrictions=account_item_restrictions, edit_title="User", list_routes=("/organizations/[p0]/users",),
+    routes=(Route("/account", "My Account", on_load=Editing.open_account),), parts=lambda: _user_parts(),
     name_locked=lambda record: (record.get("owner"), record.get("name")) == (b.BUILT_IN_ORG, b.ADMIN_USER),
     columns=(
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -254,7 +253,7 @@ def _names(label: str, item: str, names: rx.Var, route: str, ident: str) -> rx.C
     """Read-only names (roles, permissions), linked when their screen exists."""
     def one(name: rx.Var) -> rx.Component:
         badge = rx.badge(name, variant="soft", size="2")
-        if route in ROUTES:
+        if route in LINKABLE:
             return rx.link(badge, href=route + "/" + Editing.saved_owner + "/" + name)
         return badge
     return _labelled(label, item, rx.hstack(rx.foreach(names, one), wrap="wrap", spacing="2", id=ident,
@@ -338,18 +337,8 @@ def _mfa() -> rx.Component:
     return rx.cond(MfaSection.visible, section, rx.fragment())
 
 
-def _user_edit() -> rx.Component:
-    return edit_page(USERS, _password(), _reset_dialog(), _api_key(), _mfa(), _groups(),
-                     _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
-                     _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
-                     _properties(), webauthn_section())
-
-
-def _users() -> rx.Component:
-    return list_page(USERS)
-
-
-page("/users", "Users", on_load=Listing.open("user"), follows_organization=True)(_users)
-page("/organizations/[p0]/users", "Users", on_load=Listing.open("user"))(_users)
-page(USERS.edit_pattern, "User", on_load=Editing.open("user"))(_user_edit)
-page("/account", "My Account", on_load=Editing.open_account)(_user_edit)
+def _user_parts() -> tuple[rx.Component, ...]:
+    return (_password(), _reset_dialog(), _api_key(), _mfa(), _groups(),
+            _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
+            _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
+            _properties(), webauthn_section())

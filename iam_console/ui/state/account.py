@@ -15,7 +15,7 @@ from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
 from ...services import accounts, auth, lookup, mfa, navigation
 from ...services.access import ANONYMOUS, Actor
-from ..routes import SCREENS
+from ..routes import LINKABLE
 from ..theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
 from .prefs import Prefs
 
@@ -76,7 +76,7 @@ class Account(rx.State):
                 organization = lookup.organization(db, user.owner)
                 viewer = navigation.Viewer(user.owner, user.is_admin,
                                            tuple(organization.nav_items) if organization else ())
-                groups = navigation.menu_for(viewer, SCREENS)
+                groups = navigation.menu_for(viewer, LINKABLE)
                 self.signed_in = True
                 self.owner, self.user_name = user.owner, user.name
                 self.display_name, self.avatar = user.display_name or user.name, user.avatar

@@ -14,32 +14,21 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...models import User
-from ...models.base import wire_name, wire_names
-from ...services import accounts, crud, lookup, policy
+from ...models.base import wire_name
+from ...services import crud
 from ...services.access import Actor
-from ...services.errors import ServiceError
 from ...services.resources import Ownership
 from ..screens import SCREENS, Field, Screen
 from .account import viewer
 from .picking import Picking
 from .prefs import Prefs
 from .rows import Rows
+from .service import call, say
 
 # A screen whose records hold structured fields (tables, trees, objects) keeps them
-# in states of its own, its sections, registered here by screen key. A section has
+# in states of its own, its sections (`Screen.sections`). A section has
 # `_load(db, actor, record)`, called whenever the page reads the record, and
 # `_changes() -> dict`, the wire fields it changed, merged into the record on save.
-SECTIONS: dict[str, tuple[type[rx.State], ...]] = {}
-
-
-def section(screen_key: str):
-    """Class decorator: the state is a section of that screen's edit page."""
-    def register(cls: type[rx.State]) -> type[rx.State]:
-        SECTIONS[screen_key] = (*SECTIONS.get(screen_key, ()), cls)
-        return cls
-    return register
-
 EMPTY_CHOICE = "__empty__"  # a select's "" (Radix selects have no empty value)
 TEXT_LIMIT = 20_000  # a field's text; longer input is cut (a code field's is refused instead)
 CODE_LIMIT = 1_000_000  # a code field's text (an application's HTML, a model)
@@ -87,23 +76,24 @@ class Editing(Rows, Picking, rx.State):
         return await self._read(actor.user.owner, actor.user.name)
 
     async def _read(self, owner: str, name: str):
-        screen = self._screen
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                record = crud.get_record(db, actor, screen.kind, owner, name)
-                if record is None:
-                    return rx.redirect("/404")
+        screen, prefs = self._screen, await self.get_state(Prefs)
+        parts = [await self.get_state(part) for part in screen.sections]
+
+        def read(db, actor):
+            record = crud.get_record(db, actor, screen.kind, owner, name)
+            if record is not None:
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
-                for part in SECTIONS.get(screen.key, ()):
-                    (await self.get_state(part))._load(db, actor, record)
-                prefs = await self.get_state(Prefs)
+                for part in parts:
+                    part._load(db, actor, record)
                 self.choices = _choices(db, actor, screen, record, prefs)
-        except ServiceError as exc:
-            if exc.template in (policy.UNAUTHORIZED, "Please login first"):
-                return rx.redirect("/403")
-            prefs = await self.get_state(Prefs)
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+            return record
+
+        read_ = await call(self, read, forbidden_page=True)
+        if read_.failed:
+            return read_.event
+        record = read_.value
+        if record is None:
+            return rx.redirect("/404")
         self._record = record
         self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
         self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields
@@ -113,8 +103,7 @@ class Editing(Rows, Picking, rx.State):
         self._staged = {}
         for key in self._row_fields():
             self._load_rows(key, record.get(key))
-        # the screen's own sections load after the record (Screen.extra["after_read"]: an event)
-        return screen.extra.get("after_read")
+        return screen.after_read  # the screen's own parts that load after the record (an event)
 
     def stage(self, key: str, value: Any) -> None:
         """A section's edit of a wire field (a properties table, a group picker): saved with the form."""
@@ -218,23 +207,22 @@ class Editing(Rows, Picking, rx.State):
 
     @rx.event
     async def save(self, leave: bool = False):
-        screen, prefs = self._screen, await self.get_state(Prefs)
+        screen = self._screen
         self.busy = True
         try:
             changes = self._changes()
-            for part in SECTIONS.get(screen.key, ()):
-                changes |= (await self.get_state(part))._changes()
-            with session_scope() as db:
-                crud.update_record(db, viewer(db, self.router), screen.kind, self.saved_owner, self.saved_name,
-                                   changes)
-        except (ServiceError, ValueError) as exc:
-            self.busy = False
-            # a failed save puts the saved name (and owner) back
-            self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
-            message = prefs.say(exc.template, *exc.args_) if isinstance(exc, ServiceError) else str(exc)
-            return rx.toast.error(prefs.say(screen.extra.get("failed_message", "Failed to save: %s"), message))
+        except ValueError as exc:
+            return await self._save_failed(str(exc))
+        for part in screen.sections:
+            changes |= (await self.get_state(part))._changes()
+        saved = await call(self, lambda db, actor: crud.update_record(db, actor, screen.kind, self.saved_owner,
+                                                                      self.saved_name, changes),
+                           failed=screen.messages.save_failed)
+        if saved.failed:
+            self._revert()
+            return saved.event
         self.busy = False
-        toast = rx.toast.success(prefs.say(screen.extra.get("saved_message", "Successfully saved")))
+        toast = rx.toast.success(await say(self, screen.messages.saved))
         if leave:
             return [toast, rx.redirect(self.return_url or screen.exit_url(changes))]
         name = changes[_name_key(screen)]
@@ -248,17 +236,26 @@ class Editing(Rows, Picking, rx.State):
             return [toast, rx.redirect(screen.edit_url(changes) + back)]
         return [toast, reloaded] if reloaded is not None else toast
 
+    def _revert(self) -> None:
+        """A failed save puts the saved name (and owner) back."""
+        self.busy = False
+        self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
+
+    async def _save_failed(self, message: str):
+        self._revert()
+        template = self._screen.messages.save_failed
+        return rx.toast.error(await say(self, template, message) if "%s" in template else await say(self, template))
+
     @rx.event
     async def cancel(self):
         """Add mode only: the record the list just created goes."""
-        screen, prefs = self._screen, await self.get_state(Prefs)
+        screen = self._screen
         if self.mode == "add":
-            try:
-                with session_scope() as db:
-                    crud.delete_record(db, viewer(db, self.router), screen.kind, self.saved_owner,
-                                       self.saved_name)
-            except ServiceError as exc:
-                return rx.toast.error(prefs.say("Failed to delete: %s", prefs.say(exc.template, *exc.args_)))
+            gone = await call(self, lambda db, actor: crud.delete_record(db, actor, screen.kind, self.saved_owner,
+                                                                         self.saved_name),
+                              failed="Failed to delete: %s")
+            if gone.failed:
+                return gone.event
         return rx.redirect(self.return_url or screen.exit_url(self._record))
 
 
@@ -319,13 +316,10 @@ def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> t
     if screen.name_locked(record):
         locked.add("name")
     hidden: set[str] = set()
-    if screen.key == "user":
-        target = lookup.user(db, record["owner"], record["name"])
-        names = wire_names(User)
-        attrs = accounts.locked_attributes(actor, lookup.organization(db, record["owner"]), target)
-        locked |= {names.get(a, a) for a in attrs}
-        hidden |= {names.get(a, a) for a in accounts.hidden_attributes(actor, lookup.organization(
-            db, record["owner"]), target)}
+    if screen.restrictions is not None:
+        more_locked, more_hidden = screen.restrictions(db, actor, record)
+        locked |= more_locked
+        hidden |= more_hidden
     return sorted(locked), sorted(hidden)
 
 

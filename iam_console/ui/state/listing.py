@@ -1,7 +1,8 @@
-"""The state of every list page: one
-class serves all screens, since a browser tab shows one list at a time. It
-holds only the visible page, as display strings; the rows come from the
-service layer with the viewer's own rights."""
+"""The states of lists: `Lists` is a mixin that any state uses to show a
+Screen's records, scoped (the list pages' `Listing`; the users of a group on the
+tree page; the LDAP servers on their organization's page). A list holds only the
+visible page, as display strings; the rows come from the service layer with the
+viewer's own rights."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from urllib.parse import quote, unquote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import crud, defaults, policy, uploads
+from ...models.base import wire_name
+from ...services import crud, defaults, uploads
 from ...services.errors import ServiceError
 from ...services.resources import Ownership
 from ..screens import SCREENS, Screen, cell, link
 from .account import viewer
 from .prefs import ALL_ORGANIZATIONS, Prefs
+from .service import REFUSALS, call, failure, say
 
 PAGE_SIZES = ["10", "20", "50", "100"]
 
@@ -61,15 +64,19 @@ class Paging(rx.State, mixin=True):
             return await self._turned()
 
 
-class Listing(Paging, rx.State):
+class Lists(Paging, mixin=True):
+    """A Screen's records, a page at a time, with sorting, search, Add and Delete.
+    A state using it says which screen (`screen_key`) and may narrow the list with the
+    hooks below: `scope_organization` (whose records), `_scope_params` (more filters of
+    the list call), `_new_fields` (what a record added from it holds) and `_opens_added`."""
+
     screen_key: str = ""
     rows: list[dict[str, str]] = []
     sort_field: str = ""
     sort_order: str = ""  # "ascend", "descend" or "" (the default order)
     search_field: str = ""
     search_value: str = ""
-    scope_organization: str = ""  # /organizations/{org}/users, /trees/{org}: the route's organization
-    scope_group: str = ""  # /trees/{org}/{group}: the users of that group
+    scope_organization: str = ""  # the records of this organization (else the viewer's, or the header's)
     error: str = ""
     not_authorized: bool = False
     deleting: str = ""  # the row key waiting for the confirmation
@@ -79,28 +86,38 @@ class Listing(Paging, rx.State):
     def _screen(self) -> Screen:
         return SCREENS[self.screen_key]
 
-    @rx.event
-    async def open(self, screen_key: str):
-        """on_load: a fresh list (the organization of /organizations/{org}/... from the route)."""
+    def _scope_params(self) -> dict[str, str]:
+        """More parameters of the list call (a group's users: groupName)."""
+        return {}
+
+    def _new_fields(self, owner: str) -> dict[str, Any]:
+        """Fields a record added from this list starts with, over the kind's defaults."""
+        return {}
+
+    def _opens_added(self) -> bool:
+        """Add opens the new record's edit page in add mode; a list inside another page
+        may keep the new record in place instead."""
+        return True
+
+    def _start(self, screen_key: str, organization: str) -> None:
+        """A fresh list of that screen: the first page, unfiltered."""
         screen = SCREENS[screen_key]
-        organization, group = _route_scope(self.router.url.path, screen)
         if screen_key != self.screen_key:
             self.sort_field, self.sort_order = "", ""
             self.page_size = screen.page_size
-        # a visit (or a new organization in the header) starts at the first page, unfiltered
         self.page, self.search_field, self.search_value = 1, "", ""
-        self.screen_key = screen_key
-        self.scope_organization, self.scope_group = organization, group
-        return await self._load()
+        self.screen_key, self.scope_organization = screen_key, organization
 
-    async def _owner(self, actor) -> str:
-        """Whose records: the route's organization, else the global admin's chosen one."""
+    async def _chosen(self) -> str:
+        """The organization the header's selector shows ("" for all)."""
+        prefs = await self.get_state(Prefs)
+        return "" if prefs.organization == ALL_ORGANIZATIONS else prefs.organization
+
+    def _owner(self, actor, chosen: str) -> str:
+        """Whose records: the scope's organization, else the global admin's chosen one."""
         if self.scope_organization:
             return self.scope_organization
-        if actor.is_global_admin:
-            prefs = await self.get_state(Prefs)
-            return "" if prefs.organization == ALL_ORGANIZATIONS else prefs.organization
-        return actor.organization
+        return chosen if actor.is_global_admin else actor.organization
 
     def _params(self) -> dict[str, str]:
         params = {"p": str(self.page), "pageSize": str(self.page_size)}
@@ -108,36 +125,35 @@ class Listing(Paging, rx.State):
             params |= {"sortField": self.sort_field, "sortOrder": self.sort_order}
         if self.search_field and self.search_value:
             params |= {"field": self.search_field, "value": self.search_value}
-        if self.scope_group:
-            params["groupName"] = self.scope_group
-        return params
+        return params | self._scope_params()
 
-    async def _load(self):
+    def _fetch(self, db, actor, owner: str) -> None:
+        """The page now shown, read with the viewer's rights; a ServiceError passes through."""
         screen = self._screen
-        prefs = await self.get_state(Prefs)
+        filters = (screen.list_scope(actor, owner) if screen.list_scope
+                   else {"owner": "", "organization": owner} if screen.kind.ownership is Ownership.ADMIN
+                   else {"owner": owner, "organization": ""})
         self.error, self.not_authorized = "", False
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                owner = await self._owner(actor)
-                filters = ({"owner": "", "organization": owner} if screen.kind.ownership is Ownership.ADMIN
-                           else {"owner": owner, "organization": ""})
-                if screen.key == "organization" and not actor.is_global_admin:
-                    filters = {"owner": "", "organization": actor.organization}
-                page = crud.list_records(db, actor, screen.kind, self._params(), **filters)
-        except ServiceError as exc:
-            self.rows, self.total = [], 0
-            if exc.template in (policy.UNAUTHORIZED, "Please login first"):
-                self.not_authorized = True
-            else:
-                self.error = prefs.say(exc.template, *exc.args_)
-            return
+        page = crud.list_records(db, actor, screen.kind, self._params(), **filters)
         self.rows = [_display(screen, row, actor.id) for row in page.rows]
         self.total = page.total or 0
         self.page = page.page or self.page
 
+    async def _refresh(self):
+        chosen = await self._chosen()
+        try:
+            with session_scope() as db:
+                actor = viewer(db, self.router)
+                self._fetch(db, actor, self._owner(actor, chosen))
+        except ServiceError as exc:
+            self.rows, self.total = [], 0
+            if exc.template in REFUSALS:
+                self.not_authorized = True
+            else:
+                self.error = await say(self, exc.template, *exc.args_)
+
     async def _turned(self):
-        return await self._load()
+        return await self._refresh()
 
     @rx.event
     async def sort(self, field: str):
@@ -149,7 +165,7 @@ class Listing(Paging, rx.State):
         else:
             self.sort_field, self.sort_order = "", ""
         self.page = 1
-        return await self._load()
+        return await self._refresh()
 
     @rx.event
     def set_search_field(self, field: str):
@@ -160,44 +176,46 @@ class Listing(Paging, rx.State):
         self.search_value, self.page = value[:100], 1
         if not self.search_field and self._screen.columns:
             self.search_field = next(c.key for c in self._screen.columns if c.searchable)
-        return await self._load()
+        return await self._refresh()
 
     @rx.event
     async def filter(self, field: str, value: str):
         self.search_field, self.page = field, 1
         self.search_value = "" if value == ALL_ORGANIZATIONS else value
-        return await self._load()
+        return await self._refresh()
 
     @rx.event
     async def add(self):
-        """Add: a record with generated defaults, opened in add mode."""
-        screen = self._screen
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                owner = await self._owner(actor) or actor.organization
-                record = defaults.new_record(db, actor, screen.key, owner)
-                if self.scope_group and screen.key == "user":
-                    record["groups"] = [f"{owner}/{self.scope_group}"]  # added from a group's view
-                crud.add_record(db, actor, screen.kind, record)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to add: %s", prefs.say(exc.template, *exc.args_)))
+        """Add: a record with generated defaults, opened in add mode (or kept in the list)."""
+        screen, chosen = self._screen, await self._chosen()
+
+        def add(db, actor):
+            owner = self._owner(actor, chosen) or actor.organization
+            record = defaults.new_record(db, actor, screen.key, owner) | self._new_fields(owner)
+            crud.add_record(db, actor, screen.kind, record)
+            return record
+
+        added = await call(self, add, failed=screen.messages.add_failed)
+        if added.failed:
+            return added.event
+        toast = rx.toast.success(await say(self, "Successfully added"))
+        if not self._opens_added():
+            await self._refresh()
+            return toast
         path = self.router.url.path.rstrip("/")
         back = f"&returnUrl={quote(path, safe='/')}" if path and path != screen.list_route else ""
-        return [rx.toast.success(prefs.say("Successfully added")),
-                rx.redirect(f"{screen.edit_url(record)}?mode=add{back}")]
+        return [toast, rx.redirect(f"{screen.edit_url(added.value)}?mode=add{back}")]
 
     @rx.event
     async def upload(self, files: list[rx.UploadFile]):
         """Upload (.xlsx): every row through add-X's rules, all or none (services/uploads.py);
         then the list again. Messages: "{title} uploaded successfully, refreshing the page",
         "{title} failed to upload: %s" (for users), or "File failed to upload"."""
-        screen, prefs = self._screen, await self.get_state(Prefs)
+        screen = self._screen
         if not files:
             return None  # the picker refused the file: upload_rejected says so
         if not screen.upload or len(files) != 1 or (files[0].size or 0) > uploads.MAX_UPLOAD_BYTES:
-            return rx.toast.error(prefs.say("File failed to upload"))
+            return rx.toast.error(await say(self, "File failed to upload"))
         upload, router = files[0], self.router
 
         def run() -> None:  # on a worker thread: a large file takes a while
@@ -208,18 +226,16 @@ class Listing(Paging, rx.State):
         try:
             await asyncio.to_thread(run)
         except ServiceError as exc:
-            return rx.toast.error(prefs.say(f"{screen.title} failed to upload: %s", prefs.say(exc.template,
-                                                                                              *exc.args_)))
+            return await failure(self, exc, f"{screen.title} failed to upload: %s")
         except OSError:
-            return rx.toast.error(prefs.say("File failed to upload"))
-        await self._load()
-        return rx.toast.success(prefs.say(f"{screen.title} uploaded successfully, refreshing the page"))
+            return rx.toast.error(await say(self, "File failed to upload"))
+        await self._refresh()
+        return rx.toast.success(await say(self, f"{screen.title} uploaded successfully, refreshing the page"))
 
     @rx.event
     async def upload_rejected(self, rejected: list[dict]):
         """A file the picker refused (not .xlsx, or more than one)."""
-        prefs = await self.get_state(Prefs)
-        return rx.toast.error(prefs.say("File failed to upload"))
+        return rx.toast.error(await say(self, "File failed to upload"))
 
     @rx.event
     def ask_delete(self, key: str, label: str):
@@ -233,44 +249,51 @@ class Listing(Paging, rx.State):
     async def confirm_delete(self):
         screen, key = self._screen, self.deleting
         self.deleting = self.deleting_label = ""
-        prefs = await self.get_state(Prefs)
         owner, _, name = key.partition("/")
-        try:
-            with session_scope() as db:
-                crud.delete_record(db, viewer(db, self.router), screen.kind, owner, name)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to delete: %s", prefs.say(exc.template, *exc.args_)))
+        done = await call(self, lambda db, actor: crud.delete_record(db, actor, screen.kind, owner, name),
+                          failed=screen.messages.delete_failed)
+        if not done.failed and done.value != crud.AFFECTED and screen.messages.unaffected_delete_fails:
+            await self._refresh()
+            return rx.toast.error(await say(self, screen.messages.delete_failed.replace(": %s", "")))
+        if done.failed:
+            return done.event
         await self._reload_after_removal()
-        return rx.toast.success(prefs.say("Successfully deleted"))
+        return rx.toast.success(await say(self, "Successfully deleted"))
 
     async def _reload_after_removal(self):
         """After a row went (deleted, or taken out of the group shown)."""
         if len(self.rows) == 1 and self.page > 1:
             self.page -= 1  # the last row of a page above the first: step back a page
-        await self._load()
+        await self._refresh()
+
+
+class Listing(Lists, rx.State):
+    """The list pages (one at a time in a browser tab, so one state serves every screen)."""
+
+    @rx.event
+    async def open(self, screen_key: str):
+        """on_load: a fresh list (the organization of /organizations/{org}/... from the route);
+        a visit (or a new organization in the header) starts at the first page, unfiltered."""
+        self._start(screen_key, _route_organization(self.router.url.path, SCREENS[screen_key]))
+        return await self._refresh()
 
 
 def _route_organization(path: str, screen: Screen) -> str:
-    return _route_scope(path, screen)[0]
-
-
-def _route_scope(path: str, screen: Screen) -> tuple[str, str]:
-    """(organization, group) a list route is nested in: /organizations/{org}/users →
-    (org, ""); the group tree's users, /trees/{org} and /trees/{org}/{group}."""
+    """The organization a list route is nested in: /organizations/{org}/users → org."""
     parts = [unquote(p) for p in path.split("/") if p]
     if len(parts) == 3 and parts[0] == "organizations" and f"/{parts[2]}" == screen.list_route:
-        return parts[1], ""
-    if parts[:1] == ["trees"] and len(parts) in (2, 3) and screen.key == "user":
-        return parts[1], parts[2] if len(parts) == 3 else ""
-    return "", ""
+        return parts[1]
+    return ""
 
 
 def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
+    name = str(record.get(wire_name(screen.kind.model, "name"), ""))
     row = {c.key: cell(c, record.get(c.key)) for c in screen.columns}
     for c in screen.columns:
         if c.link:
             row[f"{c.key}__href"] = link(c.link, record)
-    row["__key"] = f"{record.get('owner', '')}/{record.get('name', '')}"
+    row["__key"] = f"{record.get('owner', '')}/{name}"
+    row["__name"] = name
     row["__edit"] = screen.edit_url(record)
     row["__protected"] = "true" if screen.protected(record, me) else "false"
     return row

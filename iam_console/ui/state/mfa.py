@@ -15,6 +15,7 @@ from ...services.errors import ServiceError
 from ...services.mfa_props import TYPES, all_props
 from .account import viewer
 from .prefs import Prefs
+from .service import call, say
 
 LABELS = {"app": "Authenticator app", "email": "Email", "sms": "SMS"}
 ITEM = "Multi-factor authentication"
@@ -79,31 +80,30 @@ class MfaSetup(rx.State):
             message = prefs.say(failure.template, *failure.args_) if failure else prefs.say("Code sent")
         yield rx.toast.error(message) if failure else rx.toast.success(message)
 
+    def _own(self, step):
+        """`step(db, actor)` on the signed-in user's own account; False when nobody is signed in."""
+        def run(db, actor) -> bool:
+            if actor.user is None:
+                return False
+            step(db, actor, actor.user.owner, actor.user.name)
+            return True
+        return run
+
     @rx.event
     async def verify(self):
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                if actor.user is None:
-                    return
-                mfa.verify(db, actor, actor.user.owner, actor.user.name, self.mfa_type, self.passcode,
-                           client_ip=self.router.session.client_ip)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        done = await call(self, self._own(lambda db, actor, owner, name: mfa.verify(
+            db, actor, owner, name, self.mfa_type, self.passcode, client_ip=self.router.session.client_ip)))
+        if done.failed or not done.value:
+            return done.event
         self.verified = True
 
     @rx.event
     async def enable(self):
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                if actor.user is None:
-                    return
-                mfa.enable(db, actor, actor.user.owner, actor.user.name, self.mfa_type)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to enable: %s", prefs.say(exc.template, *exc.args_)))
+        done = await call(self, self._own(lambda db, actor, owner, name: mfa.enable(db, actor, owner, name,
+                                                                                   self.mfa_type)),
+                          failed="Failed to enable: %s")
+        if done.failed or not done.value:
+            return done.event
         self.recovery_code = ""  # shown once
         # back where the setup was asked for (an application's sign-in), else the account page;
         # a full load, so that the shell learns the required setup is done
@@ -113,7 +113,7 @@ class MfaSetup(rx.State):
         # the authorize page this tab left for the setup must answer its request anew (its
         # guard against reruns of on_load would otherwise take the return for one)
         (await self.get_state(Authorize)).forget_answer()
-        return [rx.toast.success(prefs.say("Enabled successfully")),
+        return [rx.toast.success(await say(self, "Enabled successfully")),
                 rx.call_script(f"window.location.assign({json.dumps(target)})")]
 
 
@@ -145,16 +145,12 @@ class MfaSection(rx.State):
         self.any_enabled = any(props[t]["enabled"] for t in TYPES)
 
     async def _apply(self, change, success: str):
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                change(db, viewer(db, self.router))
-                self._show(lookup.user(db, self._owner, self._name))
-        except ServiceError as exc:
-            message = prefs.say(exc.template, *exc.args_)
-            return rx.toast.error(prefs.say("Failed to enable: %s", message) if success == "Enabled successfully"
-                                  else message)
-        return rx.toast.success(prefs.say(success))
+        def apply(db, actor) -> None:
+            change(db, actor)
+            self._show(lookup.user(db, self._owner, self._name))
+
+        done = await call(self, apply, failed="Failed to enable: %s" if success == "Enabled successfully" else "%s")
+        return done.event if done.failed else rx.toast.success(await say(self, success))
 
     @rx.event
     async def enable(self, mfa_type: str):

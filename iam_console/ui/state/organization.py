@@ -1,6 +1,6 @@
 """The organization page's own sections: the theme and the navigation items, each a section of
-the edit state (state/editing.py SECTIONS), and the organization's LDAP servers (the account
-items and MFA items are row table fields: ui/state/rows.py).
+the edit page (the screen's `sections`), and the organization's LDAP servers (a list). The
+account items and MFA items are row table fields (ui/state/rows.py).
 
 Each section holds display strings only, loads from the record the edit state
 read, and hands back a field only when it changed (so a viewer who never
@@ -13,26 +13,15 @@ from typing import Any
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import builtin as b
-from ...services import crud, defaults
 from ...services.errors import ServiceError
 from ...services.kinds.organization import is_color
 from ...services.navigation import MENU
-from ...services.resources import REGISTRY
-from .account import viewer
-from .editing import section
-from .prefs import Prefs
+from .listing import Lists
 
 NAV_KEYS = tuple(item.key for group in MENU for item in group.items)
-LDAP_LIMIT = 100  # an organization has a handful of directory servers; the table shows this many at most
 
 
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
-
-
-@section("organization")
 class Theme(rx.State):
     """themeData: follow the global theme (isEnabled false) or the organization's own."""
 
@@ -96,7 +85,6 @@ class Theme(rx.State):
         self.compact = bool(compact)
 
 
-@section("organization")
 class NavItems(rx.State):
     """navItems: the menu items the organization's admins see; 'all' means every one.
     Only the global admin changes them (the service refuses anyone else)."""
@@ -145,77 +133,19 @@ class NavItems(rx.State):
             self._set({key}, bool(on))
 
 
-def _ldap_row(record: dict[str, Any], organization: str) -> dict[str, str]:
-    return {
-        "id": str(record.get("id", "")), "serverName": str(record.get("serverName", "")),
-        "host": str(record.get("host", "")), "port": str(record.get("port", "")),
-        "baseDn": str(record.get("baseDn", "")), "autoSync": str(record.get("autoSync", 0)),
-        "lastSync": str(record.get("lastSync") or "").replace("T", " ").removesuffix("Z"),
-        "__edit": f"/ldap/{organization}/{record.get('id', '')}",
-    }
-
-
-@section("organization")
-class LdapServers(rx.State):
-    """The organization's LDAP servers: their own records (kind 'ldap'), not a field of it."""
-
-    organization: str = ""
-    rows: list[dict[str, str]] = []
-    total: int = 0
-    allowed: bool = False  # the viewer may read them (admins of the organization)
-    deleting: str = ""
+class LdapServers(Lists, rx.State):
+    """The organization's LDAP servers: their own records (kind 'ldap'), listed on its page.
+    Add keeps the new server in the list; viewers who may not read them see no list."""
 
     def _load(self, db, actor, record: dict[str, Any]) -> None:
-        self.organization = str(record.get("name", ""))
-        self._fetch(db, actor)
+        self._start("ldap", str(record.get("name", "")))
+        try:
+            self._fetch(db, actor, self.scope_organization)
+        except ServiceError:
+            self.rows, self.total, self.not_authorized = [], 0, True
 
     def _changes(self) -> dict[str, Any]:
         return {}
 
-    def _fetch(self, db, actor) -> None:
-        try:
-            page = crud.list_records(db, actor, REGISTRY["ldap"], {"p": "1", "pageSize": str(LDAP_LIMIT)},
-                                     owner=self.organization)
-        except ServiceError:
-            self.rows, self.total, self.allowed = [], 0, False
-            return
-        self.rows = [_ldap_row(r, self.organization) for r in page.rows]
-        self.total, self.allowed = page.total or 0, True
-
-    @rx.event
-    async def add(self):
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                record = defaults.new_record(db, actor, "ldap", self.organization)
-                crud.add_record(db, actor, REGISTRY["ldap"], record)
-        except ServiceError:
-            return rx.toast.error(prefs.say("Add LDAP server failed"))
-        with session_scope() as db:
-            self._fetch(db, viewer(db, self.router))
-        return rx.toast.success(prefs.say("Successfully added"))
-
-    @rx.event
-    def ask_delete(self, ldap_id: str):
-        self.deleting = ldap_id
-
-    @rx.event
-    def cancel_delete(self):
-        self.deleting = ""
-
-    @rx.event
-    async def confirm_delete(self):
-        ldap_id, self.deleting = self.deleting, ""
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                done = crud.delete_record(db, actor, REGISTRY["ldap"], self.organization, ldap_id)
-        except ServiceError:
-            done = ""
-        with session_scope() as db:
-            self._fetch(db, viewer(db, self.router))
-        if done != crud.AFFECTED:
-            return rx.toast.error(prefs.say("Delete LDAP server failed"))
-        return rx.toast.success(prefs.say("Successfully deleted"))
+    def _opens_added(self) -> bool:
+        return False

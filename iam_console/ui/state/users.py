@@ -1,7 +1,7 @@
 """The user page's own sections: the password dialog, the
 avatar cropper, the API key, groups, properties, roles and permissions, and the
 email and phone reset dialogs. They load after the edit
-page's record (Screen.extra["after_read"]) and take part in its Save through
+page's record (the screen's `after_read`) and take part in its Save through
 Editing.stage; what saves at once (a password, new keys) goes through its
 service (the edit page's Save sends only the fields it edits). Every rule is
 the service layer's."""
@@ -14,6 +14,8 @@ from typing import Any
 import reflex as rx
 
 from ...db import session_scope
+from ...models import User
+from ...models.base import wire_names
 from ...services import accounts, groups, lookup, users, verifications
 from ...services.errors import ServiceError
 from .account import viewer
@@ -21,6 +23,7 @@ from .editing import Editing
 from .listing import Paging
 from .mfa import MfaSection
 from .prefs import Prefs
+from .service import call, say
 from .webauthn import WebauthnSection
 
 PROPERTY_PAGE_SIZE = 10  # the pager's first size
@@ -28,6 +31,14 @@ GROUP_CHOICES = 20  # groups offered per search: never the whole organization
 MASKED = "••••••••••••"
 PAGE_ITEMS = ("Password", "API key", "Groups", "Roles", "Permissions", "Properties")
 INCONSISTENT = "Your confirmed password is inconsistent with the password!"
+
+
+def account_item_restrictions(db, actor, record: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(locked, hidden) wire names of a user for this viewer: the organization's account items."""
+    target, organization = lookup.user(db, record["owner"], record["name"]), lookup.organization(db, record["owner"])
+    names = wire_names(User)
+    return ({names.get(a, a) for a in accounts.locked_attributes(actor, organization, target)},
+            {names.get(a, a) for a in accounts.hidden_attributes(actor, organization, target)})
 
 
 def _text(value: Any) -> str:
@@ -144,14 +155,16 @@ class UserEdit(rx.State):
             return rx.toast.error(prefs.say("Empty input!"))
         if self._new_password != self._confirm_password:
             return rx.toast.error(prefs.say("Two passwords you typed do not match."))
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                users.set_password(db, actor, editing.saved_owner, editing.saved_name, self._old_password,
-                                   self._new_password)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
-        self.asks_old_password = not actor.is_global_admin  # the user has a password now
+
+        def set_password(db, actor) -> bool:
+            users.set_password(db, actor, editing.saved_owner, editing.saved_name, self._old_password,
+                               self._new_password)
+            return actor.is_global_admin
+
+        done = await call(self, set_password)
+        if done.failed:
+            return done.event
+        self.asks_old_password = not done.value  # the user has a password now
         self.password_open = False
         self._clear_passwords()
         return rx.toast.success(prefs.say("Password set successfully"))
@@ -178,14 +191,12 @@ class UserEdit(rx.State):
 
     @rx.event
     async def generate_keys(self):
-        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                key, secret = users.add_keys(db, actor, editing.saved_owner, editing.saved_name)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say("Failed to save: %s", prefs.say(exc.template, *exc.args_)))
-        self.access_key, self.access_secret = key, secret
+        editing = await self.get_state(Editing)
+        keys = await call(self, lambda db, actor: users.add_keys(db, actor, editing.saved_owner, editing.saved_name),
+                          failed="Failed to save: %s")
+        if keys.failed:
+            return keys.event
+        self.access_key, self.access_secret = keys.value
 
     # --- groups ---
 
@@ -193,25 +204,19 @@ class UserEdit(rx.State):
     async def search_groups(self, typed: str):
         editing = await self.get_state(Editing)
         chosen = {g["id"] for g in self.groups}
-        try:
-            with session_scope() as db:
-                found = users.group_choices(db, viewer(db, self.router), editing.saved_owner, typed.strip()[:100],
-                                            GROUP_CHOICES)
-        except ServiceError:
-            found = []
-        self.group_options = [{"id": i, "type": kind} for i, kind in found if i not in chosen]
+        found = await call(self, lambda db, actor: users.group_choices(db, actor, editing.saved_owner,
+                                                                        typed.strip()[:100], GROUP_CHOICES))
+        self.group_options = [{"id": i, "type": kind} for i, kind in found.value or [] if i not in chosen]
 
     @rx.event
     async def add_group(self, group_id: str, kind: str):
-        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
+        editing = await self.get_state(Editing)
         if "groups" in editing.locked or any(g["id"] == group_id for g in self.groups):
             return
         chosen = [g["id"] for g in self.groups] + [group_id]
-        try:
-            with session_scope() as db:
-                groups.check_one_physical_group(db, chosen)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        checked = await call(self, lambda db, actor: groups.check_one_physical_group(db, chosen))
+        if checked.failed:
+            return checked.event
         self.groups = [*self.groups, {"id": group_id, "type": kind}]
         self.group_options = [g for g in self.group_options if g["id"] != group_id]
         editing.stage("groups", chosen)
@@ -361,12 +366,10 @@ class ContactReset(rx.State):
 
     @rx.event
     async def submit(self):
-        prefs, kind = await self.get_state(Prefs), self.kind
-        try:
-            with session_scope() as db:
-                verifications.reset(db, viewer(db, self.router), self._dest, kind, self._code.strip())
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        kind = self.kind
+        done = await call(self, lambda db, actor: verifications.reset(db, actor, self._dest, kind, self._code.strip()))
+        if done.failed:
+            return done.event
         self.kind = ""
         # the reset ends with a reload
-        return [rx.toast.success(prefs.say(RESET_DONE[kind])), rx.call_script("window.location.reload()")]
+        return [rx.toast.success(await say(self, RESET_DONE[kind])), rx.call_script("window.location.reload()")]

@@ -12,9 +12,9 @@ import reflex as rx
 from ...db import session_scope
 from ...services import accounts, lookup
 from ...services import webauthn as service
-from ...services.errors import ServiceError
 from .account import viewer
 from .prefs import Prefs
+from .service import call, say
 
 ITEM = "WebAuthn credentials"
 
@@ -77,15 +77,19 @@ class WebauthnSection(rx.State):
 
     @rx.event
     async def confirm_delete(self):
-        prefs, credential_id = await self.get_state(Prefs), self.deleting
+        credential_id = self.deleting
         self.deleting, self.deleting_name = "", ""
-        try:
-            with session_scope() as db:
-                me = viewer(db, self.router).user
-                if me is None:
-                    return rx.redirect("/login")
-                service.delete_credential(db, me, credential_id, self.router.session.client_ip)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+
+        def delete(db, actor) -> bool:
+            if actor.user is None:
+                return False
+            service.delete_credential(db, actor.user, credential_id, self.router.session.client_ip)
+            return True
+
+        done = await call(self, delete)
+        if done.failed:
+            return done.event
+        if not done.value:
+            return rx.redirect("/login")
         self._reload()
-        return rx.toast.success(prefs.say("Successfully deleted"))
+        return rx.toast.success(await say(self, "Successfully deleted"))

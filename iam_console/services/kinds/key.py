@@ -1,0 +1,55 @@
+"""API keys: an access key and secret that act as the key's user, or as the client of its
+application (services/credentials.py), within the key's organization. The secret is made
+when the key is added, answered that once, and kept as its SHA-256."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from typing import Any
+
+from sqlmodel import Session
+
+from ... import models as m
+from ...models.base import utcnow
+from ..access import Actor
+from ..errors import ServiceError
+from ..passwords import hash_secret
+from .common import Choice, KindRules
+
+TYPES = ("Organization", "Application", "User", "General")
+STATES = ("Active", "Inactive")
+
+
+def validate(db: Session, actor: Actor, row: m.Key) -> None:
+    if row.organization != row.owner:
+        raise ServiceError("The organization of a key must be its owner")
+    if row.user and row.application:
+        raise ServiceError("A key acts as a user or as an application, not both")
+
+
+def before_save(db: Session, actor: Actor, old: m.Key | None, row: m.Key, changed: set[str]) -> None:
+    row.organization = row.organization or row.owner
+    row.access_key = row.access_key or uuid.uuid4().hex
+    if "access_secret" in changed:  # a secret the client chose: only its hash is kept
+        row.access_secret = hash_secret(row.access_secret)
+    row.updated_time = utcnow()
+
+
+def answer(db: Session, row: m.Key) -> tuple[Any, Any]:
+    """add-key: Affected, and in data2 the key and (when the client chose none) the new
+    secret, the one time it is shown."""
+    made = ""
+    if not row.access_secret:
+        made = secrets.token_urlsafe(24)
+        row.access_secret = hash_secret(made)
+        db.add(row)
+    return "Affected", {"accessKey": row.access_key, "accessSecret": made or "***"}
+
+
+def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
+    return {"displayName": f"New Key - {suffix}", "type": "User", "organization": owner, "state": "Active"}
+
+
+RULES = KindRules(choices=(Choice("type", TYPES), Choice("state", STATES)), validate=validate,
+                  before_save=before_save, answer=answer, new=new)

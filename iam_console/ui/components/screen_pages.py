@@ -1,0 +1,31 @@
+"""The pages of a Screen, registered from its declaration: the list page at its
+list route (and `list_routes`), the edit page at its edit route, and its own
+`routes`. ui/pages/__init__.py calls `register` for every declared screen, once
+every page module is imported."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ..routes import page
+from ..screens import Screen
+from ..state.editing import Editing
+from ..state.listing import Listing
+from .editing import edit_page
+from .listing import list_page
+
+
+def register(screen: Screen) -> None:
+    def edit() -> rx.Component:
+        return edit_page(screen, *(screen.parts() if screen.parts else ()),
+                         actions=screen.actions() if screen.actions else ())
+
+    if screen.list_page:
+        # the header's organization selector reloads the list; a nested route has its own organization
+        page(screen.list_route, screen.title, on_load=Listing.open(screen.key),
+             follows_organization=True)(lambda: list_page(screen))
+        for route in screen.list_routes:
+            page(route, screen.title, on_load=Listing.open(screen.key))(lambda: list_page(screen))
+    page(screen.edit_pattern, screen.edit_title or screen.title, on_load=Editing.open(screen.key))(edit)
+    for extra in screen.routes:
+        page(extra.path, extra.title, on_load=extra.on_load)(extra.component or edit)
