@@ -44,6 +44,7 @@ lint: setup
 
 test: migrate lint $(NODE_SDK)
 	$(PY) -m pytest -q tests/unit tests/api
+	$(PY) -m pytest -q tests/fuzz
 	$(PY) -m pytest -q tests/e2e
 
 clean:

@@ -13,7 +13,7 @@ from ..models.base import masked, to_wire
 from ..services import auth, lookup, mfa, oauth, second_factor
 from ..services.errors import Unauthorized
 from ..settings import settings
-from .bodies import field, json_object
+from .bodies import field, form_fields, json_object
 from .callers import MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
 from .oauth import end_session
@@ -87,7 +87,7 @@ async def logout(request: Request) -> Response:
     application's homepage (where the console goes next, if set)."""
     values = dict(request.query_params)
     if request.method == "POST" and "form" in request.headers.get("content-type", ""):
-        values.update({k: v for k, v in (await request.form()).items() if isinstance(v, str)})
+        values.update(await form_fields(request))
     if values.get("id_token_hint"):
         return end_session(request, values)
     with session_scope() as db:

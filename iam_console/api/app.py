@@ -13,7 +13,21 @@ from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
 from ..services.records import redacting_log_records
-from . import account, certs, extras, files, ldap, mfa, oauth, resources, sessions, uploads, verifications, webauthn
+from . import (
+    account,
+    certs,
+    extras,
+    files,
+    ldap,
+    mfa,
+    oauth,
+    openapi,
+    resources,
+    sessions,
+    uploads,
+    verifications,
+    webauthn,
+)
 from .envelope import error, service_error
 from .middleware import CrossOrigin, CsrfGuard, SecurityHeaders
 
@@ -71,6 +85,13 @@ def create_api() -> FastAPI:
     async def _unknown(request: Request, path: str) -> JSONResponse:
         # Casdoor's SDKs read the envelope (the Node SDK throws on anything but 2xx)
         return error(request, "The API /api/%s does not exist", path[:100])
+
+    def _document() -> dict:
+        # the generic routes' bodies and answers come from the registry (api/openapi.py)
+        if api.openapi_schema is None:
+            api.openapi_schema = openapi.build(api)
+        return api.openapi_schema
+    api.openapi = _document
     return api
 
 

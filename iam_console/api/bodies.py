@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
+from starlette.exceptions import HTTPException
 
 from ..services.errors import ServiceError
 from ..services.json_input import parse_json
@@ -28,12 +29,22 @@ async def json_body(request: Request, *, allow_empty: bool = False) -> dict[str,
     return value
 
 
+async def form_fields(request: Request) -> dict[str, str]:
+    """The text fields of a multipart or urlencoded form. Starlette answers a malformed
+    multipart body (no boundary, a part without a name) with its own HTTP 400, outside the
+    envelope the SDKs read: here it is the envelope's clear error instead."""
+    try:
+        form = await request.form()
+    except HTTPException as exc:
+        raise ServiceError("The request body is not a valid form: %s", exc.detail) from None
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
 async def form_or_json(request: Request) -> dict[str, Any]:
     """Casdoor's form routes (set-password, send-verification-code...): a multipart or
     urlencoded form, as its SDKs and console send them, or a JSON object."""
     if "form" in request.headers.get("content-type", ""):
-        form = await request.form()
-        return {k: v for k, v in form.items() if isinstance(v, str)}
+        return await form_fields(request)
     return await json_body(request, allow_empty=True)
 
 

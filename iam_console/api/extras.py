@@ -12,7 +12,7 @@ from ..services import accounts, applications, crud, dashboard, policy, users
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
-from .bodies import form_or_json, json_body
+from .bodies import form_fields, form_or_json, json_body
 from .callers import actor
 from .envelope import ok
 from .resources import audit_context
@@ -130,7 +130,7 @@ async def check_user_password(request: Request) -> JSONResponse:
 async def remove_user_from_group(request: Request) -> JSONResponse:
     params = dict(request.query_params)
     if request.headers.get("content-type", "").startswith(("multipart", "application/x-www-form")):
-        params.update({k: v for k, v in (await request.form()).items() if isinstance(v, str)})
+        params.update(await form_fields(request))
     owner, name, group = params.get("owner", ""), params.get("name", ""), params.get("groupName", "")
     if not owner or not name or not group:
         raise ServiceError("The owner, name and groupName cannot be empty")

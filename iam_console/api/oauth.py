@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from ..db import session_scope
 from ..services import auth, jwt_tokens, lookup, oauth, tokens
 from ..services.errors import ServiceError
-from .bodies import MAX_BODY_BYTES, json_body
+from .bodies import MAX_BODY_BYTES, form_fields, json_body
 from .callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
 from .envelope import ok
 
@@ -54,8 +54,11 @@ async def _parameters(request: Request) -> dict[str, str]:
     elif "form" in content_type:
         if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
             raise oauth.OAuthError("invalid_request", "The request body is too large")
-        form = await request.form()
-        values.update({k: v for k, v in form.items() if isinstance(v, str) and k not in values})
+        try:
+            form = await form_fields(request)
+        except ServiceError as exc:
+            raise oauth.OAuthError("invalid_request", str(exc)) from None
+        values.update({k: v for k, v in form.items() if k not in values})
     elif (await request.body()).strip():
         try:
             body = await json_body(request)

@@ -67,7 +67,7 @@ class Record(Named, table=True):
 
     organization: str = text(100)
     client_ip: str = text(100)
-    user: str = text(100)
+    user: str = text(255)  # an owner/name id: two names of 100 and the slash
     method: str = text(100)
     request_uri: str = text(1000)
     action: str = text(1000)

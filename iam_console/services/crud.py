@@ -259,6 +259,10 @@ def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
     if not actor.is_global_admin and {row.owner, row.organization} != {actor.organization}:
         raise ServiceError(policy.UNAUTHORIZED)
     row.name = row.name or secrets.token_hex(10)
+    # the trail's reader files a record by these: well formed, organizations that exist
+    rules.validate_identity(db, REGISTRY["record"], row)
+    if not rules.organization_exists(db, row.organization):
+        raise ServiceError("The organization: %s does not exist", row.organization)
     row.user = row.user or actor.id
     row.request_uri = redact_text(row.request_uri)
     row.object, row.response = redact_json_text(row.object), redact_json_text(row.response)

@@ -34,14 +34,15 @@ def check_delete(db: Session, kind: Kind, row: m.Named) -> None:
         hook(db, row)
 
 
-def _organization_exists(db: Session, name: str) -> bool:
+def organization_exists(db: Session, name: str) -> bool:
     if lookup.ORGANIZATION_CACHE in db.info:  # a bulk upload's session
         return lookup.organization(db, name) is not None
     return db.exec(select(m.Organization.pk).where(m.Organization.owner == b.ADMIN_OWNER,
                                                    m.Organization.name == name)).first() is not None
 
 
-def _validate_identity(db: Session, kind: Kind, row: m.Named) -> None:
+def validate_identity(db: Session, kind: Kind, row: m.Named) -> None:
+    """owner and name well formed, the record's organization existing (add-record uses it alone)."""
     if not row.owner or not row.name:
         raise ServiceError("The owner and name cannot be empty")
     if not NAME_PATTERN.match(row.name) or wire.CONTROL_CHARACTERS.search(row.name):
@@ -55,12 +56,12 @@ def _validate_identity(db: Session, kind: Kind, row: m.Named) -> None:
         return
     if kind.ownership is Ownership.SHARED and organization == b.ADMIN_OWNER:
         return
-    if not _organization_exists(db, organization):
+    if not organization_exists(db, organization):
         raise ServiceError("The organization: %s does not exist", organization)
 
 
 def validate(db: Session, actor: Actor, kind: Kind, row: m.Named) -> None:
-    _validate_identity(db, kind, row)
+    validate_identity(db, kind, row)
     own = kinds.of(kind.name)
     for choice in own.choices:
         choice.check(getattr(row, choice.attribute))

@@ -236,3 +236,31 @@ def test_times_keep_fractions_of_a_second(empty_database):
             assert db.exec(select(User.created_time).where(User.name == "precise")).one() == given
     finally:
         engine.dispose()
+
+
+def test_record_user_is_widened_and_keeps_the_row_counts(empty_database):
+    """Migration 0012 widens record.user to a whole owner/name id (201 characters), keeping
+    the record table's row-count triggers (SQLite copies the table to change a column)."""
+    from iam_console.models import Record
+    from iam_console.services import counts
+
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0011")
+    engine = make_engine(empty_database)
+    longest = f"{'o' * 100}/{'u' * 100}"
+    try:
+        _insert(engine, Record(owner="one", name="before", organization="one", user="one/alice"))
+        command.upgrade(config, "head")
+        columns = {c["name"]: c["type"] for c in sa.inspect(engine).get_columns("record")}
+        assert columns["user"].length == 255
+        _insert(engine, Record(owner="one", name="after", organization="one", user=longest))
+        with Session(engine) as db:
+            assert counts.total(db, "record", "one") == 2
+            assert db.exec(select(Record.user).where(Record.name == "after")).one() == longest
+        command.downgrade(config, "0011")
+        command.upgrade(config, "head")
+        _insert(engine, Record(owner="one", name="again", organization="one", user="one/bob"))
+        with Session(engine) as db:
+            assert counts.total(db, "record", "one") == 3
+    finally:
+        engine.dispose()
