@@ -10,11 +10,11 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, lookup, mfa, oauth, second_factor
+from ..services import auth, impersonation, lookup, mfa, oauth, second_factor
 from ..services.errors import Unauthorized
 from ..settings import settings
-from .bodies import field, form_fields, json_object
-from .callers import MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
+from .bodies import field, form_fields, form_or_json, json_object
+from .callers import IMPERSONATOR_COOKIE, MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
 from .oauth import end_session
 
@@ -94,6 +94,32 @@ async def logout(request: Request) -> Response:
         ended = auth.sign_out(db, session_token(request), client_ip(request))
     response = ok(ended.user_id, ended.homepage) if ended else ok()
     response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.post("/impersonate-user", summary="A global admin acts as owner/name until exit-impersonate-user")
+async def impersonate_user(request: Request) -> JSONResponse:
+    body = await form_or_json(request)
+    own_token = session_token(request)
+    with session_scope() as db:
+        started = impersonation.start(db, actor(db, request), own_token, str(body.get("owner") or ""),
+                                      str(body.get("name") or ""), client_ip(request))
+    response = ok(started.user_id)
+    cookie = {"httponly": True, "samesite": "strict", "secure": settings.cookie_secure}
+    response.set_cookie(IMPERSONATOR_COOKIE, own_token, path="/api/", **cookie)  # the way back
+    response.set_cookie(SESSION_COOKIE, started.token, path="/", **{**cookie, "samesite": "lax"})
+    return response
+
+
+@router.post("/exit-impersonate-user", summary="Back to the impersonating admin's own console session")
+async def exit_impersonate_user(request: Request) -> JSONResponse:
+    admin_token = request.cookies.get(IMPERSONATOR_COOKIE, "")
+    with session_scope() as db:
+        admin_id = impersonation.exit_(db, session_token(request), admin_token, client_ip(request))
+    response = ok(admin_id)
+    response.delete_cookie(IMPERSONATOR_COOKIE, path="/api/")
+    response.set_cookie(SESSION_COOKIE, admin_token, httponly=True, samesite="lax", secure=settings.cookie_secure,
+                        path="/")
     return response
 
 

@@ -29,6 +29,17 @@ async def json_body(request: Request, *, allow_empty: bool = False) -> dict[str,
     return value
 
 
+async def json_list(request: Request, what: str, limit: int = MAX_BODY_BYTES) -> list:
+    """The body as a JSON list (sync-ldap-users' users, send-invitation's addresses)."""
+    raw = await request.body()
+    if len(raw) > limit:
+        raise ServiceError("The request body is too large")
+    value = parse_json(raw) if raw.strip() else None
+    if not isinstance(value, list):
+        raise ServiceError("The request body must be a list of %s", what)
+    return value
+
+
 async def form_fields(request: Request) -> dict[str, str]:
     """The text fields of a multipart or urlencoded form. Starlette answers a malformed
     multipart body (no boundary, a part without a name) with its own HTTP 400, outside the

@@ -17,6 +17,8 @@ from ..services.errors import ServiceError
 
 SESSION_COOKIE = "iam_session"
 MFA_COOKIE = "iam_mfa"  # a pending sign-in that owes its second factor (services/auth.py)
+# while a global admin impersonates someone: the admin's own session, given back on exit
+IMPERSONATOR_COOKIE = "iam_impersonator"
 
 
 def client_ip(request: Request) -> str:

@@ -8,11 +8,11 @@ from sqlmodel import select
 
 from .. import models as m
 from ..db import session_scope
-from ..services import accounts, applications, crud, dashboard, policy, users
+from ..services import accounts, applications, crud, dashboard, messages, policy, users
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
-from .bodies import form_fields, form_or_json, json_body
+from .bodies import form_fields, form_or_json, json_body, json_list
 from .callers import actor
 from .envelope import ok
 from .resources import audit_context
@@ -150,6 +150,39 @@ async def get_records_filter(request: Request) -> JSONResponse:
     body = await json_body(request)
     with session_scope() as db:
         return ok(crud.filter_records(db, actor(db, request), body))
+
+
+@router.post("/send-email", summary="Email through the organization's provider (admins and application clients)")
+async def send_email(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        messages.send_email(db, actor(db, request), body, audit_context(request))
+    return ok()
+
+
+@router.post("/send-sms", summary="SMS through the organization's provider (admins and application clients)")
+async def send_sms(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        messages.send_sms(db, actor(db, request), body, audit_context(request))
+    return ok()
+
+
+@router.post("/send-notification", summary="A notification through the organization's provider")
+async def send_notification(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        messages.send_notification(db, actor(db, request), body, audit_context(request))
+    return ok()
+
+
+@router.post("/send-invitation", summary="Email an invitation (id=owner/name; body: a list of addresses)")
+async def send_invitation(request: Request) -> JSONResponse:
+    body = await json_list(request, "email addresses")
+    owner, name = crud.split_id(request.query_params.get("id", ""))
+    with session_scope() as db:
+        messages.send_invitation(db, actor(db, request), owner, name, body, audit_context(request))
+    return ok()
 
 
 @router.get("/health", summary="Whether the server is up and its database answers")

@@ -7,9 +7,7 @@ from fastapi.responses import JSONResponse
 
 from ..db import session_scope
 from ..services import crud, ldap
-from ..services.errors import ServiceError
-from ..services.json_input import parse_json
-from .bodies import MAX_BODY_BYTES
+from .bodies import MAX_BODY_BYTES, json_list
 from .callers import actor
 from .envelope import ok
 from .resources import audit_context
@@ -26,15 +24,6 @@ async def get_ldap_users(request: Request) -> JSONResponse:
     return ok({"users": users, "existUuids": exist})
 
 
-async def _user_list(request: Request) -> list:
-    raw = await request.body()
-    if len(raw) > MAX_SYNC_BODY_BYTES:
-        raise ServiceError("The request body is too large")
-    value = parse_json(raw) if raw.strip() else None
-    if not isinstance(value, list):
-        raise ServiceError("The request body must be a list of LDAP users")
-    return value
-
 
 @router.post("/sync-ldap-users", summary="Add the posted directory users (id=owner/ldapId) to its organization")
 async def sync_ldap_users(request: Request) -> JSONResponse:
@@ -42,5 +31,6 @@ async def sync_ldap_users(request: Request) -> JSONResponse:
     with session_scope() as db:
         caller = actor(db, request)
         ldap.server(db, caller, owner, name)  # who may: refused before the body is read
-        result = ldap.sync_users(db, caller, owner, name, await _user_list(request), audit_context(request))
+        users = await json_list(request, "LDAP users", MAX_SYNC_BODY_BYTES)
+        result = ldap.sync_users(db, caller, owner, name, users, audit_context(request))
     return ok({"exist": result.exist, "failed": result.failed})

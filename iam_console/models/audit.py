@@ -50,6 +50,8 @@ class AuthSession(Row, table=True):
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
     client_ip: str = text(100)
     user_agent: str = text(255)
+    # the global admin (owner/name) acting as this session's user (services/impersonation.py)
+    impersonator: str = text(200)
 
 
 class Record(Named, table=True):

@@ -137,7 +137,7 @@ def _owned_by_admin(kind: Kind, row: m.Named) -> None:
         row.owner = b.ADMIN_OWNER
 
 
-def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m.Named | None:
+def readable_row(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m.Named | None:
     """The record if it exists and the actor may see it, else None: a record out of the
     actor's reach is answered exactly as a missing one, so that no answer tells whether
     another organization holds a record of that name."""
@@ -148,7 +148,7 @@ def _readable(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> m
 
 def get_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
                with_secret: bool = False) -> dict[str, Any] | None:
-    row = _readable(db, actor, kind, owner, name)
+    row = readable_row(db, actor, kind, owner, name)
     if row is None:
         if kinds.of(kind.name).missing_is_error:
             raise ServiceError("The %s: %s/%s does not exist", kind.name, owner, name)
@@ -273,7 +273,7 @@ def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
 def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, data: dict[str, Any],
                   request: Request = NO_REQUEST, *, proven: frozenset[str] = frozenset()) -> str:
     """`proven`: user attributes a checked verification code vouches for (accounts.locked_attributes)."""
-    old = _readable(db, actor, kind, owner, name)
+    old = readable_row(db, actor, kind, owner, name)
     if old is None:
         return UNAFFECTED
     before = m.detached_copy(old)
@@ -301,7 +301,7 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
 
 def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
                   request: Request = NO_REQUEST) -> str:
-    row = _readable(db, actor, kind, owner, name)
+    row = readable_row(db, actor, kind, owner, name)
     if row is None:
         return UNAFFECTED
     policy.check_write(actor, kind, row, None)

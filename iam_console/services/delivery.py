@@ -15,7 +15,8 @@
   them (keys phoneNumber, content, code), httpHeaders are sent as headers, and the body is JSON
   when a Content-Type header (or issuerUrl, where Casdoor keeps it) says application/json, a form
   otherwise. Any 2xx answer is success; redirects are followed (at most 5, each hop checked).
-- Both connect through services/outbound.py: an internal address is refused unless
+- Notification: Casdoor's "Custom HTTP": the content and recipient to the provider's receiver URL.
+- All connect through services/outbound.py: an internal address is refused unless
   IAM_OUTBOUND_ALLOW lists it, and the whole exchange has a time limit.
 - Every other type needs a third-party service on the internet and is refused with a clear
   message rather than pretending to send.
@@ -23,8 +24,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import smtplib
 import ssl
+from collections.abc import Iterator
 from email.message import EmailMessage
 from email.utils import formataddr
 
@@ -37,6 +40,7 @@ from .errors import ServiceError
 TIMEOUT_SECONDS = 10
 SMTP_TYPES = frozenset({"SMTP", "Default"})
 HTTP_SMS = "Custom HTTP SMS"
+HTTP_NOTIFICATION = "Custom HTTP"
 SMTPS_PORT = 465
 
 
@@ -57,22 +61,21 @@ def _smtp_security(provider: Provider) -> str:
     return "smtps" if (provider.port or SMTPS_PORT) == SMTPS_PORT else "starttls"
 
 
-def send_email(provider: Provider, to: str, subject: str, html: str, from_name: str) -> None:
+def _smtp_host(provider: Provider) -> str:
     if provider.type not in SMTP_TYPES:
         raise ServiceError("The Email provider type %s is not supported here", provider.type)
     host = provider.host.strip()
     if not host:
         raise ServiceError("The Email provider %s has no host", provider.name)
-    from_address = provider.client_id2 or provider.client_id
-    if not from_address:
-        raise ServiceError("The Email provider %s has no sender address", provider.name)
+    return host
+
+
+@contextlib.contextmanager
+def _smtp(provider: Provider) -> Iterator[smtplib.SMTP]:
+    """A signed-in SMTP session with the provider's server (encrypted as `_smtp_security` says)."""
+    host = _smtp_host(provider)
     security = _smtp_security(provider)
     port = provider.port or (SMTPS_PORT if security == "smtps" else 25)
-    message = EmailMessage()
-    message["From"] = formataddr((provider.client_secret2 or from_name, from_address))
-    message["To"] = to
-    message["Subject"] = subject
-    message.set_content(html, subtype="html")
     context = ssl.create_default_context()
     try:
         with outbound.smtp(host, port, implicit_tls=security == "smtps", context=context,
@@ -87,12 +90,33 @@ def send_email(provider: Provider, to: str, subject: str, html: str, from_name: 
                                        "to send without encryption", host, port)
             if provider.client_id and provider.client_secret and client.has_extn("auth"):
                 client.login(provider.client_id, provider.client_secret)
-            client.send_message(message, from_addr=from_address, to_addrs=[to])
+            yield client
     except (smtplib.SMTPException, OSError, outbound.OutboundError) as exc:  # ssl.SSLError is an OSError
         raise ServiceError("Failed to send the email: %s", str(exc)[:300]) from None
 
 
-def send_sms(provider: Provider, phone: str, code: str) -> None:
+def test_smtp(provider: Provider) -> None:
+    """Connect and sign in to the provider's SMTP server, sending nothing."""
+    with _smtp(provider):
+        pass
+
+
+def send_email(provider: Provider, to: str, subject: str, html: str, from_name: str) -> None:
+    _smtp_host(provider)
+    from_address = provider.client_id2 or provider.client_id
+    if not from_address:
+        raise ServiceError("The Email provider %s has no sender address", provider.name)
+    message = EmailMessage()
+    message["From"] = formataddr((provider.client_secret2 or from_name, from_address))
+    message["To"] = to
+    message["Subject"] = subject
+    message.set_content(html, subtype="html")
+    with _smtp(provider) as client:
+        client.send_message(message, from_addr=from_address, to_addrs=[to])
+
+
+def send_sms(provider: Provider, phone: str, text: str, code: str = "") -> None:
+    """The text (a verification's carries its code, also sent as the field code) to a phone."""
     if provider.type != HTTP_SMS:
         raise ServiceError("The SMS provider type %s is not supported here", provider.type)
     endpoint = (provider.endpoint or provider.provider_url).strip()
@@ -104,8 +128,8 @@ def send_sms(provider: Provider, phone: str, code: str) -> None:
     mapping = {k: v for k, v in (provider.user_mapping or {}).items() if isinstance(v, str) and v}
     fields = {
         mapping.get("phoneNumber", "phoneNumber"): phone,
-        mapping.get("content", provider.title or "content"): render(provider.template_code or "%s", code),
-        mapping.get("code", "code"): code,
+        mapping.get("content", provider.title or "content"): text,
+        **({mapping.get("code", "code"): code} if code else {}),
     }
     headers = {str(k): str(v) for k, v in (provider.http_headers or {}).items()}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), provider.issuer_url)
@@ -123,3 +147,25 @@ def send_sms(provider: Provider, phone: str, code: str) -> None:
         raise ServiceError("Failed to send the SMS: %s", str(exc)[:300]) from None
     if not answer.is_success:
         raise ServiceError("Failed to send the SMS: the gateway answered %d", answer.status_code)
+
+
+def send_notification(provider: Provider, content: str, recipient: str) -> None:
+    """Casdoor's "Custom HTTP" notification: the content (field: the provider's title, else
+    "content") and the recipient to the provider's receiver URL, as a form (POST) or in the
+    query (GET); any 2xx answer is success."""
+    if provider.type != HTTP_NOTIFICATION:
+        raise ServiceError("The Notification provider type %s is not supported here", provider.type)
+    endpoint = provider.receiver.strip()
+    if not endpoint.lower().startswith(("http://", "https://")):
+        raise ServiceError("The Notification provider %s needs an http(s) receiver URL", provider.name)
+    method = (provider.method or "POST").upper()
+    if method not in ("GET", "POST"):
+        raise ServiceError("The Notification provider %s has an unsupported method: %s", provider.name, method)
+    fields = {provider.title or "content": content, **({"recipient": recipient} if recipient else {})}
+    try:
+        with outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
+            answer = client.request(method, endpoint, **({"params": fields} if method == "GET" else {"data": fields}))
+    except (httpx.HTTPError, outbound.OutboundError) as exc:
+        raise ServiceError("Failed to send the notification: %s", str(exc)[:300]) from None
+    if not answer.is_success:
+        raise ServiceError("Failed to send the notification: the receiver answered %d", answer.status_code)

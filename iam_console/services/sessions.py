@@ -29,7 +29,7 @@ def split_pk(value: str) -> tuple[str, str, str]:
 def _row(db: Session, actor: Actor, owner: str, name: str, application: str) -> m.Session | None:
     scope = policy.read_scope(actor, SESSIONS)
     model = m.Session
-    # out of reach is answered as missing (see crud._readable)
+    # out of reach is answered as missing (see crud.readable_row)
     return db.exec(select(model).where(model.owner == owner, model.name == name, model.application == application,
                                        *scope)).first()
 

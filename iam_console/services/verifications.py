@@ -55,7 +55,8 @@ LIFETIME_MINUTES = 10
 MAX_ATTEMPTS = 5
 CODE_DIGITS = 6
 # the application provider rules that allow a code, by purpose (Casdoor also matches an empty rule, All and None)
-RULES = {"reset": frozenset({"", "all", "none", "reset"}), "mfa": frozenset({"", "all", "none", "mfa"})}
+RULES = {"reset": frozenset({"", "all", "none", "reset"}), "mfa": frozenset({"", "all", "none", "mfa"}),
+         "invitation": frozenset({"", "all", "none", "invitation"})}
 NOT_SENT = "Code has not been sent yet!"
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
 # the attributes a checked code proves, by kind (accounts.locked_attributes)
@@ -261,7 +262,7 @@ def deliver(db: Session, actor: Actor, organization: m.Organization, to: Receive
         delivery.send_email(provider, to.address, provider.title or "Verification code", body,
                             organization.display_name or organization.name)
     else:
-        delivery.send_sms(provider, to.address, code)
+        delivery.send_sms(provider, to.address, delivery.render(provider.template_code or "%s", code), code)
     row = m.Verification(owner=organization.name, name=str(uuid.uuid4()), remote_addr=client_ip[:100],
                          type=provider.category, user=actor.id, provider=provider.name, receiver=to.address,
                          code=code, time=now, is_used=False)

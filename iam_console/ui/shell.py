@@ -185,12 +185,31 @@ def _mfa_notice() -> rx.Component:
     )
 
 
+def _impersonation_notice() -> rx.Component:
+    """While a global admin acts as this account: who is acting as whom, and the way back."""
+    return rx.cond(
+        Account.impersonator != "",
+        rx.callout(
+            rx.hstack(
+                rx.text(t("Acting as"), " ", rx.text.strong(Account.owner + "/" + Account.user_name), " ",
+                        t("on behalf of"), " ", rx.text.strong(Account.impersonator)),
+                rx.spacer(),
+                rx.button(t("Stop acting as this user"), on_click=Account.exit_impersonation, size="1",
+                          color_scheme="amber", id="exit-impersonation"),
+                align="center", width="100%",
+            ),
+            icon="venetian-mask", color_scheme="amber", id="impersonation", margin="1em 1.5em 0",
+        ),
+    )
+
+
 def guarded(content: rx.Component) -> rx.Component:
     """Nothing until the account is known, then the shell around the page."""
     return themed(
         rx.cond(
             Account.show_page,
-            rx.box(header(), _mfa_notice(), rx.box(content, padding="1.5em"), min_height="100vh"),
+            rx.box(header(), _impersonation_notice(), _mfa_notice(), rx.box(content, padding="1.5em"),
+                   min_height="100vh"),
             rx.fragment(),
         )
     )

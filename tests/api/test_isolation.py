@@ -316,6 +316,15 @@ EXTRAS = {
     "/api/delete-mfa": lambda c, w, o: c.post("/api/delete-mfa", params={"owner": o, "name": "boss"}),
     # records of o matching a field: what an admin may read of o's audit trail, nothing for others
     "/api/get-records-filter": lambda c, w, o: c.post("/api/get-records-filter", json={"organization": o}),
+    # mail through organization o's provider, named
+    "/api/send-email": lambda c, w, o: c.post("/api/send-email", json={
+        "title": "t", "content": "c", "sender": "s", "receivers": [f"x@{o}.test"],
+        "provider": w.names["provider"][o]}),
+    # organization o's invitation, mailed
+    "/api/send-invitation": lambda c, w, o: c.post("/api/send-invitation", params={
+        "id": f"{o}/{w.names['invitation'][o]}"}, json=[f"x@{o}.test"]),
+    # acting as organization o's admin: for a global admin's console session only
+    "/api/impersonate-user": lambda c, w, o: c.post("/api/impersonate-user", data={"owner": o, "name": "boss"}),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
@@ -342,15 +351,27 @@ OAUTH = {
     "/api/get-app-login": lambda c, w: c.get("/api/get-app-login", params={
         "client_id": w.client_id, "response_type": "code", "redirect_uri": "https://evil.example/"}),
 }
-# sso-logout ends the caller's own sessions: called last, by a caller of its own
-SELF_ONLY = {"/api/sso-logout"}
+# sso-logout ends the caller's own sessions: called last, by a caller of its own; leaving an
+# impersonation acts on the caller's own session alone (tests/api/test_impersonation.py)
+SELF_ONLY = {"/api/sso-logout", "/api/exit-impersonate-user"}
 # WebAuthn: registration and delete-credential act on the caller's own account alone; the
 # sign-in routes are public (their attacks are in tests/api/test_webauthn.py)
 WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/webauthn/delete-credential",
             "/api/webauthn/signin/begin", "/api/webauthn/signin/finish"}
-# tells only that the server and its database answer (tests/api/test_wire_routes.py)
-PUBLIC = {"/api/health"}
-OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC
+# public: health tells only that the server and its database answer (tests/api/test_wire_routes.py);
+# a captcha is asked for and answered before any sign-in (tests/api/test_captcha.py)
+PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha"}
+# send through the caller's own organization's provider: no parameter names another
+# organization (tests/api/test_messages.py); anonymous callers get nothing
+OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},
+                    "/api/send-notification": {"content": "c"}}
+OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION)
+
+
+@pytest.mark.parametrize("path", sorted(OWN_ORGANIZATION))
+def test_sending_gives_anonymous_nothing(callers, path):
+    body = callers["anonymous"].post(path, json=OWN_ORGANIZATION[path]).json()
+    assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
 
 
 def test_every_route_is_known():

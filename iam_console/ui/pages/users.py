@@ -17,6 +17,7 @@ from ..components.listing import pager
 from ..components.webauthn import webauthn_section
 from ..routes import LINKABLE
 from ..screens import Column, Field, Route, Screen, screen
+from ..state.account import Account
 from ..state.editing import Editing
 from ..state.mfa import MfaSection
 from ..state.prefs import Prefs
@@ -35,6 +36,7 @@ USERS = screen(Screen(
     protected=_untouchable, page_size=20, upload=True, after_read=UserEdit.load,
     restrictions=account_item_restrictions, edit_title="User", list_routes=("/organizations/[p0]/users",),
     routes=(Route("/account", "My Account", on_load=Editing.open_account),), parts=lambda: _user_parts(),
+    actions=lambda: (_impersonate_button(),),
     name_locked=lambda record: (record.get("owner"), record.get("name")) == (b.BUILT_IN_ORG, b.ADMIN_USER),
     columns=(
         Column("owner", "Organization", link="/organizations/{owner}"),
@@ -342,3 +344,13 @@ def _user_parts() -> tuple[rx.Component, ...]:
             _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
             _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
             _properties(), webauthn_section())
+
+
+def _impersonate_button() -> rx.Component:
+    """A global admin acts as this user (never from /account, never as another global admin)."""
+    return rx.cond(
+        Account.is_global_admin & (Editing.saved_owner != b.BUILT_IN_ORG) & (Editing.saved_name != "")
+        & ~rx.State.router.url.path.startswith("/account"),
+        rx.button(rx.icon("venetian-mask", size=14), t("Impersonate"), variant="outline", id="impersonate",
+                  on_click=Account.impersonate(Editing.saved_owner, Editing.saved_name)),
+    )

@@ -51,6 +51,7 @@ class Account(rx.State):
     mfa_rule: str = ""
     mfa_setup_type: str = ""  # the type to set up
     mfa_prompt_dismissed: bool = False  # 'Later'
+    impersonator: str = ""  # the global admin (owner/name) acting as this account, if one is
 
     def _reset(self) -> None:
         self.signed_in = False
@@ -59,7 +60,7 @@ class Account(rx.State):
         self.menu_groups, self.menu_keys, self.organization_names = [], [], []
         self.languages = ["en"]
         self._set_theme(CONSOLE_DEFAULT)
-        self.mfa_rule = self.mfa_setup_type = ""
+        self.mfa_rule = self.mfa_setup_type = self.impersonator = ""
 
     def _set_theme(self, theme: ConsoleTheme) -> None:
         self.accent, self.radius, self.compact_theme = theme.accent, theme.radius, theme.compact
@@ -73,6 +74,7 @@ class Account(rx.State):
             found = auth.account_for_token(db, token)
             if found is not None:
                 user = found[0]
+                self.impersonator = found[1].impersonator
                 organization = lookup.organization(db, user.owner)
                 viewer = navigation.Viewer(user.owner, user.is_admin,
                                            tuple(organization.nav_items) if organization else ())
@@ -108,6 +110,24 @@ class Account(rx.State):
         self.show_page = decision.show
         if decision.redirect:
             return rx.redirect(decision.redirect)
+
+    @rx.event
+    def impersonate(self, owner: str, name: str):
+        """A global admin acts as owner/name (the server checks who may): the session cookie
+        changes, so the console loads afresh."""
+        return rx.call_script(f"window.iamPost('/api/impersonate-user', {json.dumps({'owner': owner, 'name': name})})",
+                              callback=Account.impersonation_changed)
+
+    @rx.event
+    def exit_impersonation(self):
+        return rx.call_script("window.iamPost('/api/exit-impersonate-user')", callback=Account.impersonation_changed)
+
+    @rx.event
+    async def impersonation_changed(self, result: dict):
+        if (result or {}).get("status") != "ok":
+            prefs = await self.get_state(Prefs)
+            return rx.toast.error(prefs.say(str((result or {}).get("msg", ""))))
+        return rx.call_script("window.location.assign('/')")
 
     @rx.event
     def later(self):

@@ -1,0 +1,141 @@
+"""send-email, send-sms and send-notification: an admin or an application's client sends
+through its organization's providers, delivered to a local SMTP server and local HTTP
+endpoints; nobody sends through another organization's provider, ordinary users send
+nothing, and bad input is refused before anything is sent."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from iam_console.api.app import api
+from tests.api.conftest import sign_in
+from tests.conftest import unique
+from tests.sinks import HttpSink, SmtpSink
+
+PASSWORD = "Send-pass-1"
+SMTP_USER, SMTP_PASSWORD = "mailer@send.test", "smtp-secret"
+
+
+def _ok(answer) -> dict:
+    body = answer.json()
+    assert body["status"] == "ok", body
+    return body
+
+
+@pytest.fixture(scope="module")
+def sinks():
+    with SmtpSink(SMTP_USER, SMTP_PASSWORD) as smtp, HttpSink() as sms, HttpSink() as hook:
+        yield {"smtp": smtp, "sms": sms, "hook": hook}
+
+
+@pytest.fixture(scope="module")
+def orgs(admin, sinks) -> dict:
+    """Organization A with Email, SMS and Notification providers and an application listing
+    them; organization B with an Email provider of its own."""
+    a, b = unique("senda"), unique("sendb")
+    for org in (a, b):
+        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
+        for user, is_admin in (("boss", True), ("alice", False)):
+            _ok(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
+                                                  "isAdmin": is_admin}))
+        _ok(admin.post("/api/add-provider", json={
+            "owner": org, "name": f"{org}-mail", "category": "Email", "type": "SMTP", "host": "127.0.0.1",
+            "port": sinks["smtp"].port, "disableSsl": True, "clientId": SMTP_USER, "clientSecret": SMTP_PASSWORD,
+            "clientId2": f"noreply@{org}.test"}))
+    _ok(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-sms", "category": "SMS",
+                                              "type": "Custom HTTP SMS", "endpoint": f"{sinks['sms'].url}/sms"}))
+    _ok(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-hook", "category": "Notification",
+                                              "type": "Custom HTTP", "receiver": f"{sinks['hook'].url}/notify",
+                                              "method": "POST", "title": "text"}))
+    _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a,
+                                                  "providers": [{"name": f"{a}-mail"}, {"name": f"{a}-sms"}]}))
+    _ok(admin.post("/api/add-invitation", json={"owner": a, "name": "welcome", "code": "WELCOME42", "quota": 5,
+                                                "application": f"{a}-app", "state": "Active"}))
+    _ok(admin.post("/api/add-invitation", json={"owner": b, "name": "welcome", "code": "THEIRS42", "quota": 5,
+                                                "state": "Active"}))
+    _ok(admin.post("/api/add-invitation", json={"owner": a, "name": "paused", "code": "PAUSED42", "quota": 5,
+                                                "application": f"{a}-app", "state": "Suspended"}))
+    app = _ok(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
+    client = TestClient(api)
+    client.params = {"clientId": app["clientId"], "clientSecret": app["clientSecret"]}
+    return {"a": a, "b": b, "client": client, "boss": sign_in(a, "boss", PASSWORD),
+            "alice": sign_in(a, "alice", PASSWORD)}
+
+
+def test_an_applications_client_sends_email_through_its_provider(orgs, sinks):
+    to = f"{unique('reader')}@mail.test"
+    _ok(orgs["client"].post("/api/send-email", json={"title": "Hello", "content": "<p>Quarterly news</p>",
+                                                     "sender": "Acme", "receivers": [to]}))
+    mail = sinks["smtp"].wait_for(to)
+    assert mail.login == (SMTP_USER, SMTP_PASSWORD) and mail.mail_from == f"noreply@{orgs['a']}.test"
+    assert mail.message["Subject"] == "Hello" and "Quarterly news" in mail.message.get_body().get_content()
+
+
+def test_test_smtp_server_signs_in_and_sends_nothing(orgs, sinks):
+    before = len(sinks["smtp"].mails)
+    _ok(orgs["boss"].post("/api/send-email", json={"receivers": ["TestSmtpServer"], "provider": f"{orgs['a']}-mail"}))
+    assert len(sinks["smtp"].mails) == before
+
+
+def test_sms_and_notifications_reach_their_gateways(orgs, sinks):
+    _ok(orgs["boss"].post("/api/send-sms", json={"content": "Your parcel is here", "receivers": ["+15550123"]}))
+    call = sinks["sms"].wait_for("+15550123")
+    assert call.path == "/sms" and "Your parcel is here" in call.fields.values()
+    _ok(orgs["client"].post("/api/send-notification", json={"content": "Deploy done", "recipient": "ops"}))
+    note = sinks["hook"].calls[-1]
+    assert note.path == "/notify" and note.fields == {"text": "Deploy done", "recipient": "ops"}
+
+
+def test_nobody_sends_through_another_organizations_provider_nor_as_an_ordinary_user(orgs, sinks):
+    to = f"{unique('victim')}@mail.test"
+    foreign = orgs["boss"].post("/api/send-email", json={"title": "x", "content": "y", "sender": "z",
+                                                         "receivers": [to], "provider": f"{orgs['b']}-mail"}).json()
+    assert foreign["status"] == "error" and "not found" in foreign["msg"]
+    for caller in (orgs["alice"], TestClient(api)):
+        refused = caller.post("/api/send-email", json={"title": "x", "content": "y", "sender": "z",
+                                                       "receivers": [to]}).json()
+        assert refused["status"] == "error"
+    assert sinks["smtp"].to(to) == []
+
+
+@pytest.mark.parametrize("route, body, message", [
+    ("send-email", {"title": "t", "content": "c", "sender": "s", "receivers": ["not-an-address"]}, "Invalid Email"),
+    ("send-email", {"title": "", "content": "c", "sender": "s", "receivers": ["a@b.test"]}, "cannot be empty"),
+    ("send-email", {"title": "t", "content": "c", "sender": "s", "receivers": []}, "cannot be empty"),
+    ("send-email", {"title": "t", "content": "c", "sender": "s", "receivers": "a@b.test"}, "list of strings"),
+    ("send-email", {"title": "t", "content": "c", "sender": "s", "receivers": [f"u{i}@b.test" for i in range(51)]},
+     "At most 50"),
+    ("send-sms", {"content": "c", "receivers": ["555-CALL-NOW"]}, "Invalid phone"),
+    ("send-sms", {"content": "", "receivers": ["+15550100"]}, "cannot be empty"),
+    ("send-notification", {"content": 5}, "must be a string"),
+])
+def test_bad_input_is_refused_before_anything_is_sent(orgs, sinks, route, body, message):
+    sent = len(sinks["smtp"].mails), len(sinks["sms"].calls), len(sinks["hook"].calls)
+    answer = orgs["boss"].post(f"/api/{route}", json=body).json()
+    assert answer["status"] == "error" and message in answer["msg"], answer
+    assert (len(sinks["smtp"].mails), len(sinks["sms"].calls), len(sinks["hook"].calls)) == sent
+
+
+def test_an_invitation_is_mailed_with_its_code_and_sign_up_link(orgs, sinks):
+    a = orgs["a"]
+    to = f"{unique('guest')}@mail.test"
+    _ok(orgs["boss"].post("/api/send-invitation", params={"id": f"{a}/welcome"}, json=[to]))
+    body = sinks["smtp"].wait_for(to).message.get_body().get_content()
+    assert "WELCOME42" in body and f"/signup/{a}-app?invitationCode=WELCOME42" in body
+
+
+@pytest.mark.parametrize("caller, ident, body, message", [
+    ("boss", "{a}/paused", ["x@mail.test"], "suspended or used up"),
+    ("boss", "{a}/nothing", ["x@mail.test"], "does not exist"),
+    ("boss", "{b}/welcome", ["x@mail.test"], "does not exist"),
+    ("boss", "{a}/welcome", ["not-an-address"], "Invalid Email"),
+    ("boss", "{a}/welcome", {"to": "x@mail.test"}, "must be a list"),
+    ("alice", "{a}/welcome", ["x@mail.test"], "Unauthorized"),
+])
+def test_an_invitation_goes_only_where_it_should(orgs, sinks, caller, ident, body, message):
+    sent = len(sinks["smtp"].mails)
+    answer = orgs[caller].post("/api/send-invitation", params={"id": ident.format(a=orgs["a"], b=orgs["b"])},
+                               json=body).json()
+    assert answer["status"] == "error" and message in answer["msg"], answer
+    assert len(sinks["smtp"].mails) == sent

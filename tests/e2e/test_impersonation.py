@@ -1,0 +1,33 @@
+"""A global admin acts as a user from the user's page, sees plainly whose console this is,
+and comes back to their own."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+
+def test_the_admin_impersonates_alice_and_comes_back(visit, page, api_login, accounts):
+    alice = accounts.alice
+    api_login(accounts.admin)
+    visit(f"/users/{alice.organization}/{alice.username}")
+    page.click("#impersonate")
+    banner = page.locator("#impersonation")
+    expect(banner).to_contain_text(f"{alice.organization}/{alice.username}")
+    expect(banner).to_contain_text("built-in/admin")
+    expect(page.locator("#account-name")).to_have_text(alice.display_name)
+
+    # alice's console: no admin pages
+    visit("/organizations")
+    expect(page.locator("#impersonation")).to_be_visible()
+    expect(page.locator("#account-name")).to_have_text(alice.display_name)
+
+    page.click("#exit-impersonation")
+    expect(page.locator("#impersonation")).to_have_count(0)
+    expect(page.locator("#account-name")).to_have_text("Admin")
+
+
+def test_an_organization_admin_is_offered_no_impersonation(visit, page, api_login, accounts):
+    api_login(accounts.boss)
+    visit(f"/users/{accounts.alice.organization}/{accounts.alice.username}")
+    expect(page.locator("#edit-save")).to_be_visible()
+    expect(page.locator("#impersonate")).to_have_count(0)
