@@ -23,9 +23,11 @@ from casdoor.invitation import Invitation
 from casdoor.order import Order
 from casdoor.organization import Organization
 from casdoor.record import Record
+from casdoor.syncer import Syncer
 from casdoor.token import Token
 from casdoor.transaction import Transaction
 from casdoor.user import User
+from casdoor.webhook import Webhook
 
 from tests.api.sdk_server import api_server, sdk  # noqa: F401
 
@@ -260,6 +262,37 @@ def test_order_pages(sdk):  # noqa: F811
     finally:
         affected(sdk.delete_order(Order.from_dict({"owner": ORG, "name": name})))
     assert sdk.get_order(name) is None
+
+
+# --- syncers and webhooks, addressed the SDK's way ---
+
+SYNCER = {"organization": ORG, "host": "localhost", "port": 3306, "user": "root", "password": "123",
+          "databaseType": "mysql", "database": "syncer_db", "table": "user_table", "syncInterval": 1}
+WEBHOOK = {"organization": ORG, "url": "https://hooks.example.com/in", "method": "POST",
+           "contentType": "application/json", "events": ["signup"]}
+
+
+@pytest.mark.parametrize("cls, fields, change", [(Syncer, SYNCER, ("host", "db.example.com")),
+                                                 (Webhook, WEBHOOK, ("url", "https://hooks.example.com/2"))],
+                         ids=["syncer", "webhook"])
+@pytest.mark.parametrize("owner", [ADMIN, ORG])
+def test_syncer_and_webhook_by_the_sdks_organization(sdk, cls, fields, change, owner):  # noqa: F811
+    """Added with owner admin or the SDK's organization, read back by bare name (the SDK
+    makes it built-in/<name>): the one admin-owned record of that organization."""
+    kind = cls.__name__.lower()
+    name = unique(kind)
+    affected(getattr(sdk, f"add_{kind}")(cls.from_dict({"owner": owner, "name": name, "createdTime": now(),
+                                                        **fields})))
+    read = getattr(sdk, f"get_{kind}")(name)
+    assert (read.owner, read.name, read.organization) == (ADMIN, name, ORG)
+    listed = getattr(sdk, f"get_{kind}s")()
+    assert name in {row.name for row in listed}
+    attribute, value = change
+    setattr(read, attribute, value)
+    affected(getattr(sdk, f"update_{kind}")(read))
+    assert getattr(getattr(sdk, f"get_{kind}")(name), attribute) == value
+    affected(getattr(sdk, f"delete_{kind}")(cls.from_dict({"owner": owner, "name": name})))
+    assert getattr(sdk, f"get_{kind}")(name) is None
 
 
 # --- uploads ---
