@@ -23,6 +23,7 @@ from casdoor.invitation import Invitation
 from casdoor.order import Order
 from casdoor.organization import Organization
 from casdoor.record import Record
+from casdoor.session import Session
 from casdoor.syncer import Syncer
 from casdoor.token import Token
 from casdoor.transaction import Transaction
@@ -145,6 +146,30 @@ def test_a_sub_second_created_time_survives_read_and_update(sdk):  # noqa: F811
         assert sdk.get_user(name).createdTime == read.createdTime
     finally:
         sdk.delete_user(User.new(ORG, name, "", ""))
+
+
+# --- sessions ---
+
+def test_session_add_get_list_update_delete(sdk, user):  # noqa: F811
+    # a naive, sub-second createdTime, as the suites' session test sends it
+    session = Session.new(ORG, user.name, APP, datetime.datetime.now().isoformat(), ["sdk-s1"])
+    affected(sdk.add_session(session))
+    try:
+        assert (ORG, user.name) in {(row.owner, row.name) for row in sdk.get_sessions()}
+        rows, total = sdk.get_pagination_sessions(1, 100)
+        assert total >= len(rows) >= 1
+        read = sdk.get_session(user.name, APP)
+        assert (read.owner, read.name, read.application, read.sessionId) == (ORG, user.name, APP, ["sdk-s1"])
+        read.sessionId = ["sdk-s1", "sdk-s2"]
+        affected(sdk.update_session(read))
+        assert sdk.get_session(user.name, APP).sessionId == ["sdk-s1", "sdk-s2"]
+        read.sessionId = ["sdk-s3"]
+        affected(sdk.update_session_for_columns(read, ["session_id"]))
+        again = sdk.get_session(user.name, APP)
+        assert (again.sessionId, again.createdTime) == (["sdk-s3"], read.createdTime)
+    finally:
+        affected(sdk.delete_session(Session.new(ORG, user.name, APP, "", [])))
+    assert sdk.get_session(user.name, APP) is None
 
 
 # --- the owner helpers ---
