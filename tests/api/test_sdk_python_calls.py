@@ -22,6 +22,7 @@ from casdoor.application import Application
 from casdoor.invitation import Invitation
 from casdoor.order import Order
 from casdoor.organization import Organization
+from casdoor.product import Product
 from casdoor.record import Record
 from casdoor.session import Session
 from casdoor.syncer import Syncer
@@ -238,8 +239,12 @@ def test_token_pages_and_column_updates(sdk):  # noqa: F811
         rows, total = sdk.get_pagination_tokens(1, 10)
         assert total >= 1 and len(rows) == min(10, total)
         read = sdk.get_token(name)
-        # add-token records stay inert: the token given is not stored (docs/security.md)
-        assert read.accessToken != "123456"
+        # a token added by hand stays inert: the code and token given are not stored, and an
+        # update may change the record but never give it a code (docs/api.md, Tokens)
+        assert (read.code, read.accessToken) == ("", "")
+        read.code = "Updated Code"
+        affected(sdk.update_token(read), "Unaffected")
+        assert sdk.get_token(name).code == ""
         read.scope = "profile"
         affected(sdk.update_token_for_columns(read, ["scope"]))
         assert sdk.get_token(name).scope == "profile"
@@ -272,12 +277,19 @@ def test_a_transaction_without_a_name_gets_one(sdk):  # noqa: F811
     assert sdk.get_transaction(name) is None
 
 
-def test_order_pages(sdk):  # noqa: F811
-    name = unique("order")
+def test_an_order_of_a_product_pages_and_updates(sdk):  # noqa: F811
+    product_name, name = unique("product"), unique("order")
+    affected(sdk.add_product(Product.from_dict({
+        "owner": ORG, "name": product_name, "createdTime": now(), "displayName": product_name,
+        "description": "An SDK product", "quantity": 999, "state": "Published", "price": 1, "currency": "USD"})))
     order = Order.from_dict({"owner": ORG, "name": name, "createdTime": now(), "displayName": name,
+                             "products": [product_name],
+                             "productInfos": [{"owner": ORG, "name": product_name, "displayName": product_name,
+                                               "price": 1, "currency": "USD", "quantity": 1}],
                              "user": ADMIN, "price": 1, "currency": "USD", "state": "Created"})
     affected(sdk.add_order(order))
     try:
+        assert sdk.get_order(name).products == [product_name]
         rows, total = sdk.get_pagination_orders(1, 10)
         assert total >= len(rows) >= 1 and name in {row.name for row in sdk.get_orders()}
         read = sdk.get_order(name)
@@ -286,7 +298,8 @@ def test_order_pages(sdk):  # noqa: F811
         assert sdk.get_order(name).message == "Updated order message"
     finally:
         affected(sdk.delete_order(Order.from_dict({"owner": ORG, "name": name})))
-    assert sdk.get_order(name) is None
+        affected(sdk.delete_product(Product.from_dict({"owner": ORG, "name": product_name})))
+    assert sdk.get_order(name) is None and sdk.get_product(product_name) is None
 
 
 # --- syncers and webhooks, addressed the SDK's way ---
@@ -359,7 +372,7 @@ def password_app(sdk, api_server) -> Iterator[PasswordApp]:  # noqa: F811
     affected(sdk.add_user(account))
     affected(sdk.add_application(Application.from_dict({
         "owner": ADMIN, "name": app, "displayName": app, "organization": org, "cert": "cert-built-in",
-        "grantTypes": ["password", "refresh_token"], "redirectUris": ["http://localhost:9000/callback"],
+        "grantTypes": ["password", "client_credentials", "refresh_token"], "redirectUris": ["http://localhost:9000/callback"],
         "enablePassword": True, "expireInHours": 1})))
     stored = sdk.get_application(f"admin/{app}")
     client = casdoor.CasdoorSDK(api_server, stored.clientId, stored.clientSecret, sdk.certificate, org, app,
@@ -405,6 +418,11 @@ def test_raw_token_requests(password_app):
     # a spent refresh token: RFC 6749's error, as it is
     replay = client.refresh_token_request(tokens["refresh_token"]).json()
     assert replay["error"] == "invalid_grant"
+    # the SDK's own request helper, given a payload of its making: the client credentials grant
+    payload = client._get_payload_for_access_token_request()
+    assert payload["grant_type"] == "client_credentials"
+    answer = client._oauth_token_request(payload=payload).json()
+    assert client.parse_jwt_token(answer["access_token"])["azp"] == client.client_id
 
 
 # --- the asynchronous client ---
