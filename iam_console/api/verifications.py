@@ -1,5 +1,6 @@
 """Verification codes: send-verification-code and
-reset-email-or-phone, over services/verifications.py.
+reset-email-or-phone, over services/verifications.py; captchas: get-captcha and
+verify-captcha, over services/captcha.py.
 
 Both take Casdoor's form fields (multipart or urlencoded; JSON is accepted too). Sending
 talks to an SMTP server or an SMS gateway, so it runs in a worker thread and never holds up
@@ -12,7 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
-from ..services import mfa, second_factor, verifications
+from ..services import captcha, mfa, second_factor, verifications
 from .bodies import form_or_json
 from .callers import MFA_COOKIE, actor, client_ip
 from .envelope import ok
@@ -69,3 +70,18 @@ async def reset_email_or_phone(request: Request) -> JSONResponse:
         verifications.reset(db, actor(db, request), _text(form, "dest"), _text(form, "type"), _text(form, "code"),
                             country_code=_text(form, "countryCode"), request=audit_context(request))
     return ok()
+
+
+@router.get("/get-captcha", summary="The captcha of an application (applicationId=admin/name): none, a Default "
+                                     "picture (captchaId, captchaImage as base64 PNG), or another type's settings")
+async def get_captcha(request: Request) -> JSONResponse:
+    with session_scope() as db:
+        return ok(captcha.challenge(db, request.query_params.get("applicationId", ""), client_ip(request)))
+
+
+@router.post("/verify-captcha", summary="Whether captchaToken answers the Default captcha clientSecret (its id)")
+async def verify_captcha(request: Request) -> JSONResponse:
+    form = await form_or_json(request)
+    with session_scope() as db:
+        return ok(captcha.verify(db, _text(form, "captchaType"), _text(form, "captchaToken"),
+                                 _text(form, "clientSecret")))

@@ -51,8 +51,7 @@ from webauthn.helpers.structs import (
 from ..models import Application, AuthSession, User, WebAuthnChallenge
 from ..models.base import utcnow
 from ..settings import settings
-from . import auth, lookup
-from . import builtin as b
+from . import auth, lookup, server_keys
 from .errors import ServiceError
 from .records import audit
 
@@ -290,8 +289,7 @@ def _decoy(db: Session, owner: str, name: str) -> PublicKeyCredentialDescriptor:
     """What is offered for a name without a usable credential: an ID no authenticator holds,
     the same on every call (an HMAC of the name under a key derived from the built-in cert's
     private key, which every worker shares), so that the options look like an account's own."""
-    cert = lookup.signing_cert(db, b.ADMIN_OWNER, b.BUILT_IN_CERT)
-    key = hashlib.sha256(b"iam-console webauthn decoy\0" + (cert.private_key if cert else "").encode()).digest()
+    key = server_keys.derived_key(db, "webauthn decoy")
     return PublicKeyCredentialDescriptor(id=hmac.new(key, f"{owner}/{name}".encode(), hashlib.sha256).digest())
 
 

@@ -358,8 +358,9 @@ SELF_ONLY = {"/api/sso-logout", "/api/exit-impersonate-user"}
 # sign-in routes are public (their attacks are in tests/api/test_webauthn.py)
 WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/webauthn/delete-credential",
             "/api/webauthn/signin/begin", "/api/webauthn/signin/finish"}
-# tells only that the server and its database answer (tests/api/test_wire_routes.py)
-PUBLIC = {"/api/health"}
+# public: health tells only that the server and its database answer (tests/api/test_wire_routes.py);
+# a captcha is asked for and answered before any sign-in (tests/api/test_captcha.py)
+PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha"}
 # send through the caller's own organization's provider: no parameter names another
 # organization (tests/api/test_messages.py); anonymous callers get nothing
 OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},
