@@ -1,10 +1,11 @@
 """Compatibility: the calls of the official Casdoor Python SDK (casdoor 1.43.3) beyond plain
 add / get / list / update / delete (test_sdk_python.py has those): the user look-ups and
-partial updates, paging and column updates of invitations, tokens, transactions and orders,
-the owner helpers, an access token's SDK (with_access_token), uploads, the raw token requests,
-and the asynchronous client. Every fixture is built through the API, with the SDK itself,
-as a new user of the server would; docs/api.md ("The SDKs' own test suites") maps each call
-of the SDKs' own suites to its test here."""
+partial updates, sessions, syncers and webhooks addressed the SDK's way, paging and column
+updates of invitations, tokens, transactions and orders, the owner helpers, an access
+token's SDK (with_access_token), uploads, the raw token requests, and the asynchronous
+client. Every fixture is built through the API, with the SDK itself, as a new user of the
+server would; docs/api.md ("The SDKs' own test suites") maps each call of the SDKs' own
+suites to its test here."""
 
 from __future__ import annotations
 
@@ -190,7 +191,7 @@ def test_owner_helpers(sdk):  # noqa: F811
 
 
 def test_sign_in_and_profile_urls_point_at_served_pages(sdk):  # noqa: F811
-    # the SDK builds these URLs itself; the server must serve what they name
+    # built by the SDK without a request: they carry the application's client id, redirect and name
     signin = urlsplit(sdk.get_signin_url("http://localhost:9000/callback"))
     assert signin.path == "/login/oauth/authorize"
     query = parse_qs(signin.query)
