@@ -224,6 +224,9 @@ def test_invitation_pages_and_column_updates(sdk):  # noqa: F811
         affected(sdk.update_invitation_for_columns(read, ["state", "display_name"]))
         again = sdk.get_invitation(name)
         assert (again.state, again.displayName, again.quota) == ("Active", "Invite renamed", 10)
+        # what a sign-up page learns from the code: the invitation without its codes or quota
+        info = sdk.get_invitation_info(code, APP)
+        assert (info.name, info.email, info.code, info.quota) == (name, "invitee@example.com", "***", -1)
     finally:
         affected(sdk.delete_invitation(Invitation.from_dict({"owner": ORG, "name": name})))
     assert sdk.get_invitation(name) is None
