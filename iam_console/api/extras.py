@@ -8,12 +8,12 @@ from sqlmodel import select
 
 from .. import models as m
 from ..db import session_scope
-from ..services import accounts, applications, crud, dashboard, messages, policy, users
+from ..services import accounts, applications, crud, dashboard, invitations, messages, policy, users
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
 from .bodies import form_fields, form_or_json, json_body, json_list
-from .callers import actor
+from .callers import actor, client_ip
 from .envelope import ok
 from .resources import audit_context
 
@@ -183,6 +183,15 @@ async def send_invitation(request: Request) -> JSONResponse:
     with session_scope() as db:
         messages.send_invitation(db, actor(db, request), owner, name, body, audit_context(request))
     return ok()
+
+
+@router.get("/get-invitation-info", summary="The invitation a code opens for an application's sign-up page "
+                                            "(code, applicationId=admin/name), without its codes, quota or group")
+async def get_invitation_info(request: Request) -> JSONResponse:
+    params = request.query_params
+    with session_scope() as db:
+        return ok(invitations.info_by_code(db, params.get("applicationId", ""), params.get("code", ""),
+                                           client_ip(request)))
 
 
 @router.get("/health", summary="Whether the server is up and its database answers")

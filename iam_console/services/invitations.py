@@ -1,15 +1,19 @@
-"""Invitations beyond CRUD: the signup link an admin hands out."""
+"""Invitations beyond CRUD: the signup link an admin hands out, and what a sign-up page may
+learn of an invitation from its code (get-invitation-info)."""
 
 from __future__ import annotations
 
+import hmac
+from typing import Any
 from urllib.parse import quote
 
 from sqlmodel import Session, select
 
 from .. import models as m
+from ..models.base import to_wire
 from ..settings import settings
 from . import builtin as b
-from . import lookup, policy
+from . import lookup, patterns, policy, throttle
 from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY
@@ -17,6 +21,10 @@ from .resources import REGISTRY
 INVITATIONS = REGISTRY["invitation"]
 ALL_APPLICATIONS = "All"
 CHOICES_LIMIT = 500
+CODE_CHECKS = (30, 600)  # code look-ups a client address may make per window: codes can be guessed
+# what a sign-up page is not told of an invitation (Casdoor masks the same fields)
+HIDDEN = {"createdTime": "", "updatedTime": "", "code": "***", "defaultCode": "***", "isRegexp": False,
+          "quota": -1, "usedCount": -1, "signupGroup": ""}
 
 
 def signup_application(db: Session, owner: str, application: str) -> str:
@@ -43,8 +51,45 @@ def signup_url(db: Session, actor: Actor, owner: str, application: str, code: st
     return f"{settings.origin}/signup/{quote(name, safe='')}?invitationCode={quote(code, safe='')}"
 
 
-def application_choices(db: Session, actor: Actor, organization: str) -> list[str]:
-    """Names of the organization's applications, for the invitation's select."""
-    scope = policy.read_scope(actor, REGISTRY["application"], organization=organization)
-    return list(db.exec(select(m.Application.name).where(m.Application.organization == organization, *scope)
-                        .order_by(m.Application.name).limit(CHOICES_LIMIT)).all())
+def _matches(invitation: m.Invitation, code: str) -> bool:
+    if not invitation.is_regexp:
+        return hmac.compare_digest(invitation.code.encode(), code.encode())
+    try:
+        return patterns.fullmatch(invitation.code, code)
+    except patterns.PatternError:
+        return False
+
+
+def _refusal(db: Session, invitation: m.Invitation, code: str) -> str:
+    """Why a matching invitation takes no sign-up now ("" when it does)."""
+    if invitation.state != "Active":
+        return "Invitation code suspended"
+    if invitation.used_count >= invitation.quota:
+        return "Invitation code exhausted"
+    if invitation.is_regexp and db.exec(select(m.User.pk).where(
+            m.User.owner == invitation.owner, m.User.invitation_code == code)).first() is not None:
+        return "The invitation code has already been used"
+    return ""
+
+
+def info_by_code(db: Session, application_id: str, code: str, client_ip: str) -> dict[str, Any]:
+    """get-invitation-info: the invitation of the application's organization that `code` opens,
+    without its codes, quota or group (a sign-up page fills in its username, email or phone);
+    anyone may ask, a limited number of times per client address."""
+    name = application_id.split("/", 1)[1] if "/" in application_id else application_id
+    application = lookup.application(db, name) if name else None
+    if application is None:
+        raise ServiceError("The application: %s does not exist", application_id[:200])
+    if not code:
+        raise ServiceError("Invitation code is invalid")
+    throttle.hit(db, f"invitation-code:{client_ip}", *CODE_CHECKS)
+    refusal = ""
+    for invitation in db.exec(select(m.Invitation).where(m.Invitation.owner == application.organization)
+                              .order_by(m.Invitation.created_time, m.Invitation.pk).limit(CHOICES_LIMIT)).all():
+        if invitation.application not in ("", ALL_APPLICATIONS, application.name) or not _matches(invitation, code):
+            continue
+        why = _refusal(db, invitation, code)
+        if not why:
+            return {**to_wire(invitation), **HIDDEN}
+        refusal = refusal or why
+    raise ServiceError(refusal or "Invitation code is invalid")

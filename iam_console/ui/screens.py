@@ -5,7 +5,7 @@ docs/architecture.md, "Adding a screen", walks through one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +27,34 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Cell:
+    """A column of a row table (a Field whose widget is "rows"): one widget per row."""
+
+    key: str  # the key in each row's object
+    label: str  # a catalog key
+    widget: str = "input"  # input | select | switch | number | tags | pick | text (shown, never edited)
+    options: tuple[str, ...] = ()  # a select's values
+    options_for: Callable[[dict[str, Any]], Sequence[str]] | None = None  # a select's values for this row
+    # a select whose value no two rows share (each row offers its own and the free ones); its
+    # options are the same for every row (options_for is not called for it)
+    unique: bool = False
+    placeholder: str = ""  # a select's value meaning "not chosen yet", shown as a prompt (a catalog key)
+    translate: bool = False  # a select's values are shown through the catalog
+    disabled_when: Callable[[dict[str, Any]], bool] | None = None  # of the row; the server ignores edits
+    hidden_when: Callable[[dict[str, Any]], bool] | None = None  # of the row
+    key_row: bool = False  # a switch on in exactly one row (turning one on turns the others off)
+    default: Any = ""  # a new row's value
+    kind: str = ""  # pick: the registry kind offered
+    category: str = ""  # pick: only records of this category (providers)
+    form: str = "name"  # pick: values are "name" or "id" (owner/name)
+
+
+@dataclass(frozen=True)
 class Field:
     key: str  # the wire name
     label: str  # a catalog key
-    widget: str = "input"  # input | password | number | switch | textarea | select | list | checks
+    # input | password | number | switch | textarea | select | list | checks | rows | pick | code
+    widget: str = "input"
     options: tuple[str, ...] = ()  # for select, and for checks (a list field: one checkbox per option)
     global_admin_only: bool = False  # shown disabled to others (e.g. an owner organization)
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
@@ -51,6 +75,27 @@ class Field:
     copy_to: str = ""
     copy_pattern: str = ""
     virtual: bool = False  # not a wire field of the kind: edited by the page itself, never saved as is
+    # code: the editor's language (ui/components/code_editor.py LANGUAGES) and its box
+    language: str = "json"
+    height: str = "300px"
+    width: str = "100%"
+    # pick: a searchable select of records of `kind` (of one `category`), one value or a list;
+    # values are "name" or "owner/name" as the kind's references declare (`form` overrides)
+    kind: str = ""
+    multiple: bool = False
+    category: str = ""
+    form: str = ""
+    also: tuple[tuple[str, str], ...] = ()  # values naming no record, offered first: (value, catalog key)
+    # rows: a table of objects, one Cell per column (ui/state/rows.py)
+    columns: tuple[Cell, ...] = ()
+    new_row: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None  # None: the table is full
+    fixed_row: Callable[[dict[str, Any]], bool] | None = None  # a row that cannot be deleted
+    settle: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a changed row made consistent
+    # a change refused: the rows as they would be -> a catalog message, "" to allow it
+    refuse: Callable[[list[dict[str, Any]]], str] | None = None
+    initial: Callable[[], list[dict[str, Any]]] | None = None  # the rows of a record that has none
+    movable: bool = False  # Up and Down
+    one_at_a_time: bool = False  # rows are edited one at a time (Edit, then Save or Cancel)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ except under CI=true, where it fails."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -169,7 +170,11 @@ class Family:
         return f"node-{self.name}-{uuid.uuid4().hex[:8]}"
 
     def build(self, name: str) -> dict[str, Any]:
-        return {"owner": self.owner, "name": name, **self.fields(name)}
+        """A new object as the SDK's own suites build one: a millisecond UTC createdTime
+        (new Date().toISOString()) and the family's fields."""
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+        return {"owner": self.owner, "name": name, "createdTime": created.replace("+00:00", "Z"),
+                **self.fields(name)}
 
     def call(self, verb: str, *args: Any) -> dict[str, Any]:
         if verb == "list":
@@ -221,9 +226,8 @@ FAMILIES = [
            fields=lambda n: {"application": APP, "organization": ORG, "user": ADMIN, "expiresIn": 3600,
                              "scope": "read", "tokenType": "Bearer"},
            change=("scope", "read write")),
-    # Webhooks and syncers belong to 'admin' here: the SDK is configured with orgName 'admin' for them
-    # (with orgName built-in the SDK writes owner built-in, which the server refuses: "The owner of a
-    # webhook must be admin"; real Casdoor stores it).
+    # Webhooks and syncers belong to 'admin' here: the SDK is configured with orgName 'admin' for them;
+    # with orgName built-in (owner built-in, read as built-in/<name>) they are in test_sdk_node_calls.py.
     Family("webhook", m.Webhook, owner=ADMIN, org=ADMIN, list_scope="all",
            fields=lambda n: {"organization": ORG, "url": "https://hooks.example.com/in", "method": "POST",
                              "contentType": "application/json", "events": ["signup"], "isEnabled": True},
@@ -270,6 +274,10 @@ def families() -> list:
     return [pytest.param(family, id=family.name) for family in FAMILIES]
 
 
+def instant(created_time: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(created_time.replace("Z", "+00:00"))
+
+
 def ident(row: dict[str, Any]) -> tuple[str, str]:
     return row["owner"], row["name"]
 
@@ -301,7 +309,8 @@ def test_add_get_list_update_delete(sdk, leftovers, family: Family):
     affected(added)
     obj = ok(got)
     assert ident(obj) == (family.owner, name)
-    assert obj["createdTime"], "the server stamps createdTime"
+    # the same instant, milliseconds included (trailing zeros of the fraction are not written back)
+    assert instant(obj["createdTime"]) == instant(sent["createdTime"]), "createdTime keeps its precision"
     for key, expected in family.fields(name).items():
         assert obj[key] == expected, f"{family.name}.{key}"
     assert (family.owner, name) in {ident(row) for row in ok(listed)}

@@ -3,12 +3,13 @@
 Every resource family the SDK covers goes through the SDK's own classes and
 methods: add, get, list, page, update and delete. Each family
 is one declaration in FAMILIES; the tests are generic. Resources are read, listed
-and deleted (uploads are not served yet); sessions have no routes yet.
+and deleted here; uploads, sessions and the calls beyond these are in test_sdk_python_calls.py.
 An autouse fixture checks every answer the SDK receives: HTTP 200, JSON, the
 seven envelope keys."""
 
 from __future__ import annotations
 
+import datetime
 import math
 import uuid
 from collections.abc import Callable
@@ -130,8 +131,8 @@ FAMILIES = [
                              "expiresIn": 3600, "scope": "read", "tokenType": "Bearer",
                              "grantType": "authorization_code"},
            change=("scope", "read write")),
-    # Webhooks and syncers belong to admin here (the SDK would default their owner to its
-    # organization, which the server refuses): the test sets owner admin and reads admin/<name>.
+    # Webhooks and syncers are added with owner admin here and read as admin/<name>; the SDK's
+    # default (owner = its organization, read as built-in/<name>) is in test_sdk_python_calls.py.
     Family("webhook", Webhook, m.Webhook, owner=ADMIN, list_scope="all",
            fields=lambda n: {"organization": ORG, "url": "https://hooks.example.com/in", "method": "POST",
                              "contentType": "application/json", "events": ["signup"], "isEnabled": True},
@@ -194,13 +195,19 @@ def new_name(family: Family) -> str:
 
 
 def build(family: Family, name: str) -> Any:
+    """A new object as the SDK's own suites build one: its fields, and a sub-second, zoned createdTime."""
     obj = family.cls()
     obj.owner = family.owner
+    obj.createdTime = datetime.datetime.now(datetime.timezone.utc).isoformat()
     setattr(obj, family.key, name)
     for attribute, value in family.fields(name).items():
         assert hasattr(obj, attribute), f"{family.cls.__name__} has no field {attribute}"
         setattr(obj, attribute, value)
     return obj
+
+
+def _instant(created_time: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(created_time.replace("Z", "+00:00"))
 
 
 def affected(result: Any, expected: str = "Affected") -> None:
@@ -321,7 +328,7 @@ def test_add_get_update_delete(sdk, created, family: Family):  # noqa: F811
     read = get(sdk, family, name)
     assert isinstance(read, family.cls)
     assert ident(family, read) == (family.owner, name)
-    assert read.createdTime, "the server stamps createdTime"
+    assert _instant(read.createdTime) == _instant(obj.createdTime), "createdTime keeps its precision"
     check_fields(family, read, obj)
 
     listed = {ident(family, row) for row in list_all(sdk, family)}
@@ -366,7 +373,7 @@ def test_reading_a_missing_object_is_none(sdk, family: Family):  # noqa: F811
     assert missing(sdk, family, new_name(family))
 
 
-# --- resources: the SDK reads, lists and deletes them (uploads are not covered) ---
+# --- resources: the SDK reads, lists and deletes them (uploads: test_sdk_python_calls.py) ---
 
 @pytest.fixture
 def stored_resources(database):

@@ -68,7 +68,7 @@ def _save(page) -> None:
 
 def _account_row(page, item: str):
     return page.locator("#account-items-table tbody tr").filter(
-        has=page.locator(".account-name", has_text=re.compile(f"^{re.escape(item)}$")))
+        has=page.locator(".account-items-name", has_text=re.compile(f"^{re.escape(item)}$")))
 
 
 def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, accounts):
@@ -80,30 +80,30 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
     api_login(accounts.boss)
     visit("/organizations/acme")
     location = _account_row(page, "Location")
-    expect(location.locator(".account-modify")).to_have_text("Self")
-    _choose(page, location.locator(".account-modify"), "Admin")
-    expect(location.locator(".account-modify")).to_have_text("Admin")
+    expect(location.locator(".account-items-modify-rule")).to_have_text("Self")
+    _choose(page, location.locator(".account-items-modify-rule"), "Admin")
+    expect(location.locator(".account-items-modify-rule")).to_have_text("Admin")
 
     # an item only admins see, and Is admin, cannot be left to the user
     for item in ("Is forbidden", "Is admin"):
-        _account_row(page, item).locator(".account-modify").click()
+        _account_row(page, item).locator(".account-items-modify-rule").click()
         expect(page.get_by_role("option", name="Immutable", exact=True)).to_be_visible()
         expect(page.get_by_role("option", name="Self", exact=True)).to_have_count(0)
         page.keyboard.press("Escape")
     # turning an item's view rule to Admin moves its modify rule off Self
     bio = _account_row(page, "Bio")
-    _choose(page, bio.locator(".account-view"), "Admin")
-    expect(bio.locator(".account-modify")).to_have_text("Admin")
-    _choose(page, bio.locator(".account-view"), "Public")
-    _choose(page, bio.locator(".account-modify"), "Self")  # as it was: other tests edit Bio
+    _choose(page, bio.locator(".account-items-view-rule"), "Admin")
+    expect(bio.locator(".account-items-modify-rule")).to_have_text("Admin")
+    _choose(page, bio.locator(".account-items-view-rule"), "Public")
+    _choose(page, bio.locator(".account-items-modify-rule"), "Self")  # as it was: other tests edit Bio
 
     # the regex applies to the listed items only; a bad one is refused by the service
-    expect(_account_row(page, "Tag").locator(".account-regex input")).to_be_disabled()
-    bio.locator(".account-regex input").fill("[a-")
+    expect(_account_row(page, "Tag").locator(".account-items-regex input")).to_be_disabled()
+    bio.locator(".account-items-regex input").fill("[a-")
     page.click("#edit-save")
     expect(page.get_by_text(re.compile(r"Failed to save: The regex of the account item Bio is not valid"))) \
         .to_be_visible()
-    bio.locator(".account-regex input").fill("")
+    bio.locator(".account-items-regex input").fill("")
 
     # a new row starts as the placeholder and is named from the free item names
     rows = page.locator("#account-items-table tbody tr")
@@ -113,9 +113,9 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
     page.click("#account-items-add")
     expect(rows).to_have_count(count)
     last = rows.last
-    expect(last.locator(".account-name")).to_have_text(b.ACCOUNT_ITEM_PLACEHOLDER)
-    _choose(page, last.locator(".account-name"), "Karma")
-    expect(last.locator(".account-name")).to_have_text("Karma")
+    expect(last.locator(".account-items-name")).to_have_text(b.ACCOUNT_ITEM_PLACEHOLDER)
+    _choose(page, last.locator(".account-items-name"), "Karma")
+    expect(last.locator(".account-items-name")).to_have_text("Karma")
     _save(page)
 
     page.context.clear_cookies()
@@ -128,7 +128,7 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
     page.context.clear_cookies()
     api_login(accounts.boss)
     visit("/organizations/acme")
-    _choose(page, _account_row(page, "Location").locator(".account-modify"), "Self")
+    _choose(page, _account_row(page, "Location").locator(".account-items-modify-rule"), "Self")
     _save(page)
     page.context.clear_cookies()
     api_login(accounts.alice)
@@ -148,20 +148,20 @@ def test_the_mfa_items_limits(visit, page, api_login, accounts, server):
     expect(rows).to_have_count(2)
     expect(page.locator("#mfa-items-add")).to_be_enabled()
     # a method cannot repeat: the Phone row offers Phone and the free App, not Email
-    rows.nth(0).locator(".mfa-name").click()
+    rows.nth(0).locator(".mfa-items-name").click()
     expect(page.get_by_role("option", name="App", exact=True)).to_be_visible()
     expect(page.get_by_role("option", name="Email", exact=True)).to_have_count(0)
     page.keyboard.press("Escape")
     page.click("#mfa-items-add")
     expect(rows).to_have_count(3)
-    expect(rows.nth(2).locator(".mfa-name")).to_have_text("App")
+    expect(rows.nth(2).locator(".mfa-items-name")).to_have_text("App")
     expect(page.locator("#mfa-items-add")).to_be_disabled()
 
-    _choose(page, rows.nth(0).locator(".mfa-rule"), "Required")
-    _choose(page, rows.nth(1).locator(".mfa-rule"), "Required")
+    _choose(page, rows.nth(0).locator(".mfa-items-rule"), "Required")
+    _choose(page, rows.nth(1).locator(".mfa-items-rule"), "Required")
     expect(page.get_by_text("Only 1 MFA methods can be required")).to_be_visible()
-    expect(rows.nth(1).locator(".mfa-rule")).to_have_text("Optional")
-    _choose(page, rows.nth(1).locator(".mfa-rule"), "Prompt")
+    expect(rows.nth(1).locator(".mfa-items-rule")).to_have_text("Optional")
+    _choose(page, rows.nth(1).locator(".mfa-items-rule"), "Prompt")
     _save(page)
     assert _stored(page, name)["mfaItems"] == [
         {"name": "Phone", "rule": "Required"}, {"name": "Email", "rule": "Prompt"}, {"name": "App", "rule": "Optional"}]

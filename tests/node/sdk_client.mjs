@@ -16,8 +16,10 @@
 // Calls run one after the other, so later calls see what earlier ones wrote.
 // "args" are passed as given, except {"$ref": i, "set": {...}}: a copy of the data of call i's
 // answer with the fields in "set" changed (so "update the object as read" runs in one process);
-// {"$ref": i, "get": "key"}: the field "key" of call i's value, data or body (a token it got back).
+// {"$ref": i, "get": "key"}: the field "key" of call i's value, data or body (a token it got back);
+// {"$file": path}: a read stream of that file (what uploadResource posts, named by its path).
 
+import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 
 // stdout carries only the answers: the SDK's own logging (mfa.js logs its payload) goes to stderr
@@ -66,6 +68,7 @@ function failure(error) {
 }
 
 function resolve(arg, answers) {
+  if (arg && typeof arg === 'object' && !Array.isArray(arg) && '$file' in arg) return createReadStream(arg.$file);
   if (arg && typeof arg === 'object' && !Array.isArray(arg) && '$ref' in arg) {
     if ('get' in arg) {
       const answer = answers[arg.$ref];

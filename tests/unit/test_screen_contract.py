@@ -29,7 +29,9 @@ def _wire_fields(screen: Screen) -> set[str]:
 def _labels(screen: Screen) -> set[str]:
     return ({screen.title, screen.name_label} | {c.label for c in screen.columns}
             | {c.caption for c in screen.columns if c.caption} | {f.label for f in screen.fields}
-            | {f.help for f in screen.fields if f.help})
+            | {f.help for f in screen.fields if f.help}
+            | {c.label for f in screen.fields for c in f.columns}  # a row table's column headers
+            | {key for f in screen.fields for _, key in f.also})  # a picker's values naming no record
 
 
 def test_there_are_screens_to_check():

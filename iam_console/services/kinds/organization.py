@@ -46,6 +46,15 @@ def is_color(text: str) -> bool:
     return HEX_COLOR.fullmatch(text or "") is not None
 
 
+def mfa_items_problem(items: list) -> str:
+    """What is wrong with these MFA items (a catalog message), or "": the editor refuses such a change."""
+    try:
+        _mfa_items(items)
+    except ServiceError as exc:
+        return exc.template
+    return ""
+
+
 def _mfa_items(items: list) -> None:
     rules = [item for item in items if isinstance(item, dict)]
     names = [item.get("name") for item in rules]

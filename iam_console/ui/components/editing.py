@@ -8,6 +8,9 @@ import reflex as rx
 from ..screens import Field, Screen
 from ..state.editing import EMPTY_CHOICE, Editing
 from ..text import t
+from .code_editor import code_editor
+from .picker import picker
+from .rows import rows_table
 
 # what a select's option may show before its label (Screen Field.choices' third element)
 CHOICE_ICONS = {"Physical": "users", "Virtual": "layers"}
@@ -44,11 +47,19 @@ def _widget(field: Field) -> rx.Component:
     ident = f"field-{field.key}"
     if field.widget == "checks":
         return _checks(field, disabled)
+    if field.widget == "rows":
+        return rows_table(field, Editing, disabled)
     if field.widget == "switch":
         return rx.switch(checked=Editing.flags[field.key], on_change=lambda v: Editing.set_flag(field.key, v),
                          disabled=disabled, id=ident, aria_labelledby=f"{ident}-label")
     value = Editing.values[field.key]
     on_change = lambda v: Editing.set_value(field.key, v)  # noqa: E731
+    if field.widget == "code":
+        return code_editor(value, on_change, language=field.language, label=t(field.label), id=ident,
+                           height=field.height, width=field.width, read_only=disabled)
+    if field.widget == "pick":
+        return picker(Editing, field.key, value, on_change, label=t(field.label), disabled=disabled,
+                      multiple=field.multiple, also=field.also, id=ident)
     if field.widget == "select" and field.choices is not None:
         return rx.select.root(
             rx.select.trigger(id=ident, width="100%", aria_labelledby=f"{ident}-label"),

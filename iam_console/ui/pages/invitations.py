@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import groups, invitations
+from ...services import invitations
 from ...services.kinds import choices
 from ...services.kinds.invitation import made_for_plan
 from ..screens import Column, Field, Screen, screen
@@ -16,16 +16,6 @@ from ..text import t
 def _for_plan(record) -> bool:
     """An invitation a plan created keeps its organization and name."""
     return made_for_plan(record.get("tag"))
-
-
-def _applications(db, actor, record) -> list[tuple[str, str]]:
-    names = invitations.application_choices(db, actor, record["owner"])
-    return [(invitations.ALL_APPLICATIONS, "All")] + [(name, name) for name in names]
-
-
-def _signup_groups(db, actor, record) -> list[tuple[str, str]]:
-    owner = record["owner"]
-    return [("", "Default")] + [(f"{owner}/{name}", f"{owner}/{name}") for name, _ in groups.choices(db, actor, owner)]
 
 
 INVITATIONS = screen(Screen(
@@ -52,8 +42,10 @@ INVITATIONS = screen(Screen(
         Field("quota", "Quota", "number", minimum=0),
         # at most the quota: checked by the service (services/kinds/invitation.py), which names the bound
         Field("usedCount", "Used count", "number", minimum=0),
-        Field("application", "Application", "select", choices=_applications),
-        Field("signupGroup", "Signup group", "select", choices=_signup_groups),
+        # pickers of the invitation's organization's records; All and Default name none
+        Field("application", "Application", "pick", kind="application",
+              also=((invitations.ALL_APPLICATIONS, "All"),)),
+        Field("signupGroup", "Signup group", "pick", kind="group", also=(("", "Default"),)),
         Field("username", "Username"),
         Field("email", "Email"),
         Field("phone", "Phone"),

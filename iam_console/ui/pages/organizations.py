@@ -1,25 +1,45 @@
-"""Organizations: list and edit, with the edit page's own sections:
-account items, MFA items, theme, navigation items and LDAP servers (their
-states are in ui/state/organization.py)."""
+"""Organizations: list and edit; the account items and MFA items are row table fields, and the
+edit page has its own sections: theme, navigation items and LDAP servers (their states are in
+ui/state/organization.py)."""
 
 from __future__ import annotations
 
 import reflex as rx
 
+from ...services import accounts
 from ...services import builtin as b
 from ...services.kinds import choices
-from ...services.kinds.organization import obfuscator_key
+from ...services.kinds.organization import mfa_items_problem, obfuscator_key
 from ...services.navigation import MENU
 from ..components.listing import sublist
-from ..screens import Column, Field, Screen, screen
-from ..state.organization import AccountItems, LdapServers, MfaItems, NavItems, Theme
-from ..state.prefs import Prefs
+from ..screens import Cell, Column, Field, Screen, screen
+from ..state.organization import LdapServers, NavItems, Theme
 from ..text import t
 from .ldap import LDAP
 
 
 def _built_in(record) -> bool:
     return record.get("name") == b.BUILT_IN_ORG
+
+
+NEW_ACCOUNT_ITEM = {"name": b.ACCOUNT_ITEM_PLACEHOLDER, "visible": True, "viewRule": "Public", "modifyRule": "Self",
+                    "regex": ""}
+
+
+def _settle_account_item(item: dict) -> dict:
+    """The regex applies to the listed items only; a modify rule the item's view rule no longer
+    allows (Self, once only admins see it) becomes Admin."""
+    if item["name"] not in accounts.PATTERN_ITEMS:
+        item["regex"] = ""
+    if item["modifyRule"] not in accounts.modify_rules(item["name"], item["viewRule"]):
+        item["modifyRule"] = "Admin"
+    return item
+
+
+def _new_mfa_item(rows: list[dict]) -> dict | None:
+    """The first method no row has; None once every method has its row."""
+    free = [name for name in b.MFA_METHODS if name not in {row.get("name") for row in rows}]
+    return {"name": free[0], "rule": "Optional"} if free else None
 
 
 ORGANIZATIONS = screen(Screen(
@@ -29,9 +49,8 @@ ORGANIZATIONS = screen(Screen(
     # an organization admin's list holds their own organization only
     list_scope=lambda actor, owner: {"owner": "", "organization": owner if actor.is_global_admin
                                      else actor.organization},
-    sections=(AccountItems, MfaItems, Theme, NavItems, LdapServers), edit_title="Organization",
-    parts=lambda: (_navigation(), _account_items(), _mfa_items(), _theme(),
-                   sublist(LDAP, LdapServers, "LDAP servers", "ldap")),
+    sections=(Theme, NavItems, LdapServers), edit_title="Organization",
+    parts=lambda: (_navigation(), _theme(), sublist(LDAP, LdapServers, "LDAP servers", "ldap")),
     columns=(
         Column("name", "Name", link="/organizations/{name}"),
         Column("createdTime", "Created time", "time", searchable=False),
@@ -69,7 +88,7 @@ ORGANIZATIONS = screen(Screen(
         Field("countryCodes", "Supported country codes", "list"),
         Field("languages", "Languages", "list"),
         Field("defaultAvatar", "Default avatar"),
-        Field("defaultApplication", "Default application"),
+        Field("defaultApplication", "Default application", "pick", kind="application"),
         Field("tags", "Tags", "list"),
         Field("masterPassword", "Master password", "password"),
         Field("defaultPassword", "Default password", "password"),
@@ -80,16 +99,28 @@ ORGANIZATIONS = screen(Screen(
         Field("isProfilePublic", "Is profile public", "switch"),
         Field("useEmailAsUsername", "Use email as username", "switch"),
         Field("enableTour", "Enable tour", "switch"),
+        Field("accountItems", "Account items", "rows", movable=True, initial=b.default_account_items,
+              new_row=lambda rows: dict(NEW_ACCOUNT_ITEM), settle=_settle_account_item, columns=(
+                  # a new row is named once, from the names no other row uses
+                  Cell("name", "Name", "select", options=b.ACCOUNT_ITEM_NAMES, unique=True, translate=True,
+                       placeholder=b.ACCOUNT_ITEM_PLACEHOLDER,
+                       disabled_when=lambda row: row["name"] != b.ACCOUNT_ITEM_PLACEHOLDER),
+                  Cell("visible", "Visible", "switch", default=True),
+                  Cell("viewRule", "View rule", "select", options=b.VIEW_RULES, translate=True),
+                  Cell("modifyRule", "Modify rule", "select", translate=True,
+                       options_for=lambda row: accounts.modify_rules(row["name"], row["viewRule"])),
+                  Cell("regex", "Regex", disabled_when=lambda row: row["name"] not in accounts.PATTERN_ITEMS),
+              )),
+        # a method at most once, and one Required at most
+        Field("mfaItems", "MFA items", "rows", new_row=_new_mfa_item, refuse=mfa_items_problem, columns=(
+            Cell("name", "Name", "select", options=b.MFA_METHODS, unique=True, translate=True),
+            Cell("rule", "Rule", "select", options=b.MFA_RULES, translate=True, default="Optional"),
+        )),
     ),
 ))
 
 
 # --- helpers ---
-
-def _label(value: rx.Var | str) -> rx.Var:
-    """A value the catalog may translate (an item name, a rule), shown as is otherwise."""
-    return Prefs.tr.get(value, value)
-
 
 THEME_TYPE_LABELS = {"default": "Default", "dark": "Dark", "lark": "Lark", "comic": "Comic"}
 
@@ -110,96 +141,6 @@ def _section(title: str, ident: str, *children: rx.Component, action: rx.Compone
                   align="center"),
         *children,
         spacing="2", width="100%", padding_top="1em", border_top="1px solid var(--gray-a4)", id=ident,
-    )
-
-
-def _icon(icon: str, on_click, label: str, disabled=False, color_scheme: str = "gray") -> rx.Component:
-    return rx.icon_button(rx.icon(icon, size=14), on_click=on_click, size="1", variant="soft", disabled=disabled,
-                          color_scheme=color_scheme, aria_label=t(label), title=t(label))
-
-
-# --- account items ---
-
-def _account_row(row: rx.Var, index: rx.Var) -> rx.Component:
-    name = rx.cond(
-        row["__placeholder"] == "true",
-        rx.select.root(
-            rx.select.trigger(placeholder=t(b.ACCOUNT_ITEM_PLACEHOLDER), class_name="account-name", width="100%",
-                              aria_label=t("Name")),
-            rx.select.content(rx.foreach(AccountItems.free_names,
-                                         lambda n: rx.select.item(_label(n), value=n))),
-            value="", on_change=lambda v: AccountItems.set_name(index, v), size="1",
-        ),
-        rx.text(_label(row["name"]), size="2", class_name="account-name"),
-    )
-    modify = rx.cond(
-        row["__admin_only"] == "true",
-        _choice(("Admin", "Immutable"), row["modifyRule"], lambda v: AccountItems.set_modify_rule(index, v),
-                "account-modify", "Modify rule"),
-        _choice(b.MODIFY_RULES, row["modifyRule"], lambda v: AccountItems.set_modify_rule(index, v),
-                "account-modify", "Modify rule"),
-    )
-    return rx.table.row(
-        rx.table.cell(name),
-        rx.table.cell(rx.switch(checked=row["visible"] == "true", size="1", class_name="account-visible",
-                                aria_label=t("Visible"), on_change=lambda v: AccountItems.set_visible(index, v))),
-        rx.table.cell(_choice(b.VIEW_RULES, row["viewRule"], lambda v: AccountItems.set_view_rule(index, v),
-                              "account-view", "View rule")),
-        rx.table.cell(modify),
-        rx.table.cell(rx.input(value=row["regex"], on_change=lambda v: AccountItems.set_regex(index, v),
-                               disabled=row["__pattern"] != "true", size="1", class_name="account-regex",
-                               aria_label=t("Regex"))),
-        rx.table.cell(rx.hstack(
-            _icon("arrow-up", AccountItems.move_row(index, -1), "Up", disabled=index == 0),
-            _icon("arrow-down", AccountItems.move_row(index, 1), "Down",
-                  disabled=index == AccountItems.rows.length() - 1),
-            _icon("trash-2", AccountItems.delete_row(index), "Delete", color_scheme="red"),
-            spacing="1",
-        )),
-    )
-
-
-def _account_items() -> rx.Component:
-    return _section(
-        "Account items", "account-items",
-        rx.box(rx.table.root(
-            rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(h)) for h in
-                                           ("Name", "Visible", "View rule", "Modify rule", "Regex", "Action")])),
-            rx.table.body(rx.foreach(AccountItems.rows, _account_row)),
-            size="1", variant="surface", width="100%", id="account-items-table",
-        ), max_height="32em", overflow_y="auto", width="100%"),
-        action=rx.button(rx.icon("plus", size=14), t("Add"), on_click=AccountItems.add_row, size="1",
-                         id="account-items-add"),
-    )
-
-
-# --- MFA items ---
-
-def _mfa_row(row: rx.Var, index: rx.Var) -> rx.Component:
-    return rx.table.row(
-        rx.table.cell(rx.select.root(
-            rx.select.trigger(class_name="mfa-name", width="100%", aria_label=t("Name")),
-            rx.select.content(
-                rx.select.item(_label(row["name"]), value=row["name"]),
-                rx.foreach(MfaItems.free_methods, lambda n: rx.select.item(_label(n), value=n)),
-            ),
-            value=row["name"], on_change=lambda v: MfaItems.set_name(index, v), size="1",
-        )),
-        rx.table.cell(_choice(b.MFA_RULES, row["rule"], lambda v: MfaItems.set_rule(index, v), "mfa-rule", "Rule")),
-        rx.table.cell(_icon("trash-2", MfaItems.delete_row(index), "Delete", color_scheme="red")),
-    )
-
-
-def _mfa_items() -> rx.Component:
-    return _section(
-        "MFA items", "mfa-items",
-        rx.table.root(
-            rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(h)) for h in ("Name", "Rule", "Action")])),
-            rx.table.body(rx.foreach(MfaItems.rows, _mfa_row)),
-            size="1", variant="surface", width="100%", id="mfa-items-table",
-        ),
-        action=rx.button(rx.icon("plus", size=14), t("Add"), on_click=MfaItems.add_row, disabled=MfaItems.full,
-                         size="1", id="mfa-items-add"),
     )
 
 
@@ -279,5 +220,3 @@ def _navigation() -> rx.Component:
                 rx.text(t("Nothing checked: the organization's admins see every item"), size="1",
                         color_scheme="orange")),
     )
-
-

@@ -79,7 +79,7 @@ USERS = screen(Screen(
         Field("score", "Score", "number"),
         Field("karma", "Karma", "number"),
         Field("ranking", "Ranking", "number"),
-        Field("signupApplication", "Signup application"),
+        Field("signupApplication", "Signup application", "pick", kind="application"),
         Field("ipWhitelist", "IP whitelist"),
         Field("isAdmin", "Is admin", "switch"),
         Field("isForbidden", "Is forbidden", "switch"),

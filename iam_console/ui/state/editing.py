@@ -20,7 +20,9 @@ from ...services.access import Actor
 from ...services.resources import Ownership
 from ..screens import SCREENS, Field, Screen
 from .account import viewer
+from .picking import Picking
 from .prefs import Prefs
+from .rows import Rows
 from .service import call, say
 
 # A screen whose records hold structured fields (tables, trees, objects) keeps them
@@ -28,6 +30,9 @@ from .service import call, say
 # `_load(db, actor, record)`, called whenever the page reads the record, and
 # `_changes() -> dict`, the wire fields it changed, merged into the record on save.
 EMPTY_CHOICE = "__empty__"  # a select's "" (Radix selects have no empty value)
+TEXT_LIMIT = 20_000  # a field's text; longer input is cut (a code field's is refused instead)
+CODE_LIMIT = 1_000_000  # a code field's text (an application's HTML, a model)
+STRUCTURED = ("rows",)  # widgets whose value is not one text
 # An opened edit page puts the cursor in its first field the viewer may change. The fields come
 # with the record, after this event's state, so it looks again for up to a second. Written out
 # here rather than in assets/iam.js: the page's load event may run before that script has loaded.
@@ -45,7 +50,7 @@ def _focused(loaded: Any) -> list:
     return [*(loaded if isinstance(loaded, list) else [loaded] if loaded is not None else []), FOCUS_FIRST_FIELD]
 
 
-class Editing(rx.State):
+class Editing(Rows, Picking, rx.State):
     screen_key: str = ""
     mode: str = "edit"  # "add": opened by the list's Add, with Cancel deleting the record
     values: dict[str, str] = {}  # inputs, selects, numbers, comma-separated lists
@@ -107,10 +112,13 @@ class Editing(rx.State):
             return rx.redirect("/404")
         self._record = record
         self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
-        self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields if f.widget != "switch"}
+        self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields
+                       if f.widget != "switch" and f.widget not in STRUCTURED}
         self.values |= {"owner": self.saved_owner, "name": self.saved_name}
         self.flags = {f.key: bool(record.get(f.key)) for f in screen.fields if f.widget == "switch"}
         self._staged = {}
+        for key in self._row_fields():
+            self._load_rows(key, record.get(key))
         self.dirty = False
         return screen.after_read  # the screen's own parts that load after the record (an event)
 
@@ -120,14 +128,61 @@ class Editing(rx.State):
             self._staged = {**self._staged, key: value}
             self.dirty = True
 
+    # --- the row tables' and pickers' declarations (the Rows and Picking mixins) ---
+
+    def _field(self, key: str) -> Field | None:
+        return next((f for f in self._screen.fields if f.key == key), None) if self.screen_key else None
+
+    def _row_fields(self) -> dict[str, Field]:
+        return {f.key: f for f in self._screen.fields if f.widget == "rows"} if self.screen_key else {}
+
+    def _row_locked(self, key: str) -> bool:
+        return key in self.locked or key in self.hidden
+
+    def _put(self, key: str, items: list[dict[str, Any]]) -> None:
+        """A row table changed (loaded too: `_read` clears `dirty` after loading the tables)."""
+        Rows._put(self, key, items)
+        self.dirty = True
+
+    def _pick_spec(self, ident: str) -> tuple[str, str, str] | None:
+        key, _, column = ident.partition(".")
+        field = self._field(key)
+        if field is not None and column:
+            cell = next((c for c in field.columns if c.key == column and c.widget == "pick"), None)
+            return (cell.kind, cell.category, cell.form) if cell else None
+        if field is None or field.widget != "pick":
+            return None
+        return field.kind, field.category, field.form or _reference_form(self._screen, key)
+
+    def _pick_organization(self) -> str:
+        """Pickers offer the records of the edited record's organization."""
+        kind = self._screen.kind
+        if kind.ownership is Ownership.ADMIN:
+            return str(self._record.get(wire_name(kind.model, kind.organization_attr)) or self.saved_owner)
+        return self.saved_owner
+
+    def _pick_get(self, ident: str) -> list[str]:
+        return [v.strip() for v in self.values.get(ident, "").split(",") if v.strip()]
+
+    def _pick_set(self, ident: str, values: list[str]) -> None:
+        field = self._field(ident)
+        if field is not None and field.widget == "pick" and field.multiple and ident not in self.locked:
+            self.values[ident] = ", ".join(values)
+
     @rx.event
-    def set_value(self, key: str, value: str):
+    async def set_value(self, key: str, value: str):
         if key in self.locked:
             return
-        value = "" if value == EMPTY_CHOICE else value[:20_000]
+        field = self._field(key)
+        if field is not None and field.widget == "code":
+            # code is never cut short: a text over the limit is refused, the editor keeps it
+            if len(value) > CODE_LIMIT:
+                prefs = await self.get_state(Prefs)
+                return rx.toast.error(prefs.say("The text is too long: at most %s characters", str(CODE_LIMIT)))
+        else:
+            value = "" if value == EMPTY_CHOICE else value[:TEXT_LIMIT]
         self.dirty = self.dirty or self.values.get(key) != value
         self.values[key] = value
-        field = next((f for f in self._screen.fields if f.key == key), None)
         if field is not None and field.copy_to and field.copy_to not in self.locked and re.fullmatch(
                 field.copy_pattern, value):
             self.values[field.copy_to] = value
@@ -164,12 +219,13 @@ class Editing(rx.State):
         record (a sign-in's bookkeeping, a password or keys set from a dialog) stays as stored."""
         record: dict[str, Any] = {}
         for field in self._screen.fields:
-            if field.key in self.locked or field.key in self.hidden:
+            if field.key in self.locked or field.key in self.hidden or field.widget in STRUCTURED:
                 continue
             if field.widget == "switch":
                 record[field.key] = self.flags.get(field.key, False)
             elif field.key in self.values:
                 record[field.key] = _typed(field, self.values[field.key], self._record.get(field.key))
+        record |= self._rows_changes()
         record |= {key: value for key, value in self._staged.items()
                    if key not in self.locked and key not in self.hidden}
         record["owner"], record[_name_key(self._screen)] = self.values.get("owner", ""), self.values.get("name", "")
@@ -245,6 +301,12 @@ def _id_from_path(screen: Screen, path: str) -> tuple[str, str]:
     return owner, values.get(_name_key(screen), "")
 
 
+def _reference_form(screen: Screen, key: str) -> str:
+    """"id" when the kind's reference declaration says the field stores owner/name, else "name"."""
+    ref = next((r for r in screen.kind.references if wire_name(screen.kind.model, r.attribute) == key), None)
+    return "id" if ref is not None and ref.form == "id" else "name"
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
@@ -266,7 +328,7 @@ def _typed(field: Field, text: str, before: Any) -> Any:
         if field.maximum is not None and number > field.maximum:
             raise ValueError(f"{field.key} must be at most {field.maximum}")
         return number
-    if field.widget == "list" or isinstance(before, list):
+    if field.widget == "list" or (field.widget == "pick" and field.multiple) or isinstance(before, list):
         return [part.strip() for part in text.split(",") if part.strip()]
     return text
 

@@ -1,6 +1,6 @@
-"""The organization page's structured fields: the account
-items, MFA items, theme and navigation items tables, each a section of the
-edit page (the screen's `sections`), and the organization's LDAP servers (a list).
+"""The organization page's own sections: the theme and the navigation items, each a section of
+the edit page (the screen's `sections`), and the organization's LDAP servers (a list). The
+account items and MFA items are row table fields (ui/state/rows.py).
 
 Each section holds display strings only, loads from the record the edit state
 read, and hands back a field only when it changed (so a viewer who never
@@ -13,170 +13,13 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import accounts
 from ...services import builtin as b
 from ...services.errors import ServiceError
 from ...services.kinds.organization import is_color
 from ...services.navigation import MENU
 from .listing import Lists
-from .prefs import Prefs
 
 NAV_KEYS = tuple(item.key for group in MENU for item in group.items)
-
-
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
-
-
-def _account_row(item: dict[str, Any]) -> dict[str, str]:
-    name, view = str(item.get("name", "")), str(item.get("viewRule") or "")
-    return {
-        "name": name, "visible": _flag(item.get("visible", True) is not False), "viewRule": view,
-        "modifyRule": str(item.get("modifyRule") or ""), "regex": str(item.get("regex") or ""),
-        # what the row's widgets allow, from the service's rules
-        "__placeholder": _flag(name == b.ACCOUNT_ITEM_PLACEHOLDER),
-        "__pattern": _flag(name in accounts.PATTERN_ITEMS),
-        "__admin_only": _flag("Self" not in accounts.modify_rules(name, view)),
-    }
-
-
-class AccountItems(rx.State):
-    rows: list[dict[str, str]] = []
-    _loaded: list[dict[str, Any]] = []
-    _originals: dict[str, dict[str, Any]] = {}  # keys this editor does not show are kept
-
-    def _load(self, db, actor, record: dict[str, Any]) -> None:
-        items = [i for i in (record.get("accountItems") or b.default_account_items()) if isinstance(i, dict)]
-        self._originals = {str(i.get("name", "")): i for i in items}
-        self.rows = [_account_row(i) for i in items]
-        self._loaded = self._items()
-
-    def _items(self) -> list[dict[str, Any]]:
-        return [{**self._originals.get(r["name"], {}), "name": r["name"], "visible": r["visible"] == "true",
-                 "viewRule": r["viewRule"], "modifyRule": r["modifyRule"], "regex": r["regex"]} for r in self.rows]
-
-    def _changes(self) -> dict[str, Any]:
-        items = self._items()
-        return {"accountItems": items} if items != self._loaded else {}
-
-    @rx.var
-    def free_names(self) -> list[str]:
-        """The item names no row uses yet: the choices of a new row."""
-        used = {row["name"] for row in self.rows}
-        return [name for name in b.ACCOUNT_ITEM_NAMES if name not in used]
-
-    def _row(self, index: int) -> dict[str, str] | None:
-        return self.rows[index] if 0 <= index < len(self.rows) else None
-
-    def _put(self, index: int, item: dict[str, Any]) -> None:
-        self.rows[index] = _account_row(item)
-
-    def _item(self, index: int) -> dict[str, Any]:
-        row = self.rows[index]
-        return {"name": row["name"], "visible": row["visible"] == "true", "viewRule": row["viewRule"],
-                "modifyRule": row["modifyRule"], "regex": row["regex"]}
-
-    @rx.event
-    def add_row(self):
-        self.rows.append(_account_row({"name": b.ACCOUNT_ITEM_PLACEHOLDER, "visible": True, "viewRule": "Public",
-                                       "modifyRule": "Self", "regex": ""}))
-
-    @rx.event
-    def delete_row(self, index: int):
-        if self._row(index) is not None:
-            self.rows.pop(index)
-
-    @rx.event
-    def move_row(self, index: int, step: int):
-        target = index + step
-        if self._row(index) is not None and self._row(target) is not None:
-            self.rows[index], self.rows[target] = self.rows[target], self.rows[index]
-
-    @rx.event
-    def set_name(self, index: int, name: str):
-        if self._row(index) is None or name not in self.free_names:
-            return
-        item = self._item(index) | {"name": name}
-        if name not in accounts.PATTERN_ITEMS:
-            item["regex"] = ""
-        if item["modifyRule"] not in accounts.modify_rules(name, item["viewRule"]):
-            item["modifyRule"] = "Admin"
-        self._put(index, item)
-
-    @rx.event
-    def set_visible(self, index: int, visible: bool):
-        if self._row(index) is not None:
-            self._put(index, self._item(index) | {"visible": bool(visible)})
-
-    @rx.event
-    def set_view_rule(self, index: int, rule: str):
-        if self._row(index) is None or rule not in b.VIEW_RULES:
-            return
-        item = self._item(index) | {"viewRule": rule}
-        if item["modifyRule"] not in accounts.modify_rules(item["name"], rule):
-            item["modifyRule"] = "Admin"  # Self is no longer allowed
-        self._put(index, item)
-
-    @rx.event
-    def set_modify_rule(self, index: int, rule: str):
-        row = self._row(index)
-        if row is not None and rule in accounts.modify_rules(row["name"], row["viewRule"]):
-            self._put(index, self._item(index) | {"modifyRule": rule})
-
-    @rx.event
-    def set_regex(self, index: int, regex: str):
-        row = self._row(index)
-        if row is not None and row["__pattern"] == "true":
-            self._put(index, self._item(index) | {"regex": regex[:500]})
-
-
-class MfaItems(rx.State):
-    rows: list[dict[str, str]] = []
-    _loaded: list[dict[str, Any]] = []
-
-    def _load(self, db, actor, record: dict[str, Any]) -> None:
-        self.rows = [{"name": str(i.get("name", "")), "rule": str(i.get("rule") or "Optional")}
-                     for i in record.get("mfaItems") or [] if isinstance(i, dict)]
-        self._loaded = [dict(i) for i in record.get("mfaItems") or [] if isinstance(i, dict)]
-
-    def _changes(self) -> dict[str, Any]:
-        items = [dict(row) for row in self.rows]
-        return {"mfaItems": items} if items != self._loaded else {}
-
-    @rx.var
-    def free_methods(self) -> list[str]:
-        used = {row["name"] for row in self.rows}
-        return [name for name in b.MFA_METHODS if name not in used]
-
-    @rx.var
-    def full(self) -> bool:
-        """At most one row per method."""
-        return len(self.rows) >= len(b.MFA_METHODS)
-
-    @rx.event
-    def add_row(self):
-        free = self.free_methods
-        if free and not self.full:
-            self.rows.append({"name": free[0], "rule": "Optional"})
-
-    @rx.event
-    def delete_row(self, index: int):
-        if 0 <= index < len(self.rows):
-            self.rows.pop(index)
-
-    @rx.event
-    def set_name(self, index: int, name: str):
-        if 0 <= index < len(self.rows) and name in self.free_methods:
-            self.rows[index] = {**self.rows[index], "name": name}
-
-    @rx.event
-    async def set_rule(self, index: int, rule: str):
-        if not 0 <= index < len(self.rows) or rule not in b.MFA_RULES:
-            return
-        if rule == "Required" and any(r["rule"] == "Required" for i, r in enumerate(self.rows) if i != index):
-            prefs = await self.get_state(Prefs)
-            return rx.toast.error(prefs.say("Only 1 MFA methods can be required"))
-        self.rows[index] = {**self.rows[index], "rule": rule}
 
 
 class Theme(rx.State):

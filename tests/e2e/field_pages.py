@@ -1,0 +1,90 @@
+"""Test pages of the field widgets that no part-1 screen uses yet (registered with the other
+widget pages, tests/e2e/widget_pages.py):
+
+- /_test/rows: a row table in the one-row-at-a-time mode with a key column, a row that cannot be
+  deleted, a column disabled and one hidden by the row's type, tags, a number and a picker, bound
+  to a state of its own through the Rows mixin (as a syncer's table will be);
+- /_test/roles/{owner}/{name}: the generic edit page of a role, whose users and groups are pickers;
+- /_test/models/{owner}/{name}: the generic edit page of a model, whose text is a code field."""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+
+from iam_console.ui.components.rows import rows_table
+from iam_console.ui.components.screen_pages import register
+from iam_console.ui.routes import page
+from iam_console.ui.screens import Cell, Column, Field, Screen, screen
+from iam_console.ui.state.picking import Picking
+from iam_console.ui.state.rows import Rows
+
+TABLE = Field("tableColumns", "Table columns", "rows", one_at_a_time=True, movable=True,
+              fixed_row=lambda row: row["name"] == "id", columns=(
+                  Cell("name", "Name"),
+                  Cell("type", "Type", "select", options=("string", "integer"), default="string"),
+                  Cell("isKey", "Is key", "switch", key_row=True),
+                  Cell("values", "Values", "tags", disabled_when=lambda row: row["type"] == "integer"),
+                  Cell("length", "Length", "number", default=0, hidden_when=lambda row: row["type"] != "string"),
+                  Cell("user", "User", "pick", kind="user", form="id"),
+              ))
+SAMPLE = [
+    {"name": "id", "type": "integer", "isKey": True, "values": [], "length": 0, "user": "", "comment": "kept"},
+    {"name": "email", "type": "string", "isKey": False, "values": ["a", "b"], "length": 100, "user": ""},
+]
+
+
+class RowsCheck(Rows, Picking, rx.State):
+    saved: str = ""
+
+    def _row_fields(self) -> dict[str, Field]:
+        return {TABLE.key: TABLE}
+
+    def _pick_spec(self, ident: str) -> tuple[str, str, str] | None:
+        return ("user", "", "id") if ident == "tableColumns.user" else None
+
+    def _pick_organization(self) -> str:
+        return "acme"
+
+    @rx.event
+    def load(self):
+        self._load_rows(TABLE.key, SAMPLE)
+        self.saved = ""
+
+    @rx.event
+    def save(self):
+        try:
+            self.saved = json.dumps(self._rows_value(TABLE.key), sort_keys=True)
+        except ValueError as exc:
+            self.saved = f"error: {exc}"
+
+
+@page("/_test/rows", "Rows", on_load=RowsCheck.load)
+def rows_check() -> rx.Component:
+    return rx.vstack(
+        rows_table(TABLE, RowsCheck),
+        rx.button("Save", on_click=RowsCheck.save, id="save"),
+        rx.el.pre(RowsCheck.saved, id="saved"),
+        width="100%", max_width="70em",
+    )
+
+
+def _screen(key: str, route: str, fields: tuple[Field, ...]) -> Screen:
+    """A screen with an edit page only (the extra pages are imported after the screens' pages are
+    registered, so it registers its own)."""
+    declared = screen(Screen(key=key, title="Name", list_route=route, edit_route=route + "/{owner}/{name}",
+                             columns=(Column("name", "Name"),), fields=fields, list_page=False, edit_title="Edit"))
+    register(declared)
+    return declared
+
+
+ROLES = _screen("role", "/_test/roles", (
+    Field("displayName", "Display name"),
+    Field("users", "Users", "pick", kind="user", multiple=True),
+    Field("groups", "Groups", "pick", kind="group", multiple=True),
+))
+MODELS = _screen("model", "/_test/models", (
+    Field("displayName", "Display name"),
+    Field("modelText", "Model text", "code", language="casbin", height="500px"),
+))
