@@ -133,6 +133,14 @@ def _row(page, uid: str):
     return page.locator(f'tr.ldap-row[data-uid="{uid}"]')
 
 
+def _sort_descending(page, rows) -> None:
+    """Sort by UidNumber ascending, then descending, waiting for each order to show."""
+    page.click("#ldap-sort-uidNumber")
+    expect(rows.first).to_have_attribute("data-uid", "user0001")
+    page.click("#ldap-sort-uidNumber")
+    expect(rows.first).to_have_attribute("data-uid", "user0300")
+
+
 def test_syncing_selected_users_from_the_directory(visit, page, server, directory):
     org, ident = _seed(server, directory)
     _login(page, org, "boss", PASSWORD)
@@ -161,10 +169,8 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
     expect(page.locator("#ldap-page-current")).to_have_text("1 / 30")
     expect(rows).to_have_count(10)
 
-    # sorted by UidNumber, descending: the last users first
-    page.click("#ldap-sort-uidNumber")
-    page.click("#ldap-sort-uidNumber")
-    expect(rows.first).to_have_attribute("data-uid", "user0300")
+    # sorted by UidNumber, descending: the last users first (each click seen before the next)
+    _sort_descending(page, rows)
     for uid in ("user0300", "user0299", "user0297"):
         _row(page, uid).locator(".ldap-select").click()
     expect(page.locator("#ldap-selected")).to_have_text("3 selected")
@@ -178,9 +184,7 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
 
     # back on the sync page: synced tags, their checkboxes disabled, the uid a link to the user
     visit(f"/ldap/sync/{org}/{ident}")
-    page.click("#ldap-sort-uidNumber")
-    page.click("#ldap-sort-uidNumber")
-    expect(rows.first).to_have_attribute("data-uid", "user0300")
+    _sort_descending(page, rows)
     for uid in ("user0300", "user0299", "user0297"):
         expect(_row(page, uid).locator(".ldap-synced")).to_have_text("synced")
         expect(_row(page, uid).locator(".ldap-select")).to_be_disabled()
