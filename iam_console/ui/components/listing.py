@@ -15,6 +15,7 @@ from ..state.listing import PAGE_SIZES, Listing, Lists, Paging
 from ..state.prefs import Prefs
 from ..text import t
 from .dialogs import confirm
+from .section import section
 
 
 def _header(column: Column, state: type[Lists]) -> rx.Component:
@@ -181,12 +182,9 @@ def sublist(screen: Screen, state: type[Lists], title: str, ident: str) -> rx.Co
             *[_cell(c, row) for c in screen.columns], _actions(screen, row, None, state)))),
         size="1", variant="surface", width="100%", id=f"{ident}-table",
     )
-    return rx.cond(state.not_authorized | (state.error != ""), rx.fragment(), rx.vstack(
-        rx.hstack(rx.heading(t(title), size="3"), rx.spacer(),
-                  rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, size="1", id=f"{ident}-add"),
-                  width="100%", align="center"),
-        rx.box(table, overflow_x="auto", width="100%"),
-        rx.cond(state.total > state.page_size, pager(state, f"{ident}-")),
-        _confirm_delete(state, f"{ident}-delete"),
-        spacing="2", width="100%", padding_top="1em", border_top="1px solid var(--gray-a4)", id=f"{ident}-list",
+    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, size="1", id=f"{ident}-add")
+    return rx.cond(state.not_authorized | (state.error != ""), rx.fragment(), section(
+        title, f"{ident}-list", rx.box(table, overflow_x="auto", width="100%"),
+        rx.cond(state.total > state.page_size, pager(state, f"{ident}-")), _confirm_delete(state, f"{ident}-delete"),
+        action=add,
     ))

@@ -12,6 +12,7 @@ from ...services.kinds import choices
 from ...services.kinds.organization import mfa_items_problem, obfuscator_key
 from ...services.navigation import MENU
 from ..components.listing import sublist
+from ..components.section import section
 from ..screens import Cell, Column, Field, Screen, screen
 from ..state.organization import LdapServers, NavItems, Theme
 from ..text import t
@@ -120,30 +121,6 @@ ORGANIZATIONS = screen(Screen(
 ))
 
 
-# --- helpers ---
-
-THEME_TYPE_LABELS = {"default": "Default", "dark": "Dark", "lark": "Lark", "comic": "Comic"}
-
-
-def _choice(options, value, on_change, class_name: str, label: str, disabled=False) -> rx.Component:
-    """A select of fixed options: values, or {value: catalog key}; `label` names it (a catalog key)."""
-    labels = options if isinstance(options, dict) else {option: option for option in options}
-    return rx.select.root(
-        rx.select.trigger(class_name=class_name, width="100%", aria_label=t(label)),
-        rx.select.content(*[rx.select.item(t(label), value=value) for value, label in labels.items()]),
-        value=value, on_change=on_change, disabled=disabled, size="1",
-    )
-
-
-def _section(title: str, ident: str, *children: rx.Component, action: rx.Component | None = None) -> rx.Component:
-    return rx.vstack(
-        rx.hstack(rx.heading(t(title), size="3"), rx.spacer(), action or rx.fragment(), width="100%",
-                  align="center"),
-        *children,
-        spacing="2", width="100%", padding_top="1em", border_top="1px solid var(--gray-a4)", id=ident,
-    )
-
-
 # --- theme ---
 
 def _swatch(color: str) -> rx.Component:
@@ -160,8 +137,10 @@ def _theme() -> rx.Component:
         rx.text(t(label), size="2", weight="medium", padding_top="0.3em"), widget, columns="12em 1fr", spacing="3",
         width="100%")
     custom = rx.vstack(
-        row("Theme type", _choice({k: THEME_TYPE_LABELS[k] for k in b.THEME_TYPES}, Theme.theme_type,
-                                  Theme.set_type, "theme-type", "Theme type")),
+        row("Theme type", rx.select.root(
+            rx.select.trigger(class_name="theme-type", width="100%", aria_label=t("Theme type")),
+            rx.select.content(*[rx.select.item(t(kind.capitalize()), value=kind) for kind in b.THEME_TYPES]),
+            value=Theme.theme_type, on_change=Theme.set_type, size="1")),
         row("Primary color", rx.hstack(*[_swatch(c) for c in b.THEME_COLORS], spacing="2", id="theme-colors")),
         row("Border radius", rx.hstack(
             rx.box(rx.slider(value=[Theme.radius], min=0, max=b.THEME_RADIUS_MAX, step=1,
@@ -178,7 +157,7 @@ def _theme() -> rx.Component:
                               font_size=rx.cond(Theme.compact, "12px", "14px"), id="theme-preview")),
         spacing="2", width="100%",
     )
-    return _section(
+    return section(
         "Theme", "theme",
         rx.segmented_control.root(
             rx.segmented_control.item(t("Follow global theme"), value="global"),
@@ -208,7 +187,7 @@ def _navigation() -> rx.Component:
         )
         for group in MENU
     ]
-    return _section(
+    return section(
         "Navigation items", "nav-items",
         rx.cond(read_only, rx.text(t("Only the global admin can change the navigation items"), size="1",
                                    color_scheme="gray", id="nav-items-read-only")),

@@ -1,11 +1,6 @@
-"""The organization page's own sections: the theme and the navigation items, each a section of
-the edit page (the screen's `sections`), and the organization's LDAP servers (a list). The
-account items and MFA items are row table fields (ui/state/rows.py).
-
-Each section holds display strings only, loads from the record the edit state
-read, and hands back a field only when it changed (so a viewer who never
-touched a table sends the stored value back as it was). Every rule they apply
-while editing comes from the service layer, which checks them again on save."""
+"""The organization page's own sections (the screen's `sections`): the theme, the navigation
+items and the LDAP servers (a list). Each loads from the record the edit state read and hands back
+a field only when it changed; the service layer checks every rule again on save."""
 
 from __future__ import annotations
 
@@ -72,11 +67,10 @@ class Theme(rx.State):
 
     @rx.event
     def set_radius(self, value: str | int | float | list):
-        if isinstance(value, list):
-            value = value[0] if value else 0
+        """From the slider ([value]) or the number input (text)."""
         try:
-            radius = int(float(value))
-        except (TypeError, ValueError):
+            radius = int(float(value[0] if isinstance(value, list) else value))
+        except (TypeError, ValueError, IndexError):
             return
         self.radius = max(0, min(b.THEME_RADIUS_MAX, radius))
 
@@ -129,8 +123,7 @@ class NavItems(rx.State):
 
     @rx.event
     def toggle_item(self, key: str, on: bool):
-        if key in NAV_KEYS:
-            self._set({key}, bool(on))
+        self._set({key}, bool(on))  # an unknown key is dropped with the others NAV_KEYS does not hold
 
 
 class LdapServers(Lists, rx.State):
