@@ -31,9 +31,15 @@ def field_label(label: str, ident: str) -> rx.Component:
                    padding_top="0.4em")
 
 
+def _text(key: str) -> rx.Var:
+    """A field's text, "" until the edit state holds it: a page drawn with another screen's
+    values (the moment after a navigation) has no such key, and no string method may run on it."""
+    return rx.cond(Editing.values.contains(key), Editing.values[key], "")
+
+
 def _checks(field: Field, disabled: rx.Var) -> rx.Component:
     """A list field as one checkbox per option (a multi-select of a few fixed values)."""
-    chosen = Editing.values[field.key].split(", ")
+    chosen = _text(field.key).split(", ")
     return rx.hstack(*[
         rx.checkbox(option, checked=chosen.contains(option), disabled=disabled, id=f"field-{field.key}-{option}",
                     on_change=lambda on, option=option: Editing.toggle_option(field.key, option, on))
@@ -52,7 +58,7 @@ def _widget(field: Field) -> rx.Component:
     if field.widget == "switch":
         return rx.switch(checked=Editing.flags[field.key], on_change=lambda v: Editing.set_flag(field.key, v),
                          disabled=disabled, id=ident, aria_labelledby=f"{ident}-label")
-    value = Editing.values[field.key]
+    value = _text(field.key)
     on_change = lambda v: Editing.set_value(field.key, v)  # noqa: E731
     if field.widget == "code":
         return code_editor(value, on_change, language=field.language, label=t(field.label), id=ident,
@@ -63,7 +69,7 @@ def _widget(field: Field) -> rx.Component:
     if field.widget == "select" and field.choices is not None:
         return rx.select.root(
             rx.select.trigger(id=ident, width="100%", aria_labelledby=f"{ident}-label"),
-            rx.select.content(rx.foreach(Editing.choices[field.key],
+            rx.select.content(rx.foreach(rx.cond(Editing.choices.contains(field.key), Editing.choices[field.key], []),
                                          lambda choice: rx.select.item(_choice_label(choice), value=choice[0]))),
             value=rx.cond(value == "", EMPTY_CHOICE, value), on_change=on_change, disabled=disabled,
         )
