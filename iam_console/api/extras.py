@@ -152,28 +152,23 @@ async def get_records_filter(request: Request) -> JSONResponse:
         return ok(crud.filter_records(db, actor(db, request), body))
 
 
-@router.post("/send-email", summary="Email through the organization's provider (admins and application clients)")
-async def send_email(request: Request) -> JSONResponse:
-    body = await json_body(request)
-    with session_scope() as db:
-        messages.send_email(db, actor(db, request), body, audit_context(request))
-    return ok()
+def _sender(send):
+    """A POST route handing its JSON body to one of services/messages.py's senders."""
+    async def handler(request: Request) -> JSONResponse:
+        body = await json_body(request)
+        with session_scope() as db:
+            send(db, actor(db, request), body, audit_context(request))
+        return ok()
+    return handler
 
 
-@router.post("/send-sms", summary="SMS through the organization's provider (admins and application clients)")
-async def send_sms(request: Request) -> JSONResponse:
-    body = await json_body(request)
-    with session_scope() as db:
-        messages.send_sms(db, actor(db, request), body, audit_context(request))
-    return ok()
-
-
-@router.post("/send-notification", summary="A notification through the organization's provider")
-async def send_notification(request: Request) -> JSONResponse:
-    body = await json_body(request)
-    with session_scope() as db:
-        messages.send_notification(db, actor(db, request), body, audit_context(request))
-    return ok()
+for _path, _send, _summary in (
+        ("/send-email", messages.send_email, "Email through the organization's provider (admins and application "
+                                             "clients)"),
+        ("/send-sms", messages.send_sms, "SMS through the organization's provider (admins and application clients)"),
+        ("/send-notification", messages.send_notification, "A notification through the organization's provider")):
+    router.add_api_route(_path, _sender(_send), methods=["POST"], summary=_summary, name=_send.__name__,
+                         response_class=JSONResponse)
 
 
 @router.post("/send-invitation", summary="Email an invitation (id=owner/name; body: a list of addresses)")

@@ -11,6 +11,13 @@ from tests.conftest import ADMIN_PASSWORD
 ENVELOPE = {"status", "msg", "sub", "name", "data", "data2", "data3"}
 
 
+def ok_body(answer) -> dict:
+    """The envelope of an answer that must be ok."""
+    body = answer.json()
+    assert body["status"] == "ok", body
+    return body
+
+
 def sign_in(org: str, name: str, password: str) -> TestClient:
     """A client holding the session cookie of that user."""
     client = TestClient(api)

@@ -12,30 +12,25 @@ from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
 from iam_console.services import captcha
+from tests.api.conftest import ok_body
 from tests.conftest import unique
-
-
-def _ok(answer) -> dict:
-    body = answer.json()
-    assert body["status"] == "ok", body
-    return body
 
 
 @pytest.fixture(scope="module")
 def apps(admin) -> dict[str, str]:
     """Applications of one organization whose first Captcha provider has each rule."""
     org = unique("capt")
-    _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
-    _ok(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-default", "category": "Captcha",
+    ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
+    ok_body(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-default", "category": "Captcha",
                                               "type": "Default"}))
-    _ok(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-recaptcha", "category": "Captcha",
+    ok_body(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-recaptcha", "category": "Captcha",
                                               "type": "reCAPTCHA", "clientId": "site-key",
                                               "clientSecret": "server-secret"}))
     names = {}
     for label, provider, rule in (("always", "default", "Always"), ("none", "default", "None"),
                                   ("internet", "default", "Internet-Only"), ("third", "recaptcha", "Always")):
         names[label] = f"{org}-{label}"
-        _ok(admin.post("/api/add-application", json={
+        ok_body(admin.post("/api/add-application", json={
             "owner": "admin", "name": names[label], "organization": org,
             "providers": [{"name": f"{org}-{provider}", "rule": rule}]}))
     return names
@@ -43,7 +38,7 @@ def apps(admin) -> dict[str, str]:
 
 def _challenge(apps, label: str, address: str = "203.0.113.7") -> dict:
     client = TestClient(api, client=(address, 50000))
-    return _ok(client.get("/api/get-captcha", params={"applicationId": f"admin/{apps[label]}"}))["data"]
+    return ok_body(client.get("/api/get-captcha", params={"applicationId": f"admin/{apps[label]}"}))["data"]
 
 
 def _verify(captcha_id: str, answer: str, captcha_type: str = "Default") -> dict:

@@ -9,21 +9,16 @@ from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
 from iam_console.services import invitations
+from tests.api.conftest import ok_body
 from tests.conftest import unique
-
-
-def _ok(answer) -> dict:
-    body = answer.json()
-    assert body["status"] == "ok", body
-    return body
 
 
 @pytest.fixture(scope="module")
 def org(admin) -> dict[str, str]:
     name = unique("inv")
-    _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": name}))
+    ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": name}))
     for app in ("signup", "other"):
-        _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{name}-{app}",
+        ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": f"{name}-{app}",
                                                      "organization": name}))
     for label, fields in (
         ("welcome", {"code": "WELCOME-1", "quota": 3, "state": "Active", "email": "guest@x.test",
@@ -34,7 +29,7 @@ def org(admin) -> dict[str, str]:
                      "state": "Active"}),
         ("elsewhere", {"code": "OTHER-1", "quota": 3, "state": "Active", "application": f"{name}-other"}),
     ):
-        _ok(admin.post("/api/add-invitation", json={"owner": name, "name": label, **fields}))
+        ok_body(admin.post("/api/add-invitation", json={"owner": name, "name": label, **fields}))
     return {"org": name, "app": f"admin/{name}-signup"}
 
 

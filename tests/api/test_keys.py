@@ -11,16 +11,10 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from tests.api.conftest import sign_in
+from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 
 PASSWORD = "Keys-pass-1"
-
-
-def _ok(answer) -> dict:
-    body = answer.json()
-    assert body["status"] == "ok", body
-    return body
 
 
 @pytest.fixture(scope="module")
@@ -28,18 +22,18 @@ def orgs(admin) -> tuple[str, str]:
     """Organizations A and B, each with an admin `boss`, a user `alice` and an application."""
     names = unique("keya"), unique("keyb")
     for org in names:
-        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
+        ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
         for user, is_admin in (("boss", True), ("alice", False)):
-            _ok(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
+            ok_body(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
                                                   "isAdmin": is_admin}))
-        _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{org}-app", "organization": org}))
+        ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": f"{org}-app", "organization": org}))
     return names
 
 
 def _key(caller, org: str, **fields) -> tuple[str, str, str]:
     """(name, accessKey, accessSecret) of a new key."""
     name = unique("key")
-    body = _ok(caller.post("/api/add-key", json={"owner": org, "name": name, "state": "Active", **fields}))
+    body = ok_body(caller.post("/api/add-key", json={"owner": org, "name": name, "state": "Active", **fields}))
     assert body["data"] == "Affected"
     return name, body["data2"]["accessKey"], body["data2"]["accessSecret"]
 
@@ -59,7 +53,7 @@ def test_a_users_key_acts_as_that_user_and_its_secret_is_shown_once(admin, orgs)
     a, b = orgs
     name, access_key, secret = _key(admin, a, type="User", user="alice")
     assert access_key and len(secret) >= 24
-    read = _ok(admin.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
+    read = ok_body(admin.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
     assert (read["accessKey"], read["accessSecret"], read["organization"]) == (access_key, "***", a)
     with session_scope() as db:
         stored = db.exec(select(m.Key.access_secret).where(m.Key.owner == a, m.Key.name == name)).one()
@@ -76,10 +70,10 @@ def test_an_applications_key_acts_as_its_organizations_admin_only(admin, orgs):
     a, b = orgs
     _, access_key, secret = _key(admin, a, type="Application", application=f"{a}-app")
     client = _as(access_key, secret)
-    users = _ok(client.get("/api/get-users", params={"owner": a}))["data"]
+    users = ok_body(client.get("/api/get-users", params={"owner": a}))["data"]
     assert {u["name"] for u in users} == {"boss", "alice"}
     assert client.get("/api/get-users", params={"owner": b}).json()["status"] == "error"
-    assert _ok(client.get("/api/get-user", params={"id": "built-in/admin"}))["data"] is None
+    assert ok_body(client.get("/api/get-user", params={"id": "built-in/admin"}))["data"] is None
     assert client.post("/api/add-user", json={"owner": "built-in", "name": unique("x"), "password": PASSWORD,
                                               "isAdmin": True}).json()["status"] == "error"
 
@@ -93,9 +87,9 @@ def test_an_organization_admin_mints_keys_of_their_own_organization_only(admin, 
                    {"owner": a, "organization": b}):
         body = boss.post("/api/add-key", json={"name": unique("key"), "state": "Active", **fields}).json()
         assert body["status"] == "error", (fields, body)
-    keys = _ok(boss.get("/api/get-keys", params={"owner": a}))["data"]
+    keys = ok_body(boss.get("/api/get-keys", params={"owner": a}))["data"]
     assert keys and {k["owner"] for k in keys} == {a} and {k["accessSecret"] for k in keys} == {"***"}
-    assert {k["owner"] for k in _ok(boss.get("/api/get-global-keys"))["data"]} == {a}
+    assert {k["owner"] for k in ok_body(boss.get("/api/get-global-keys"))["data"]} == {a}
     # an ordinary user mints none, not even for themselves
     alice = sign_in(a, "alice", PASSWORD)
     assert alice.post("/api/add-key", json={"owner": a, "name": unique("key"), "user": "alice"}).json()[
@@ -107,8 +101,8 @@ def test_an_inactive_or_expired_key_opens_nothing(admin, orgs, change):
     a, _ = orgs
     name, access_key, secret = _key(admin, a, type="User", user="boss")
     assert _me(_as(access_key, secret), a, "boss")["data"]["name"] == "boss"
-    key = _ok(admin.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
-    assert _ok(admin.post("/api/update-key", params={"id": f"{a}/{name}"}, json={**key, **change}))["data"] == \
+    key = ok_body(admin.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
+    assert ok_body(admin.post("/api/update-key", params={"id": f"{a}/{name}"}, json={**key, **change}))["data"] == \
         "Affected"
     body = _me(_as(access_key, secret), a, "boss")
     assert body["status"] == "error" and body["msg"] == "Invalid access key or secret"
@@ -121,17 +115,17 @@ def test_a_secret_the_client_chose_is_kept_hashed_and_the_mask_keeps_it(admin, o
     assert shown == "***"  # the client knows it: it is not echoed
     client = _as(access_key, "chosen-secret-123456")
     assert _me(client, a, "alice")["data"]["name"] == "alice"
-    key = _ok(admin.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
-    _ok(admin.post("/api/update-key", params={"id": f"{a}/{name}"}, json={**key, "displayName": "Renamed"}))
+    key = ok_body(admin.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
+    ok_body(admin.post("/api/update-key", params={"id": f"{a}/{name}"}, json={**key, "displayName": "Renamed"}))
     assert _me(client, a, "alice")["data"]["name"] == "alice"
 
 
 def test_bad_keys_are_refused_and_nothing_is_written(admin, orgs):
     a, _ = orgs
-    before = len(_ok(admin.get("/api/get-keys", params={"owner": a}))["data"])
+    before = len(ok_body(admin.get("/api/get-keys", params={"owner": a}))["data"])
     for fields, message in (({"type": "Master"}, "type"), ({"state": "On"}, "state"),
                             ({"user": "alice", "application": f"{a}-app"}, "not both"),
                             ({"user": "nobody"}, "does not exist")):
         body = admin.post("/api/add-key", json={"owner": a, "name": unique("key"), **fields}).json()
         assert body["status"] == "error" and message in body["msg"], (fields, body)
-    assert len(_ok(admin.get("/api/get-keys", params={"owner": a}))["data"]) == before
+    assert len(ok_body(admin.get("/api/get-keys", params={"owner": a}))["data"]) == before

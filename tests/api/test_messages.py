@@ -9,18 +9,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
-from tests.api.conftest import sign_in
+from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 from tests.sinks import HttpSink, SmtpSink
 
 PASSWORD = "Send-pass-1"
 SMTP_USER, SMTP_PASSWORD = "mailer@send.test", "smtp-secret"
-
-
-def _ok(answer) -> dict:
-    body = answer.json()
-    assert body["status"] == "ok", body
-    return body
 
 
 @pytest.fixture(scope="module")
@@ -35,28 +29,28 @@ def orgs(admin, sinks) -> dict:
     them; organization B with an Email provider of its own."""
     a, b = unique("senda"), unique("sendb")
     for org in (a, b):
-        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
+        ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
         for user, is_admin in (("boss", True), ("alice", False)):
-            _ok(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
+            ok_body(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
                                                   "isAdmin": is_admin}))
-        _ok(admin.post("/api/add-provider", json={
+        ok_body(admin.post("/api/add-provider", json={
             "owner": org, "name": f"{org}-mail", "category": "Email", "type": "SMTP", "host": "127.0.0.1",
             "port": sinks["smtp"].port, "disableSsl": True, "clientId": SMTP_USER, "clientSecret": SMTP_PASSWORD,
             "clientId2": f"noreply@{org}.test"}))
-    _ok(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-sms", "category": "SMS",
+    ok_body(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-sms", "category": "SMS",
                                               "type": "Custom HTTP SMS", "endpoint": f"{sinks['sms'].url}/sms"}))
-    _ok(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-hook", "category": "Notification",
+    ok_body(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-hook", "category": "Notification",
                                               "type": "Custom HTTP", "receiver": f"{sinks['hook'].url}/notify",
                                               "method": "POST", "title": "text"}))
-    _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a,
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a,
                                                   "providers": [{"name": f"{a}-mail"}, {"name": f"{a}-sms"}]}))
-    _ok(admin.post("/api/add-invitation", json={"owner": a, "name": "welcome", "code": "WELCOME42", "quota": 5,
+    ok_body(admin.post("/api/add-invitation", json={"owner": a, "name": "welcome", "code": "WELCOME42", "quota": 5,
                                                 "application": f"{a}-app", "state": "Active"}))
-    _ok(admin.post("/api/add-invitation", json={"owner": b, "name": "welcome", "code": "THEIRS42", "quota": 5,
+    ok_body(admin.post("/api/add-invitation", json={"owner": b, "name": "welcome", "code": "THEIRS42", "quota": 5,
                                                 "state": "Active"}))
-    _ok(admin.post("/api/add-invitation", json={"owner": a, "name": "paused", "code": "PAUSED42", "quota": 5,
+    ok_body(admin.post("/api/add-invitation", json={"owner": a, "name": "paused", "code": "PAUSED42", "quota": 5,
                                                 "application": f"{a}-app", "state": "Suspended"}))
-    app = _ok(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
+    app = ok_body(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
     client = TestClient(api)
     client.params = {"clientId": app["clientId"], "clientSecret": app["clientSecret"]}
     return {"a": a, "b": b, "client": client, "boss": sign_in(a, "boss", PASSWORD),
@@ -65,7 +59,7 @@ def orgs(admin, sinks) -> dict:
 
 def test_an_applications_client_sends_email_through_its_provider(orgs, sinks):
     to = f"{unique('reader')}@mail.test"
-    _ok(orgs["client"].post("/api/send-email", json={"title": "Hello", "content": "<p>Quarterly news</p>",
+    ok_body(orgs["client"].post("/api/send-email", json={"title": "Hello", "content": "<p>Quarterly news</p>",
                                                      "sender": "Acme", "receivers": [to]}))
     mail = sinks["smtp"].wait_for(to)
     assert mail.login == (SMTP_USER, SMTP_PASSWORD) and mail.mail_from == f"noreply@{orgs['a']}.test"
@@ -74,15 +68,16 @@ def test_an_applications_client_sends_email_through_its_provider(orgs, sinks):
 
 def test_test_smtp_server_signs_in_and_sends_nothing(orgs, sinks):
     before = len(sinks["smtp"].mails)
-    _ok(orgs["boss"].post("/api/send-email", json={"receivers": ["TestSmtpServer"], "provider": f"{orgs['a']}-mail"}))
+    ok_body(orgs["boss"].post("/api/send-email", json={"receivers": ["TestSmtpServer"],
+                                                       "provider": f"{orgs['a']}-mail"}))
     assert len(sinks["smtp"].mails) == before
 
 
 def test_sms_and_notifications_reach_their_gateways(orgs, sinks):
-    _ok(orgs["boss"].post("/api/send-sms", json={"content": "Your parcel is here", "receivers": ["+15550123"]}))
+    ok_body(orgs["boss"].post("/api/send-sms", json={"content": "Your parcel is here", "receivers": ["+15550123"]}))
     call = sinks["sms"].wait_for("+15550123")
     assert call.path == "/sms" and "Your parcel is here" in call.fields.values()
-    _ok(orgs["client"].post("/api/send-notification", json={"content": "Deploy done", "recipient": "ops"}))
+    ok_body(orgs["client"].post("/api/send-notification", json={"content": "Deploy done", "recipient": "ops"}))
     note = sinks["hook"].calls[-1]
     assert note.path == "/notify" and note.fields == {"text": "Deploy done", "recipient": "ops"}
 
@@ -120,7 +115,7 @@ def test_bad_input_is_refused_before_anything_is_sent(orgs, sinks, route, body, 
 def test_an_invitation_is_mailed_with_its_code_and_sign_up_link(orgs, sinks):
     a = orgs["a"]
     to = f"{unique('guest')}@mail.test"
-    _ok(orgs["boss"].post("/api/send-invitation", params={"id": f"{a}/welcome"}, json=[to]))
+    ok_body(orgs["boss"].post("/api/send-invitation", params={"id": f"{a}/welcome"}, json=[to]))
     body = sinks["smtp"].wait_for(to).message.get_body().get_content()
     assert "WELCOME42" in body and f"/signup/{a}-app?invitationCode=WELCOME42" in body
 

@@ -11,16 +11,10 @@ from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
 from iam_console.settings import settings
-from tests.api.conftest import sign_in
+from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 
 PASSWORD = "Files-pass-1"
-
-
-def _ok(answer) -> dict:
-    body = answer.json()
-    assert body["status"] == "ok", body
-    return body
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +22,12 @@ def orgs(admin) -> dict[str, TestClient]:
     """Two organizations; the client of A's application, A's admin and user, B's name."""
     a, b = unique("filea"), unique("fileb")
     for org in (a, b):
-        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
+        ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
         for user, is_admin in (("boss", True), ("alice", False)):
-            _ok(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
+            ok_body(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
                                                   "isAdmin": is_admin}))
-    _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a}))
-    app = _ok(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a}))
+    app = ok_body(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
     client = TestClient(api)
     client.params = {"clientId": app["clientId"], "clientSecret": app["clientSecret"]}
     return {"a": a, "b": b, "client": client, "boss": sign_in(a, "boss", PASSWORD),
@@ -53,7 +47,7 @@ def test_an_applications_client_uploads_for_its_organization(admin, orgs):
     assert answer["status"] == "ok", answer
     url, name = answer["data"], answer["data2"]
     assert name == path.replace("/", "_") and url == f"{settings.origin}/files/resource/{a}/{name}"
-    row = _ok(admin.get("/api/get-resource", params={"id": f"{a}/{name}"}))["data"]
+    row = ok_body(admin.get("/api/get-resource", params={"id": f"{a}/{name}"}))["data"]
     assert (row["tag"], row["user"], row["application"], row["fileSize"], row["fileFormat"], row["description"]) \
         == ("doc", "alice", f"{a}-app", len(b"%PDF-1.4 report"), ".pdf", "Q3")
     served = admin.get(urlsplit(url).path)
@@ -98,5 +92,5 @@ def test_deleting_the_resource_deletes_its_file(admin, orgs):
     answer = _upload(orgs["boss"], a, f"{unique('old')}.txt", b"old")
     stored = settings.files_dir / "resource" / a / answer["data2"]
     assert stored.read_bytes() == b"old"
-    _ok(orgs["boss"].post("/api/delete-resource", json={"owner": a, "name": answer["data2"]}))
+    ok_body(orgs["boss"].post("/api/delete-resource", json={"owner": a, "name": answer["data2"]}))
     assert not stored.exists()

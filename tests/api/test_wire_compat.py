@@ -9,14 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.api.conftest import sign_in
+from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
-
-
-def _ok(answer) -> dict:
-    body = answer.json()
-    assert body["status"] == "ok", body
-    return body
 
 
 def _user(name: str, **fields) -> dict:
@@ -31,11 +25,11 @@ def _user(name: str, **fields) -> dict:
 ])
 def test_created_time_keeps_its_precision_and_survives_an_update(admin, given, read_back):
     name = unique("precise")
-    _ok(admin.post("/api/add-user", json=_user(name, createdTime=given)))
+    ok_body(admin.post("/api/add-user", json=_user(name, createdTime=given)))
     user = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
     assert user["createdTime"] == read_back
     user["displayName"] = "Changed"
-    assert _ok(admin.post("/api/update-user", params={"id": f"built-in/{name}"}, json=user))["data"] == "Affected"
+    assert ok_body(admin.post("/api/update-user", params={"id": f"built-in/{name}"}, json=user))["data"] == "Affected"
     again = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
     assert again["displayName"] == "Changed" and again["createdTime"] == read_back
 
@@ -43,11 +37,11 @@ def test_created_time_keeps_its_precision_and_survives_an_update(admin, given, r
 def test_an_empty_created_time_means_now_on_add_and_is_ignored_on_update(admin):
     name = unique("bare")
     before = datetime.now(UTC).replace(microsecond=0)
-    _ok(admin.post("/api/add-user", json=_user(name, createdTime="")))
+    ok_body(admin.post("/api/add-user", json=_user(name, createdTime="")))
     user = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
     created = datetime.fromisoformat(user["createdTime"].replace("Z", "+00:00"))
     assert created >= before
-    answer = _ok(admin.post("/api/update-user", params={"id": f"built-in/{name}"},
+    answer = ok_body(admin.post("/api/update-user", params={"id": f"built-in/{name}"},
                             json={**user, "createdTime": "", "displayName": "Bare"}))
     assert answer["data"] == "Affected"
     assert admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]["createdTime"] == \
@@ -65,10 +59,10 @@ def test_no_update_moves_a_created_time(admin, kind, body):
     record's age is not the client's to rewrite, nor a reason to refuse its update."""
     name = unique(kind)
     record = body(name)
-    _ok(admin.post(f"/api/add-{kind}", json={**record, "createdTime": "2026-01-02T03:04:05Z"}))
+    ok_body(admin.post(f"/api/add-{kind}", json={**record, "createdTime": "2026-01-02T03:04:05Z"}))
     ident = f"{record['owner']}/{name}"
     read = admin.get(f"/api/get-{kind}", params={"id": ident}).json()["data"]
-    answer = _ok(admin.post(f"/api/update-{kind}", params={"id": ident},
+    answer = ok_body(admin.post(f"/api/update-{kind}", params={"id": ident},
                             json={**read, "createdTime": "1999-12-31T23:59:59Z", "displayName": "Renamed"}))
     assert answer["data"] == "Affected"
     after = admin.get(f"/api/get-{kind}", params={"id": ident}).json()["data"]
@@ -84,22 +78,22 @@ def test_a_created_time_that_is_not_a_time_is_refused_on_add(admin):
 
 @pytest.mark.parametrize("sort_field", ["createdTime", "created_time", "displayName", "display_name"])
 def test_lists_sort_by_either_spelling(admin, sort_field):
-    body = _ok(admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
+    body = ok_body(admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
                                                      "sortField": sort_field, "sortOrder": "descend"}))
     assert body["data"], body
 
 
 def test_lists_search_by_either_spelling(admin):
     name = unique("spelled")
-    _ok(admin.post("/api/add-user", json=_user(name, displayName="Snake Case Person")))
+    ok_body(admin.post("/api/add-user", json=_user(name, displayName="Snake Case Person")))
     for field in ("displayName", "display_name"):
-        rows = _ok(admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
+        rows = ok_body(admin.get("/api/get-users", params={"owner": "built-in", "p": 1, "pageSize": 5,
                                                          "field": field, "value": "Snake Case"}))["data"]
         assert [row["name"] for row in rows] == [name]
 
 
 def test_sorted_users_take_a_snake_case_sorter(admin):
-    rows = _ok(admin.get("/api/get-sorted-users", params={"owner": "built-in", "sorter": "created_time",
+    rows = ok_body(admin.get("/api/get-sorted-users", params={"owner": "built-in", "sorter": "created_time",
                                                             "limit": 3}))["data"]
     assert rows
 
@@ -107,9 +101,9 @@ def test_sorted_users_take_a_snake_case_sorter(admin):
 @pytest.mark.parametrize("columns", ["display_name", "displayName", "DISPLAY_NAME"])
 def test_update_for_columns_takes_either_spelling(admin, columns):
     name = unique("columns")
-    _ok(admin.post("/api/add-user", json=_user(name, displayName="Before", email=f"{name}@a.example")))
+    ok_body(admin.post("/api/add-user", json=_user(name, displayName="Before", email=f"{name}@a.example")))
     user = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
-    answer = _ok(admin.post("/api/update-user", params={"id": f"built-in/{name}", "columns": columns},
+    answer = ok_body(admin.post("/api/update-user", params={"id": f"built-in/{name}", "columns": columns},
                             json={**user, "displayName": "After", "email": f"other-{name}@a.example"}))
     assert answer["data"] == "Affected"
     after = admin.get("/api/get-user", params={"id": f"built-in/{name}"}).json()["data"]
@@ -127,9 +121,9 @@ def two_orgs(admin) -> tuple[str, str]:
     """Two organizations, each with an admin `boss` and a user `alice` who has an email, a phone and a user id."""
     names = unique("wirea"), unique("wireb")
     for number, org in enumerate(names):
-        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org, "passwordType": "argon2id"}))
+        ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": org, "passwordType": "argon2id"}))
         for user, is_admin in (("boss", True), ("alice", False)):
-            _ok(admin.post("/api/add-user", json={
+            ok_body(admin.post("/api/add-user", json={
                 "owner": org, "name": user, "password": "Wire-pass-1", "isAdmin": is_admin,
                 "email": f"{user}@{org}.example", "phone": f"{uuid.uuid4().int % 10**9:09d}{number}{is_admin:d}",
                 "id": f"{org}-{user}-id"}))
@@ -139,28 +133,28 @@ def two_orgs(admin) -> tuple[str, str]:
 @pytest.mark.parametrize("param, value", [("email", "alice@{org}.example"), ("userId", "{org}-alice-id")])
 def test_get_user_without_an_owner_looks_across_what_the_caller_may_read(admin, two_orgs, param, value):
     a, b = two_orgs
-    found = _ok(admin.get("/api/get-user", params={param: value.format(org=b)}))["data"]
+    found = ok_body(admin.get("/api/get-user", params={param: value.format(org=b)}))["data"]
     assert found and (found["owner"], found["name"]) == (b, "alice")
     boss_of_a = sign_in(a, "boss", "Wire-pass-1")
-    assert _ok(boss_of_a.get("/api/get-user", params={param: value.format(org=a)}))["data"]["owner"] == a
+    assert ok_body(boss_of_a.get("/api/get-user", params={param: value.format(org=a)}))["data"]["owner"] == a
     # another organization's user is answered as missing, not refused
-    assert _ok(boss_of_a.get("/api/get-user", params={param: value.format(org=b)}))["data"] is None
+    assert ok_body(boss_of_a.get("/api/get-user", params={param: value.format(org=b)}))["data"] is None
     alice_of_a = sign_in(a, "alice", "Wire-pass-1")
-    assert _ok(alice_of_a.get("/api/get-user", params={param: value.format(org=a)}))["data"]["name"] == "alice"
+    assert ok_body(alice_of_a.get("/api/get-user", params={param: value.format(org=a)}))["data"]["name"] == "alice"
 
 
 def test_get_user_by_phone_without_an_owner(admin, two_orgs):
     a, _ = two_orgs
     alice = admin.get("/api/get-user", params={"id": f"{a}/alice"}).json()["data"]
     assert alice["phone"]
-    assert _ok(admin.get("/api/get-user", params={"phone": alice["phone"]}))["data"]["name"] == "alice"
+    assert ok_body(admin.get("/api/get-user", params={"phone": alice["phone"]}))["data"]["name"] == "alice"
 
 
 def test_a_value_two_users_share_finds_neither(admin):
     shared = f"{unique('shared')}@twice.example"
     for name in (unique("twin"), unique("twin")):
-        _ok(admin.post("/api/add-user", json=_user(name, email=shared)))
-    assert _ok(admin.get("/api/get-user", params={"email": shared}))["data"] is None
+        ok_body(admin.post("/api/add-user", json=_user(name, email=shared)))
+    assert ok_body(admin.get("/api/get-user", params={"email": shared}))["data"] is None
 
 
 def test_get_token_of_a_missing_token_is_an_error(admin):
@@ -171,33 +165,33 @@ def test_get_token_of_a_missing_token_is_an_error(admin):
 def test_a_token_out_of_reach_is_answered_as_missing(admin, two_orgs):
     a, b = two_orgs
     name = unique("tok")
-    _ok(admin.post("/api/add-token", json={"owner": "admin", "name": name, "organization": b,
+    ok_body(admin.post("/api/add-token", json={"owner": "admin", "name": name, "organization": b,
                                            "application": "app-built-in", "user": "boss"}))
-    assert _ok(admin.get("/api/get-token", params={"id": f"admin/{name}"}))["data"]["name"] == name
+    assert ok_body(admin.get("/api/get-token", params={"id": f"admin/{name}"}))["data"]["name"] == name
     body = sign_in(a, "boss", "Wire-pass-1").get("/api/get-token", params={"id": f"admin/{name}"}).json()
     assert body["status"] == "error" and body["msg"] == f"The token: admin/{name} does not exist"
 
 
 def test_add_transaction_without_a_name_generates_and_answers_it(admin):
-    body = _ok(admin.post("/api/add-transaction", json={"owner": "built-in", "name": "", "amount": 5.0,
+    body = ok_body(admin.post("/api/add-transaction", json={"owner": "built-in", "name": "", "amount": 5.0,
                                                          "currency": "USD", "application": "app-built-in",
                                                          "user": "admin"}))
     name = body["data"]
     assert name.startswith("transaction_") and len(name) == len("transaction_") + 32
-    row = _ok(admin.get("/api/get-transaction", params={"id": f"built-in/{name}"}))["data"]
+    row = ok_body(admin.get("/api/get-transaction", params={"id": f"built-in/{name}"}))["data"]
     assert row["name"] == name and row["displayName"] == name and row["amount"] == 5.0
 
 
 def test_add_transaction_with_a_name_answers_that_name(admin):
     name = unique("txn")
-    assert _ok(admin.post("/api/add-transaction", json={"owner": "built-in", "name": name}))["data"] == name
+    assert ok_body(admin.post("/api/add-transaction", json={"owner": "built-in", "name": name}))["data"] == name
 
 
 def test_add_ldap_without_an_id_generates_one(admin):
-    before = {row["id"] for row in _ok(admin.get("/api/get-ldaps", params={"owner": "built-in"}))["data"] or []}
-    assert _ok(admin.post("/api/add-ldap", json={"owner": "built-in", "id": "", "serverName": "Generated",
+    before = {row["id"] for row in ok_body(admin.get("/api/get-ldaps", params={"owner": "built-in"}))["data"] or []}
+    assert ok_body(admin.post("/api/add-ldap", json={"owner": "built-in", "id": "", "serverName": "Generated",
                                                  "host": "ldap.example", "port": 389}))["data"] == "Affected"
-    after = {row["id"] for row in _ok(admin.get("/api/get-ldaps", params={"owner": "built-in"}))["data"]}
+    after = {row["id"] for row in ok_body(admin.get("/api/get-ldaps", params={"owner": "built-in"}))["data"]}
     (added,) = after - before
     assert added.startswith("ldap_")
 
@@ -220,19 +214,19 @@ def test_syncers_and_webhooks_are_reached_through_their_organization_too(admin, 
     a, _ = two_orgs
     name = unique(kind)
     owner = "admin" if given_owner == "admin" else a
-    _ok(admin.post(f"/api/add-{kind}", json={"owner": owner, "name": name, "organization": a, **fields}))
+    ok_body(admin.post(f"/api/add-{kind}", json={"owner": owner, "name": name, "organization": a, **fields}))
     for ident in (f"admin/{name}", f"{a}/{name}"):
-        record = _ok(admin.get(f"/api/get-{kind}", params={"id": ident}))["data"]
+        record = ok_body(admin.get(f"/api/get-{kind}", params={"id": ident}))["data"]
         assert (record["owner"], record["organization"]) == ("admin", a)
     boss = sign_in(a, "boss", "Wire-pass-1")
-    assert name in [row["name"] for row in _ok(boss.get(f"/api/get-{kind}s", params={"owner": a}))["data"]]
+    assert name in [row["name"] for row in ok_body(boss.get(f"/api/get-{kind}s", params={"owner": a}))["data"]]
     record["isEnabled"] = not record["isEnabled"]
-    assert _ok(boss.post(f"/api/update-{kind}", params={"id": f"{a}/{name}"},
+    assert ok_body(boss.post(f"/api/update-{kind}", params={"id": f"{a}/{name}"},
                          json={**record, "owner": a}))["data"] == "Affected"
-    assert _ok(boss.get(f"/api/get-{kind}", params={"id": f"{a}/{name}"}))["data"]["isEnabled"] == \
+    assert ok_body(boss.get(f"/api/get-{kind}", params={"id": f"{a}/{name}"}))["data"]["isEnabled"] == \
         record["isEnabled"]
-    assert _ok(boss.post(f"/api/delete-{kind}", json={"owner": a, "name": name}))["data"] == "Affected"
-    assert _ok(admin.get(f"/api/get-{kind}", params={"id": f"admin/{name}"}))["data"] is None
+    assert ok_body(boss.post(f"/api/delete-{kind}", json={"owner": a, "name": name}))["data"] == "Affected"
+    assert ok_body(admin.get(f"/api/get-{kind}", params={"id": f"admin/{name}"}))["data"] is None
 
 
 def test_an_organization_as_owner_stays_within_reach(admin, two_orgs):
@@ -244,10 +238,10 @@ def test_an_organization_as_owner_stays_within_reach(admin, two_orgs):
     mixed = admin.post("/api/add-webhook", json={"owner": a, "name": name, "organization": b,
                                                  "url": "https://example.com/x"}).json()
     assert mixed["status"] == "error" and "must be admin or its organization" in mixed["msg"]
-    assert _ok(admin.get("/api/get-webhook", params={"id": f"admin/{name}"}))["data"] is None
-    _ok(admin.post("/api/add-webhook", json={"owner": b, "name": name, "url": "https://example.com/x"}))
-    assert _ok(boss.get("/api/get-webhook", params={"id": f"{b}/{name}"}))["data"] is None
-    assert _ok(boss.get("/api/get-webhook", params={"id": f"{a}/{name}"}))["data"] is None
+    assert ok_body(admin.get("/api/get-webhook", params={"id": f"admin/{name}"}))["data"] is None
+    ok_body(admin.post("/api/add-webhook", json={"owner": b, "name": name, "url": "https://example.com/x"}))
+    assert ok_body(boss.get("/api/get-webhook", params={"id": f"{b}/{name}"}))["data"] is None
+    assert ok_body(boss.get("/api/get-webhook", params={"id": f"{a}/{name}"}))["data"] is None
 
 
 def test_other_admin_owned_kinds_keep_their_owner_rule(admin, two_orgs):
