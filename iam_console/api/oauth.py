@@ -159,23 +159,24 @@ async def device_authorization(request: Request) -> Response:
     return JSONResponse(answer, headers=NO_STORE)
 
 
+def _about_bearer(request: Request, describe) -> Response:
+    """What `describe(db, token)` says of the request's Bearer token's user, or its OAuth error."""
+    try:
+        with session_scope() as db:
+            return JSONResponse(describe(db, bearer_token(request)), headers=NO_STORE)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+
+
 @router.get("/api/userinfo", operation_id="userinfo_get")
 @router.post("/api/userinfo", operation_id="userinfo_post")
 async def userinfo(request: Request) -> Response:
-    try:
-        with session_scope() as db:
-            return JSONResponse(tokens.userinfo(db, bearer_token(request)), headers=NO_STORE)
-    except oauth.OAuthError as exc:
-        return oauth_error(exc)
+    return _about_bearer(request, tokens.userinfo)
 
 
 @router.get("/api/user", summary="The token's user as Laravel's OAuth clients read it (Casdoor's second userinfo)")
 async def laravel_user(request: Request) -> Response:
-    try:
-        with session_scope() as db:
-            return JSONResponse(tokens.laravel_user(db, bearer_token(request)), headers=NO_STORE)
-    except oauth.OAuthError as exc:
-        return oauth_error(exc)
+    return _about_bearer(request, tokens.laravel_user)
 
 
 @router.get("/.well-known/oauth-authorization-server")

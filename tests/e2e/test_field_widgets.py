@@ -10,6 +10,8 @@ import uuid
 
 from playwright.sync_api import expect
 
+from tests.e2e.steps import choose, save
+
 
 def _add(server, *records) -> None:
     from sqlmodel import Session
@@ -24,17 +26,6 @@ def _add(server, *records) -> None:
             db.commit()
     finally:
         engine.dispose()
-
-
-def _choose(page, trigger, option: str) -> None:
-    trigger.click()
-    page.get_by_role("option", name=option, exact=True).click()
-
-
-def _save(page) -> None:
-    page.click("#edit-save")
-    expect(page.get_by_text("Successfully saved")).to_be_visible()
-    page.get_by_text("Successfully saved").wait_for(state="hidden")
 
 
 def _saved(page) -> list[dict]:
@@ -67,7 +58,7 @@ def test_one_row_at_a_time_and_one_key_row(visit, page, api_login, accounts):
     expect(key(ident)).not_to_be_checked()
     expect(key(email)).to_be_disabled()  # and the key row cannot be switched off
     expect(email.get_by_role("button", name="Delete")).to_be_disabled()  # nor deleted
-    _choose(page, email.locator(".table-columns-type"), "integer")  # no values, no length
+    choose(page, email.locator(".table-columns-type"), "integer")  # no values, no length
     expect(email.locator(".table-columns-values input")).to_be_disabled()
     expect(email.locator(".table-columns-length")).to_have_count(0)
     email.get_by_role("button", name="Cancel").click()  # the row as it was
@@ -138,13 +129,13 @@ def test_pickers_offer_one_page_of_the_records_organization(visit, page, api_log
     options.first.click()
     chosen = page.locator(".pick-chosen")
     expect(chosen).to_have_count(2)
-    _save(page)
+    save(page)
     stored = page.request.get(f"/api/get-role?id=acme/{role}").json()["data"]
     assert stored["users"] == [f"acme/{prefix}-20", "acme/alice"]
 
     page.get_by_role("button", name=f"Remove acme/{prefix}-20").click()
     expect(chosen).to_have_count(1)
-    _save(page)
+    save(page)
     assert page.request.get(f"/api/get-role?id=acme/{role}").json()["data"]["users"] == ["acme/alice"]
 
 
@@ -164,7 +155,7 @@ def test_a_code_field_saves_a_long_text_whole(visit, page, api_login, accounts, 
     editor.click()
     page.keyboard.press("Control+Home")
     page.keyboard.type("# edited\n")
-    _save(page)
+    save(page)
     stored = page.request.get(f"/api/get-model?id=acme/{name}").json()["data"]["modelText"]
     assert stored == "# edited\n" + text  # never cut at 20,000 characters
 
@@ -185,6 +176,6 @@ def test_an_organizations_default_application_is_picked_from_its_own(visit, page
     expect(options.first).to_have_text(f"app-mine-{suffix}")
     options.first.click()
     expect(page.locator("#field-defaultApplication")).to_have_text(f"app-mine-{suffix}")
-    _save(page)
+    save(page)
     stored = page.request.get(f"/api/get-organization?id=admin/{org}").json()["data"]
     assert stored["defaultApplication"] == f"app-mine-{suffix}"

@@ -11,6 +11,7 @@ import uuid
 from playwright.sync_api import expect
 
 from iam_console.services import builtin as b
+from tests.e2e.steps import choose, save
 
 
 def _seed_org(server) -> str:
@@ -55,17 +56,6 @@ def _stored(page, name: str) -> dict:
     return answer["data"]
 
 
-def _choose(page, trigger, option: str) -> None:
-    trigger.click()
-    page.get_by_role("option", name=option, exact=True).click()
-
-
-def _save(page) -> None:
-    page.click("#edit-save")
-    expect(page.get_by_text("Successfully saved")).to_be_visible()
-    page.get_by_text("Successfully saved").wait_for(state="hidden")
-
-
 def _account_row(page, item: str):
     return page.locator("#account-items-table tbody tr").filter(
         has=page.locator(".account-items-name", has_text=re.compile(f"^{re.escape(item)}$")))
@@ -81,7 +71,7 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
     visit("/organizations/acme")
     location = _account_row(page, "Location")
     expect(location.locator(".account-items-modify-rule")).to_have_text("Self")
-    _choose(page, location.locator(".account-items-modify-rule"), "Admin")
+    choose(page, location.locator(".account-items-modify-rule"), "Admin")
     expect(location.locator(".account-items-modify-rule")).to_have_text("Admin")
 
     # an item only admins see, and Is admin, cannot be left to the user
@@ -92,10 +82,10 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
         page.keyboard.press("Escape")
     # turning an item's view rule to Admin moves its modify rule off Self
     bio = _account_row(page, "Bio")
-    _choose(page, bio.locator(".account-items-view-rule"), "Admin")
+    choose(page, bio.locator(".account-items-view-rule"), "Admin")
     expect(bio.locator(".account-items-modify-rule")).to_have_text("Admin")
-    _choose(page, bio.locator(".account-items-view-rule"), "Public")
-    _choose(page, bio.locator(".account-items-modify-rule"), "Self")  # as it was: other tests edit Bio
+    choose(page, bio.locator(".account-items-view-rule"), "Public")
+    choose(page, bio.locator(".account-items-modify-rule"), "Self")  # as it was: other tests edit Bio
 
     # the regex applies to the listed items only; a bad one is refused by the service
     expect(_account_row(page, "Tag").locator(".account-items-regex input")).to_be_disabled()
@@ -114,9 +104,9 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
     expect(rows).to_have_count(count)
     last = rows.last
     expect(last.locator(".account-items-name")).to_have_text(b.ACCOUNT_ITEM_PLACEHOLDER)
-    _choose(page, last.locator(".account-items-name"), "Karma")
+    choose(page, last.locator(".account-items-name"), "Karma")
     expect(last.locator(".account-items-name")).to_have_text("Karma")
-    _save(page)
+    save(page)
 
     page.context.clear_cookies()
     api_login(accounts.alice)
@@ -128,8 +118,8 @@ def test_account_items_decide_an_ordinary_users_locks(visit, page, api_login, ac
     page.context.clear_cookies()
     api_login(accounts.boss)
     visit("/organizations/acme")
-    _choose(page, _account_row(page, "Location").locator(".account-items-modify-rule"), "Self")
-    _save(page)
+    choose(page, _account_row(page, "Location").locator(".account-items-modify-rule"), "Self")
+    save(page)
     page.context.clear_cookies()
     api_login(accounts.alice)
     visit("/account")
@@ -157,12 +147,12 @@ def test_the_mfa_items_limits(visit, page, api_login, accounts, server):
     expect(rows.nth(2).locator(".mfa-items-name")).to_have_text("App")
     expect(page.locator("#mfa-items-add")).to_be_disabled()
 
-    _choose(page, rows.nth(0).locator(".mfa-items-rule"), "Required")
-    _choose(page, rows.nth(1).locator(".mfa-items-rule"), "Required")
+    choose(page, rows.nth(0).locator(".mfa-items-rule"), "Required")
+    choose(page, rows.nth(1).locator(".mfa-items-rule"), "Required")
     expect(page.get_by_text("Only 1 MFA methods can be required")).to_be_visible()
     expect(rows.nth(1).locator(".mfa-items-rule")).to_have_text("Optional")
-    _choose(page, rows.nth(1).locator(".mfa-items-rule"), "Prompt")
-    _save(page)
+    choose(page, rows.nth(1).locator(".mfa-items-rule"), "Prompt")
+    save(page)
     assert _stored(page, name)["mfaItems"] == [
         {"name": "Phone", "rule": "Required"}, {"name": "Email", "rule": "Prompt"}, {"name": "App", "rule": "Optional"}]
 
@@ -173,7 +163,7 @@ def test_a_customized_theme_is_saved(visit, page, api_login, accounts, server):
     visit(f"/organizations/{name}")
     expect(page.locator("#theme-type")).to_have_count(0)  # following the global theme
     page.locator("#theme-mode").get_by_role("radio", name="Customize").click()
-    _choose(page, page.locator(".theme-type"), "Comic")  # the type's preset: pink, radius 16
+    choose(page, page.locator(".theme-type"), "Comic")  # the type's preset: pink, radius 16
     expect(page.locator("#theme-color-ed4192")).to_have_attribute("data-selected", "true")
     expect(page.locator("#theme-radius")).to_have_value("16")
     page.click("#theme-color-00b96b")
@@ -187,7 +177,7 @@ def test_a_customized_theme_is_saved(visit, page, api_login, accounts, server):
     slider.press("ArrowRight")  # the slider sets it too
     expect(page.locator("#theme-radius")).to_have_value("10")
     page.click("#theme-compact")
-    _save(page)
+    save(page)
     assert _stored(page, name)["themeData"] == {"isEnabled": True, "themeType": "comic", "colorPrimary": "#00B96B",
                                                 "borderRadius": 10, "isCompact": True}
 
@@ -196,7 +186,7 @@ def test_a_customized_theme_is_saved(visit, page, api_login, accounts, server):
     expect(page.locator("#theme-radius")).to_have_value("10")
     page.locator("#theme-mode").get_by_role("radio", name="Follow global theme").click()
     expect(page.locator(".theme-type")).to_have_count(0)
-    _save(page)
+    save(page)
     assert _stored(page, name)["themeData"]["isEnabled"] is False
 
 
@@ -210,11 +200,11 @@ def test_navigation_items_are_the_global_admins(visit, page, api_login, accounts
     expect(page.locator("#nav-all")).not_to_be_checked()
     page.click("#nav-item-users")
     expect(page.locator("#nav-group-orgs")).not_to_be_checked()
-    _save(page)
+    save(page)
     stored = _stored(page, name)["navItems"]
     assert "all" not in stored and "/roles" not in stored and "/users" not in stored and "/organizations" in stored
     page.click("#nav-all")
-    _save(page)
+    save(page)
     assert _stored(page, name)["navItems"] == ["all"]
 
     page.context.clear_cookies()
@@ -266,12 +256,12 @@ def test_the_obfuscator_key_and_the_dark_logo(visit, page, api_login, accounts, 
     key = page.locator("#field-passwordObfuscatorKey")
     expect(key).to_have_count(0)  # Plain: no key
     obfuscator = page.locator("#field-passwordObfuscatorType")
-    _choose(page, obfuscator, "AES")
+    choose(page, obfuscator, "AES")
     expect(key).to_have_value(re.compile(r"^[0-9a-f]{32}$"))
     aes = key.input_value()
-    _choose(page, obfuscator, "DES")
+    choose(page, obfuscator, "DES")
     expect(key).to_have_value(re.compile(r"^[0-9a-f]{16}$"))
-    _choose(page, obfuscator, "AES")
+    choose(page, obfuscator, "AES")
     expect(key).to_have_value(re.compile(r"^[0-9a-f]{32}$"))
     assert key.input_value() != aes  # a fresh key each time
 
@@ -281,21 +271,21 @@ def test_the_obfuscator_key_and_the_dark_logo(visit, page, api_login, accounts, 
         .to_be_visible()
     assert _stored(page, name)["passwordObfuscatorType"] == "Plain"  # nothing saved
     key.fill("0123456789abcdef" * 3)
-    _save(page)
+    save(page)
     stored = _stored(page, name)
     assert (stored["passwordObfuscatorType"], stored["passwordObfuscatorKey"]) == ("AES", "0123456789abcdef" * 3)
-    _choose(page, obfuscator, "Plain")
+    choose(page, obfuscator, "Plain")
     expect(key).to_have_count(0)
-    _save(page)
+    save(page)
     assert _stored(page, name)["passwordObfuscatorKey"] == ""
 
     # the dark logo: shown when enabled; disabling it clears the URL
     expect(page.locator("#field-logoDark")).to_have_count(0)
     page.click("#field-enableDarkLogo")
     page.fill("#field-logoDark", "https://cdn.example.com/dark.png")
-    _save(page)
+    save(page)
     assert _stored(page, name)["logoDark"] == "https://cdn.example.com/dark.png"
     page.click("#field-enableDarkLogo")
     expect(page.locator("#field-logoDark")).to_have_count(0)
-    _save(page)
+    save(page)
     assert _stored(page, name)["logoDark"] == ""
