@@ -102,6 +102,7 @@ def test_leaving_unsaved_edits_asks_first(server, visit, page, api_login, accoun
     assert questions == []
 
     visit(f"/groups/acme/{group}")
+    expect(page.locator("#field-displayName")).to_have_value(group)  # read: typing now is not overwritten
     page.fill("#field-displayName", "Not saved yet")
     expect(page.locator("#edit-unsaved")).to_have_attribute("data-dirty", "true")
     # Cancel on the question: the page and its edits stay
@@ -121,6 +122,7 @@ def test_ok_on_the_question_leaves_and_saving_clears_it(server, visit, page, api
     group = _new_group(server)
     api_login(accounts.admin)
     visit(f"/groups/acme/{group}")
+    expect(page.locator("#field-displayName")).to_have_value(group)
     page.fill("#field-displayName", "Changed then left")
     questions: list[str] = []
     page.once("dialog", lambda dialog: (questions.append(dialog.type), dialog.accept()))
