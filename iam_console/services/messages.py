@@ -60,21 +60,8 @@ def provider(db: Session, actor: Actor, category: str, name: str = "") -> m.Prov
         if found is None:
             raise ServiceError("The provider: %s is not found", name[:100])
         return found
-    application = actor.application
-    if application is None:
-        row = lookup.organization(db, organization)
-        default = row.default_application if row else ""
-        application = lookup.application(db, default or (b.BUILT_IN_APP if organization == b.BUILT_IN_ORG else ""))
-    listed = [item["name"] for item in (application.providers if application else []) or []
-              if isinstance(item, dict) and isinstance(item.get("name"), str)]
-    if listed:
-        rows: dict[str, m.Provider] = {}
-        for row in db.exec(usable.where(m.Provider.name.in_(listed)).order_by(own_first)).all():
-            rows.setdefault(row.name, row)  # the organization's own before a shared one of the same name
-        for item in listed:
-            if item in rows:
-                return rows[item]
-    found = db.exec(usable.order_by(own_first, m.Provider.created_time, m.Provider.pk).limit(1)).first()
+    application = actor.application or verifications.default_application(db, lookup.organization(db, organization))
+    found = verifications.first_provider(db, organization, application, category)
     if found is None:
         raise ServiceError("please set a %s provider first", category)
     return found
@@ -157,7 +144,7 @@ def send_invitation(db: Session, actor: Actor, owner: str, name: str, destinatio
         raise ServiceError("Invalid Email receivers: %s", ", ".join(invalid)[:300])
     organization = lookup.organization(db, invitation.owner)
     named = invitation.application if invitation.application not in ("", "All") else ""
-    application = lookup.application(db, named or organization.default_application)
+    application = lookup.application(db, named) if named else verifications.default_application(db, organization)
     if application is None:
         raise ServiceError("The organization: %s should have one application at least", invitation.owner)
     chosen = verifications.find_provider(db, organization, application,

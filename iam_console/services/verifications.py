@@ -29,6 +29,7 @@ import math
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import phonenumbers
@@ -161,6 +162,13 @@ def _application(db: Session, actor: Actor, organization: m.Organization, applic
         if application is None or application.organization != organization.name:  # one answer for both
             raise ServiceError("The application: %s does not exist", application_id[:200])
         return application
+    return default_application(db, organization)
+
+
+def default_application(db: Session, organization: m.Organization | None) -> m.Application | None:
+    """The organization's default application (app-built-in for the built-in organization)."""
+    if organization is None:
+        return None
     name = organization.default_application or (b.BUILT_IN_APP if organization.name == b.BUILT_IN_ORG else "")
     return lookup.application(db, name) if name else None
 
@@ -172,24 +180,30 @@ def _applies(item: dict, to: Receiver, purpose: str) -> bool:
     return to.kind != PHONE_KIND or not codes or "All" in codes or to.region in codes
 
 
+def first_provider(db: Session, organization: str, application: m.Application | None, category: str,
+                   listed: Callable[[dict], bool] = lambda item: True) -> m.Provider | None:
+    """The provider of a category a message goes through: the first of the application's
+    Providers list that `listed` takes, else the organization's own, else a shared one (the
+    organization's own before a shared one of the same name)."""
+    usable = select(m.Provider).where(m.Provider.owner.in_((organization, b.ADMIN_OWNER)),
+                                      m.Provider.category == category)
+    own_first = sa.case((m.Provider.owner == organization, 0), else_=1)
+    names = [item["name"] for item in (application.providers if application else []) or []
+             if isinstance(item, dict) and isinstance(item.get("name"), str) and listed(item)]
+    if names:
+        by_name: dict[str, m.Provider] = {}
+        for row in db.exec(usable.where(m.Provider.name.in_(names)).order_by(own_first)).all():
+            by_name.setdefault(row.name, row)
+        for name in names:
+            if name in by_name:
+                return by_name[name]
+    return db.exec(usable.order_by(own_first, m.Provider.created_time, m.Provider.pk).limit(1)).first()
+
+
 def find_provider(db: Session, organization: m.Organization, application: m.Application | None,
                   to: Receiver, purpose: str = "reset") -> m.Provider:
-    category = CATEGORIES[to.kind]
-    usable = select(m.Provider).where(m.Provider.owner.in_((organization.name, b.ADMIN_OWNER)),
-                                      m.Provider.category == category)
-    own_first = sa.case((m.Provider.owner == organization.name, 0), else_=1)
-    if application is not None:
-        names = [item["name"] for item in application.providers or []
-                 if isinstance(item, dict) and isinstance(item.get("name"), str) and _applies(item, to, purpose)]
-        if names:
-            rows = db.exec(usable.where(m.Provider.name.in_(names)).order_by(own_first)).all()
-            by_name: dict[str, m.Provider] = {}
-            for row in rows:
-                by_name.setdefault(row.name, row)
-            for name in names:
-                if name in by_name:
-                    return by_name[name]
-    row = db.exec(usable.order_by(own_first, m.Provider.created_time, m.Provider.pk).limit(1)).first()
+    row = first_provider(db, organization.name, application, CATEGORIES[to.kind],
+                         lambda item: _applies(item, to, purpose))
     if row is not None:
         return row
     if application is not None:

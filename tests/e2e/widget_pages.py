@@ -8,25 +8,12 @@ import asyncio
 
 import reflex as rx
 
+from iam_console.services.seed import USER_MODEL_TEXT
 from iam_console.ui.components.code_editor import ask_text, code_editor
 from iam_console.ui.routes import page
 
-MODEL = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[role_definition]
-g = _, _
-
-# allow when one policy allows
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act
-"""
+# the seeded user model with a comment, whose highlighting the tests check
+MODEL = USER_MODEL_TEXT.replace("[policy_effect]", "# allow when one policy allows\n[policy_effect]")
 OTHER_MODEL = """[request_definition]
 r = sub, obj
 
