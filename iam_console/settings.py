@@ -19,6 +19,9 @@ class Settings:
     cookie_secure: bool
     files_dir: Path  # uploaded files (avatars), served at /files/
     outbound_allow: str  # internal hosts and networks outbound connections may reach (services/outbound.py)
+    trusted_proxies: str  # proxies whose X-Forwarded-For is believed (services/addresses.py)
+    ip_lookup_url: str  # the IP lookup the lists' client addresses link to, "{ip}" standing for one; "" no link
+    record_retention_days: int  # records older than this are purged by the scheduler; 0 keeps them all
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
@@ -39,6 +42,9 @@ def load() -> Settings:
         cookie_secure=origin.startswith("https://"),
         files_dir=Path(os.environ.get("IAM_FILES_DIR") or PROJECT_ROOT / "data" / "files"),
         outbound_allow=os.environ.get("IAM_OUTBOUND_ALLOW", ""),
+        trusted_proxies=os.environ.get("IAM_TRUSTED_PROXIES", ""),
+        ip_lookup_url=os.environ.get("IAM_IP_LOOKUP_URL", ""),
+        record_retention_days=int(os.environ.get("IAM_RECORD_RETENTION_DAYS", "0") or 0),
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
     )
 

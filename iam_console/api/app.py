@@ -9,6 +9,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 from swagger_ui_bundle import swagger_ui_path
 
 from ..services.errors import ServiceError
@@ -28,6 +29,7 @@ from . import (
     verifications,
     webauthn,
 )
+from .auditing import record_refusal
 from .envelope import error, service_error
 from .middleware import CrossOrigin, CsrfGuard, SecurityHeaders
 
@@ -53,7 +55,9 @@ def create_api() -> FastAPI:
 
     @api.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
-        return service_error(request, exc)
+        response = service_error(request, exc)
+        await run_in_threadpool(record_refusal, request, exc, bytes(response.body))
+        return response
 
     @api.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from starlette.requests import cookie_parser
 
 from ..models import AuthSession, User
-from ..services import access, credentials
+from ..services import access, addresses, credentials
 from ..services.auth import account_for_token
 from ..services.errors import ServiceError
 
@@ -23,7 +23,9 @@ IMPERSONATOR_COOKIE = "iam_impersonator"
 
 
 def client_ip(request: Request) -> str:
-    return request.client.host if request.client else ""
+    """The client's address: the peer's, or what trusted proxies forwarded (services/addresses.py)."""
+    peer = request.client.host if request.client else ""
+    return addresses.client_ip(peer, ",".join(request.headers.getlist("x-forwarded-for")))
 
 
 def session_cookie(cookie_header: str | None) -> str:

@@ -39,6 +39,11 @@ class Request:
 NO_REQUEST = Request()
 
 
+def _ok(data: Any) -> dict[str, Any]:
+    """The answer a write's record keeps (the envelope's status, message and data)."""
+    return {"status": "ok", "msg": "", "data": data}
+
+
 def split_id(value: str) -> tuple[str, str]:
     """Casdoor's id: owner/name with exactly one '/' and no control character."""
     if not isinstance(value, str) or value.count("/") != 1:
@@ -244,7 +249,8 @@ def add_answer(db: Session, actor: Actor, kind: Kind, data: dict[str, Any], requ
     _save(db, row, kind)
     rules.after_save(db, actor, kind, None, row)
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"add-{kind.name}",
-          request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
+          request_uri=request.uri or f"/api/add-{kind.name}", client_ip=request.client_ip,
+          language=request.language, obj=data, response=_ok(AFFECTED))
     return own.answer(db, row) if own.answer else (AFFECTED, None)
 
 
@@ -295,7 +301,8 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
     _save(db, old, kind)
     rules.after_save(db, actor, kind, before, old)
     audit(db, organization=organization_of(kind, old), user=actor.id, action=f"update-{kind.name}",
-          request_uri=request.uri, client_ip=request.client_ip, language=request.language, obj=data)
+          request_uri=request.uri or f"/api/update-{kind.name}?id={owner}/{name}", client_ip=request.client_ip,
+          language=request.language, obj=data, response=_ok(AFFECTED))
     return AFFECTED
 
 
@@ -313,6 +320,6 @@ def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
     db.delete(row)
     db.flush()
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"delete-{kind.name}",
-          request_uri=request.uri, client_ip=request.client_ip, language=request.language,
-          obj={"owner": owner, "name": name})
+          request_uri=request.uri or f"/api/delete-{kind.name}", client_ip=request.client_ip,
+          language=request.language, obj={"owner": owner, "name": name}, response=_ok(AFFECTED))
     return AFFECTED

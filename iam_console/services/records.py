@@ -106,20 +106,33 @@ def redacting_log_records() -> None:
     logging.setLogRecordFactory(factory)
 
 
+# what a record keeps of a request's object and of its answer: enough to read what was
+# asked and what came of it, never a whole uploaded workbook
+OBJECT_LIMIT = 20_000
+RESPONSE_LIMIT = 1_000
+OK_RESPONSE = {"status": "ok", "msg": ""}
+
+
+def _json_text(value: Any, limit: int) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(redact(value), default=str)
+    return (redact_json_text(text) if isinstance(value, str) else text)[:limit]
+
+
 def audit(db: Session, *, organization: str, user: str, action: str, method: str = "POST",
           request_uri: str = "", client_ip: str = "", language: str = "", obj: Any = None,
-          response: Any = None, status_code: int = 200) -> None:
+          response: Any = OK_RESPONSE, status_code: int = 200) -> None:
     """Write one Record. A Core INSERT with bound parameters (its compiled form is
     cached): sign-ins and token grants write one each, and an ORM object of the
-    table costs more than the rest of the write."""
+    table costs more than the rest of the write. Secrets are redacted from the URI,
+    object and response; the object and response are cut at their limits."""
     db.connection().execute(RECORD_INSERT, {
         "owner": organization, "name": secrets.token_hex(10), "created_time": utcnow(),
-        "organization": organization, "user": user, "action": action, "method": method,
-        "request_uri": redact_text(request_uri)[:1000], "client_ip": client_ip, "language": language,
-        "status_code": status_code,
-        "object": json.dumps(redact(obj), default=str) if obj is not None else "",
-        "response": json.dumps(redact(response), default=str) if response is not None else "",
-        "detail": "", "is_triggered": False,
+        "organization": organization, "user": user, "action": action[:1000], "method": method[:100],
+        "request_uri": redact_text(request_uri)[:1000], "client_ip": client_ip[:100], "language": language[:100],
+        "status_code": status_code, "object": _json_text(obj, OBJECT_LIMIT),
+        "response": _json_text(response, RESPONSE_LIMIT), "detail": "", "is_triggered": False,
     })
 
 

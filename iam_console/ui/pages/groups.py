@@ -21,7 +21,7 @@ from ..state.account import Account
 from ..state.editing import _id_from_path
 from ..state.listing import Lists
 from ..state.prefs import Prefs
-from ..state.service import call, say
+from ..state.service import audit_request, call, say
 from ..text import t
 from .users import USERS
 
@@ -160,13 +160,13 @@ class GroupTree(rx.State):
     @rx.event
     async def add_group(self, parent: str):
         """Add top-level group ("") or add a child of `parent`: created, then opened in add mode."""
-        organization = self.tree_organization
+        organization, request = self.tree_organization, await audit_request(self)
 
         def add(db, actor):
             record = defaults.new_record(db, actor, "group", organization)
             if parent:
                 record["parentId"], record["isTopGroup"] = parent, False
-            crud.add_record(db, actor, GROUPS.kind, record)
+            crud.add_record(db, actor, GROUPS.kind, record, request)
             return record
 
         added = await call(self, add, failed="Failed to add: %s")
@@ -187,8 +187,9 @@ class GroupTree(rx.State):
     @rx.event
     async def confirm_delete(self):
         name, self.deleting = self.deleting, ""
+        request = await audit_request(self)
         gone = await call(self, lambda db, actor: crud.delete_record(db, actor, GROUPS.kind, self.tree_organization,
-                                                                     name), failed="Failed to delete: %s")
+                                                                     name, request), failed="Failed to delete: %s")
         if gone.failed:
             return gone.event
         toast = rx.toast.success(await say(self, "Successfully deleted"))

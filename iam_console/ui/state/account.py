@@ -13,7 +13,7 @@ import reflex as rx
 from ...api.callers import session_cookie
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
-from ...services import accounts, auth, lookup, mfa, navigation
+from ...services import accounts, addresses, auth, lookup, mfa, navigation
 from ...services.access import ANONYMOUS, Actor
 from ..routes import LINKABLE
 from ..theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
@@ -27,6 +27,14 @@ def viewer(db, router) -> Actor:
     (a session ended elsewhere ends here too); anonymous without one."""
     found = auth.account_for_token(db, session_cookie(router.headers.cookie))
     return Actor(user=found[0], session_id=found[1].session_id) if found else ANONYMOUS
+
+
+def client_ip(router) -> str:
+    """The address of the browser behind this websocket: the peer of its handshake, or what
+    trusted proxies forwarded (services/addresses.py), as the API reads it."""
+    raw = router.headers.raw_headers
+    peer = raw.get("asgi-scope-client") or router.session.client_ip
+    return addresses.client_ip(peer, raw.get("x-forwarded-for", ""))
 
 
 class Account(rx.State):

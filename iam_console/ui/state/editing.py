@@ -21,7 +21,7 @@ from ..screens import SCREENS, Field, Screen
 from .picking import Picking
 from .prefs import Prefs
 from .rows import Rows
-from .service import call, say
+from .service import audit_request, call, say
 
 # A screen whose records hold structured fields (tables, trees, objects) keeps them
 # in states of its own, its sections (`Screen.sections`). A section has
@@ -238,8 +238,9 @@ class Editing(Rows, Picking, rx.State):
             return await self._save_failed(str(exc))
         for part in screen.sections:
             changes |= (await self.get_state(part))._changes()
+        request = await audit_request(self)
         saved = await call(self, lambda db, actor: crud.update_record(db, actor, screen.kind, self.saved_owner,
-                                                                      self.saved_name, changes),
+                                                                      self.saved_name, changes, request),
                            failed=screen.messages.save_failed)
         if saved.failed:
             self._revert()
@@ -274,8 +275,9 @@ class Editing(Rows, Picking, rx.State):
         """Add mode only: the record the list just created goes."""
         screen = self._screen
         if self.mode == "add":
+            request = await audit_request(self)
             gone = await call(self, lambda db, actor: crud.delete_record(db, actor, screen.kind, self.saved_owner,
-                                                                         self.saved_name),
+                                                                         self.saved_name, request),
                               failed="Failed to delete: %s")
             if gone.failed:
                 return gone.event

@@ -16,7 +16,7 @@ from ...services import crud, defaults, uploads
 from ...services.resources import Ownership
 from ..screens import SCREENS, Screen, cell, link
 from .prefs import ALL_ORGANIZATIONS, Prefs
-from .service import REFUSALS, call, failure, in_thread, message, say
+from .service import REFUSALS, audit_request, call, failure, in_thread, message, say
 
 PAGE_SIZES = ["10", "20", "50", "100"]
 
@@ -180,12 +180,12 @@ class Lists(Paging, mixin=True):
     @rx.event
     async def add(self):
         """Add: a record with generated defaults, opened in add mode (or kept in the list)."""
-        screen, chosen = self._screen, await self._chosen()
+        screen, chosen, request = self._screen, await self._chosen(), await audit_request(self)
 
         def add(db, actor):
             owner = self._owner(actor, chosen) or actor.organization
             record = defaults.new_record(db, actor, screen.key, owner) | self._new_fields(owner)
-            crud.add_record(db, actor, screen.kind, record)
+            crud.add_record(db, actor, screen.kind, record, request)
             return record
 
         added = await call(self, add, failed=screen.messages.add_failed)
@@ -238,7 +238,8 @@ class Lists(Paging, mixin=True):
         screen, key = self._screen, self.deleting
         self.deleting = self.deleting_label = ""
         owner, _, name = key.partition("/")
-        done = await call(self, lambda db, actor: crud.delete_record(db, actor, screen.kind, owner, name),
+        request = await audit_request(self)
+        done = await call(self, lambda db, actor: crud.delete_record(db, actor, screen.kind, owner, name, request),
                           failed=screen.messages.delete_failed)
         if not done.failed and done.value != crud.AFFECTED and screen.messages.unaffected_delete_fails:
             await self._refresh()

@@ -10,6 +10,7 @@ import reflex as rx
 
 from ...services import accounts, lookup, mfa, navigation
 from ...services.mfa_props import TYPES, all_props
+from .account import client_ip
 from .service import call, in_thread, message, say
 
 LABELS = {"app": "Authenticator app", "email": "Email", "sms": "SMS"}
@@ -69,7 +70,7 @@ class MfaSetup(rx.State):
             self.sending, router, mfa_type = True, self.router, self.mfa_type
 
         sent = await in_thread(router, lambda db, actor: mfa.send_setup_code(
-            db, actor, mfa_type, client_ip=router.session.client_ip))
+            db, actor, mfa_type, client_ip=client_ip(router)))
         async with self:
             self.sending = False
             text = await message(self, sent.error) if sent.failed else await say(self, "Code sent")
@@ -87,7 +88,7 @@ class MfaSetup(rx.State):
     @rx.event
     async def verify(self):
         done = await call(self, self._own(lambda db, actor, owner, name: mfa.verify(
-            db, actor, owner, name, self.mfa_type, self.passcode, client_ip=self.router.session.client_ip)))
+            db, actor, owner, name, self.mfa_type, self.passcode, client_ip=client_ip(self.router))))
         if done.failed or not done.value:
             return done.event
         self.verified = True

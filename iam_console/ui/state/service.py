@@ -18,10 +18,10 @@ import reflex as rx
 from sqlmodel import Session
 
 from ...db import session_scope
-from ...services import policy
+from ...services import crud, policy
 from ...services.access import Actor
 from ...services.errors import ServiceError
-from .account import viewer
+from .account import client_ip, viewer
 from .prefs import Prefs
 
 T = TypeVar("T")
@@ -37,6 +37,13 @@ class Outcome(Generic[T]):
     @property
     def failed(self) -> bool:
         return self.error is not None
+
+
+async def audit_request(state: rx.State) -> crud.Request:
+    """Where a console write comes from, for its record: the browser's address and the
+    viewer's language (the service names the API route the write stands for)."""
+    prefs = await state.get_state(Prefs)
+    return crud.Request(client_ip=client_ip(state.router), language=prefs.lang)
 
 
 async def say(state: rx.State, template: str, *args: object) -> str:

@@ -17,6 +17,7 @@ from ...models import User
 from ...models.base import wire_names
 from ...services import accounts, groups, lookup, users, verifications
 from ...services.errors import ServiceError
+from .account import client_ip
 from .editing import Editing
 from .listing import Paging
 from .mfa import MfaSection
@@ -337,7 +338,7 @@ class ContactReset(rx.State):
             kind, dest, router = self.kind, self._dest, self.router
             self.sending = True
         sent = await in_thread(router, lambda db, actor: verifications.send_code(
-            db, actor, dest, kind, client_ip=router.session.client_ip))
+            db, actor, dest, kind, client_ip=client_ip(router)))
         async with self:
             self.sending = False
             if not sent.failed:

@@ -11,6 +11,7 @@ import reflex as rx
 
 from ...services import accounts, lookup
 from ...services import webauthn as service
+from .account import client_ip
 from .prefs import Prefs
 from .service import call, say
 
@@ -80,7 +81,7 @@ class WebauthnSection(rx.State):
         def delete(db, actor) -> bool:
             if actor.user is None:
                 return False
-            service.delete_credential(db, actor.user, credential_id, self.router.session.client_ip)
+            service.delete_credential(db, actor.user, credential_id, client_ip(self.router))
             return True
 
         done = await call(self, delete)
