@@ -11,7 +11,8 @@ import asyncio
 import logging
 
 from .db import session_scope
-from .services import ldap
+from .services import ldap, trail
+from .settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
 TICK_SECONDS = 60  # the auto sync's unit is the minute
@@ -22,10 +23,21 @@ def _ldap_auto_sync() -> None:
         ldap.auto_sync(db)
 
 
+def _purge_records() -> None:
+    """Records older than IAM_RECORD_RETENTION_DAYS, in batches (services/trail.py)."""
+    removed = trail.purge(session_scope, settings.record_retention_days)
+    if removed:
+        log.info("purged %d records older than %d days", removed, settings.record_retention_days)
+
+
+JOBS = ((_ldap_auto_sync, "scheduled LDAP auto sync failed"), (_purge_records, "scheduled record purge failed"))
+
+
 async def run_scheduled_work() -> None:
     while True:
         await asyncio.sleep(TICK_SECONDS)
-        try:
-            await asyncio.to_thread(_ldap_auto_sync)
-        except Exception:  # a bad run is logged; the next tick tries again
-            log.exception("scheduled LDAP auto sync failed")
+        for job, failed in JOBS:
+            try:
+                await asyncio.to_thread(job)
+            except Exception:  # a bad run is logged; the next tick tries again
+                log.exception(failed)

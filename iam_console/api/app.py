@@ -23,6 +23,7 @@ from . import (
     mfa,
     oauth,
     openapi,
+    records,
     resources,
     sessions,
     uploads,
@@ -80,6 +81,7 @@ def create_api() -> FastAPI:
     api.include_router(ldap.router)
     api.include_router(files.router)
     api.include_router(files.files_router)
+    api.include_router(records.router)
 
     api.add_middleware(CrossOrigin)
     api.add_middleware(CsrfGuard)

@@ -72,6 +72,7 @@ class Record(Named, table=True):
     )
     json_aliases: ClassVar[dict[str, str]] = {"pk": "id"}
     json_hidden: ClassVar[frozenset[str]] = frozenset()
+    json_exact_search: ClassVar[frozenset[str]] = frozenset({"organization", "user", "action", "method"})
 
     organization: str = text(100)
     client_ip: str = text(100)

@@ -136,6 +136,12 @@ class Row(SQLModel):
     json_flatten: ClassVar[tuple[str, tuple[str, ...]] | None] = None
     # attributes only the server writes: shown, never read from a client's object
     json_server_set: ClassVar[frozenset[str]] = frozenset()
+    # attributes a list's search matches exactly rather than as a substring: each leads an
+    # index, so the search is an index range however large the table (the records' filters)
+    json_exact_search: ClassVar[frozenset[str]] = frozenset()
+    # secrets shown only to the admins of the record's own organization: not even a global
+    # admin reads them in another organization's records (a verification's live code)
+    json_own_admin_secrets: ClassVar[frozenset[str]] = frozenset()
 
 
 class Named(Row):

@@ -121,6 +121,8 @@ class Verification(Named, table=True):
     )
     # the server's count of checks against the code, not part of Casdoor's object
     json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "attempts"})
+    # a code not yet used signs someone in or resets a password
+    json_own_admin_secrets: ClassVar[frozenset[str]] = frozenset({"code"})
 
     remote_addr: str = text(100)
     type: str = text(100)

@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import masked, to_wire
-from . import accounts, counts, groups, kinds, lookup, policy, query, rules, wire
+from . import accounts, counts, groups, kinds, lookup, policy, query, rules, trail, wire
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
@@ -59,17 +59,20 @@ def split_id(value: str) -> tuple[str, str]:
 def present(actor: Actor, kind: Kind, row: m.Named, with_secret: bool = False) -> dict[str, Any]:
     """The wire object this actor may see: a cert's private key and an
     application's secret only for the admins of its owner; other secrets masked
-    unless those admins ask withSecret=1 (never a user's password hash or TOTP seed)."""
+    unless those admins ask withSecret=1 (never a user's password hash or TOTP seed); a
+    verification's code only for the admins of its own organization."""
     sees_admin_secrets = actor.is_global_admin or (
         actor.is_org_admin and not is_shared(kind, row) and organization_of(kind, row) == actor.organization)
     shown = to_wire(row)
     if not (with_secret and sees_admin_secrets and kind.model.json_secrets_revealable):
         shown = masked(shown, kind.model)
-    if not sees_admin_secrets:
-        for attribute in kind.model.json_admin_secrets:
-            key = m.wire_name(kind.model, attribute)
-            if shown.get(key):
-                shown[key] = wire.MASK
+    hidden = set() if sees_admin_secrets else set(kind.model.json_admin_secrets)
+    if not (actor.is_admin and organization_of(kind, row) == actor.organization):
+        hidden |= kind.model.json_own_admin_secrets
+    for attribute in hidden:
+        key = m.wire_name(kind.model, attribute)
+        if shown.get(key):
+            shown[key] = wire.MASK
     return shown
 
 
@@ -84,7 +87,7 @@ def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], 
                  owner: str = "", organization: str = "", where: list | None = None) -> query.Page:
     """A page of the kind's records; get-users also takes groupName (the users of
     one group of `owner`, or of the caller's organization)."""
-    where = list(where or [])
+    where = list(where or []) + (trail.filters(params) if kind.name == "record" else [])
     scope = policy.read_scope(actor, kind, owner, organization) + where
     counted = None if where else (lambda: maintained_total(db, actor, kind, owner))
     filters = []

@@ -81,7 +81,7 @@ def parse_list_query(params: dict[str, str]) -> ListQuery:
 def scalar_column(model: type[Row], wire_name: str, purpose: str) -> sa.ColumnElement:
     """The column a wire name stands for, if it is one a list can search or sort on."""
     attribute = attribute_named(model, wire_name)
-    if attribute in model.json_secrets | model.json_admin_secrets:
+    if attribute in model.json_secrets | model.json_admin_secrets | model.json_own_admin_secrets:
         attribute = None  # a LIKE on a secret would let a caller guess it a character at a time
     column = model.__table__.columns.get(attribute) if attribute else None
     if column is None or not isinstance(column.type, _SCALAR_TYPES):
@@ -132,6 +132,8 @@ def search_clause(model: type[Row], query: ListQuery, dialect: str = "") -> Sear
     column = scalar_column(model, query.field, "search")
     if isinstance(column.type, sa.Boolean):
         return Search(column == (query.value.lower() in ("1", "true", "yes")), False)
+    if column.key in model.json_exact_search:
+        return Search(column == query.value, False)
     indexed = FTS_TABLES.get(model.__tablename__, ("", frozenset()))[1]
     if dialect == "sqlite" and column.key in indexed and len(query.value) >= TRIGRAM:
         return Search(_fts_match(model, column, query.value), True)  # case-insensitive, like ILIKE

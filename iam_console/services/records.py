@@ -41,7 +41,8 @@ def _model_secrets() -> frozenset[str]:
     while models:
         model = models.pop()
         models.extend(model.__subclasses__())
-        found.update(_normal(name) for name in model.json_secrets | model.json_admin_secrets)
+        declared = model.json_secrets | model.json_admin_secrets | model.json_own_admin_secrets
+        found.update(_normal(name) for name in declared)
     return frozenset(found)
 
 
