@@ -30,14 +30,15 @@ def _purge_records() -> None:
         log.info("purged %d records older than %d days", removed, settings.record_retention_days)
 
 
-JOBS = ((_ldap_auto_sync, "scheduled LDAP auto sync failed"), (_purge_records, "scheduled record purge failed"))
+async def _run(job, failed: str) -> None:
+    try:
+        await asyncio.to_thread(job)
+    except Exception:  # a bad run is logged; the next tick tries again
+        log.exception(failed)
 
 
 async def run_scheduled_work() -> None:
     while True:
         await asyncio.sleep(TICK_SECONDS)
-        for job, failed in JOBS:
-            try:
-                await asyncio.to_thread(job)
-            except Exception:  # a bad run is logged; the next tick tries again
-                log.exception(failed)
+        await _run(_ldap_auto_sync, "scheduled LDAP auto sync failed")
+        await _run(_purge_records, "scheduled record purge failed")

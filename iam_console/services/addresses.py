@@ -60,3 +60,13 @@ def client_ip(peer: str, forwarded_for: str = "", trusted: tuple[Network, ...] |
         if not is_trusted(client, networks):
             break
     return client
+
+
+def lookup_url(address: str, template: str | None = None) -> str:
+    """The IP lookup page of an address (`IAM_IP_LOOKUP_URL`, "{ip}" standing for it); "" when no
+    lookup is configured, the template is not an http(s) URL, or the text is not an address."""
+    template = settings.ip_lookup_url if template is None else template
+    parsed = _address(address.strip().removesuffix(":"))
+    if not template or parsed is None or not template.startswith(("https://", "http://")):
+        return ""
+    return template.replace("{ip}", str(parsed)) if "{ip}" in template else template + str(parsed)

@@ -24,6 +24,14 @@ class Column:
     searchable: bool = True
     filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
     virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
+    external: bool = False  # the link leaves the console: a new tab, no referrer
+    # the cell is drawn only for records this is true of (the records' is-triggered switch)
+    shown_when: Callable[[dict[str, Any]], bool] | None = None
+    # the caption is shown only for records this is true of, the value for the others
+    caption_when: Callable[[dict[str, Any]], bool] | None = None
+    # the whole column is hidden from viewers this is true of (an Actor)
+    hidden_for: Callable[[Any], bool] | None = None
+    cut: int = 0  # the list shows at most this many characters of the value (0: all of it)
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,9 @@ class Screen:
     columns: tuple[Column, ...]
     fields: tuple[Field, ...]
     page_size: int = 10
+    # a list only: no Add, no Edit or Delete, no edit page (edit_route and fields stay empty)
+    read_only: bool = False
+    export: str = ""  # a CSV export of the list as filtered: the API route, given the list's parameters
     add_global_admin_only: bool = False
     delete_global_admin_only: bool = False  # the list is read-only to everyone else
     upload: bool = False  # an Upload (.xlsx) button for admins (services/uploads.py)
@@ -207,9 +218,8 @@ def cell(column: Column, value: Any) -> str:
         return "true" if value else "false"
     if column.kind == "time":
         return str(value).replace("T", " ").removesuffix("Z")
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return str(value)
+    text = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return text[:column.cut] + "…" if column.cut and len(text) > column.cut else text
 
 
 def link(template: str | Callable[[dict[str, Any]], str], record: dict[str, Any]) -> str:

@@ -28,3 +28,19 @@ def test_each_tick_runs_the_auto_sync_and_survives_a_failure(monkeypatch):
 
     asyncio.run(asyncio.wait_for(main(), 10))
     assert len(calls) >= 3 and threading.main_thread().name not in calls
+
+
+def test_each_tick_purges_the_records_past_their_retention(monkeypatch):
+    purged: list[int] = []
+    monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.01)
+    monkeypatch.setattr(scheduler, "_ldap_auto_sync", lambda: None)
+    monkeypatch.setattr(scheduler.trail, "purge", lambda factory, days: purged.append(days) or 0)
+
+    async def main() -> None:
+        task = asyncio.create_task(scheduler.run_scheduled_work())
+        while len(purged) < 2:
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+    assert purged[0] == scheduler.settings.record_retention_days

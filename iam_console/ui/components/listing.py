@@ -38,9 +38,19 @@ def _header(column: Column, state: type[Lists]) -> rx.Component:
     )
 
 
+def _hideable(column: Column, state: type[Lists], component: rx.Component) -> rx.Component:
+    """A column some viewers are not shown (Column.hidden_for): its header and cells."""
+    if column.hidden_for is None:
+        return component
+    return rx.cond(state.hidden_columns.contains(column.key), rx.fragment(), component)
+
+
 def _cell(column: Column, row: rx.Var) -> rx.Component:
     value = row[column.key]
-    if column.caption:
+    if column.caption and column.caption_when:
+        shown = rx.cond(row[f"{column.key}__caption"] == "true", rx.text(t(column.caption), size="2"),
+                        rx.text(value, size="2"))
+    elif column.caption:
         shown = rx.text(t(column.caption), size="2")
     elif column.kind == "bool":
         # read-only: the theme's switch rules show a disabled "on" in the accent colour
@@ -51,10 +61,14 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:
         shown = rx.text(value, size="2")
-    if column.link and column.caption:
-        shown = rx.link(shown, href=row[f"{column.key}__href"])
-    elif column.link:  # an empty value is no link: a link needs text to be named by
-        shown = rx.cond(value != "", rx.link(shown, href=row[f"{column.key}__href"]), shown)
+    href = row[f"{column.key}__href"]
+    away = {"is_external": True, "rel": "noopener noreferrer"} if column.external else {}
+    if column.link and column.caption and not column.caption_when:
+        shown = rx.link(shown, href=href, **away)
+    elif column.link:  # an empty value is no link (a link needs text to be named by), nor an empty href
+        shown = rx.cond((value != "") & (href != ""), rx.link(shown, href=href, **away), shown)
+    if column.shown_when:
+        shown = rx.cond(row[f"{column.key}__shown"] == "true", shown, rx.fragment())
     return rx.table.cell(shown)
 
 
@@ -137,19 +151,34 @@ def _upload(screen: Screen, state: type[Lists]) -> rx.Component:
     ), id="list-upload", aria_label=t("Upload (.xlsx)"))
 
 
+def _export(screen: Screen, state: type[Lists]) -> rx.Component:
+    """Download CSV: the screen's export route with the list's filters, sort and search. A plain
+    anchor: the browser fetches it itself (no client-side routing), and saves the stream."""
+    return rx.el.a(rx.hstack(rx.icon("download", size=14), t("Download CSV"), align="center", spacing="1"),
+                   href=state.export_href, download=f"{screen.key}s.csv", id="list-export",
+                   class_name="rt-reset rt-BaseButton rt-r-size-2 rt-variant-soft rt-Button")
+
+
 def list_page(screen: Screen, row_actions: RowActions | None = None, state: type[Lists] = Listing) -> rx.Component:
     """`row_actions`: buttons after Edit and Delete, from the row's Var (the group view's Remove);
-    `state`: the list's state (the list pages' `Listing` by default)."""
+    `state`: the list's state (the list pages' `Listing` by default). A read-only screen has
+    neither Add nor the actions column."""
     add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, id="list-add")
     if screen.add_global_admin_only:
         add = rx.cond(Account.is_global_admin, add, rx.fragment())
     if screen.upload:
         add = rx.hstack(add, rx.cond(Account.is_admin, _upload(screen, state), rx.fragment()), spacing="2")
+    if screen.read_only:
+        add = rx.fragment()
+    if screen.export:
+        add = rx.hstack(add, _export(screen, state), spacing="2")
+    actions_header = () if screen.read_only else (rx.table.column_header_cell(t("Action")),)
     table = rx.table.root(
-        rx.table.header(rx.table.row(*[_header(c, state) for c in screen.columns],
-                                     rx.table.column_header_cell(t("Action")))),
+        rx.table.header(rx.table.row(*[_hideable(c, state, _header(c, state)) for c in screen.columns],
+                                     *actions_header)),
         rx.table.body(rx.foreach(state.rows, lambda row: rx.table.row(
-            *[_cell(c, row) for c in screen.columns], _actions(screen, row, row_actions, state)))),
+            *[_hideable(c, state, _cell(c, row)) for c in screen.columns],
+            *(() if screen.read_only else (_actions(screen, row, row_actions, state),))))),
         width="100%", size="1", variant="surface", id="list-table",
     )
     return rx.cond(

@@ -26,6 +26,7 @@ def register(screen: Screen) -> None:
              follows_organization=True)(lambda: list_page(screen))
         for route in screen.list_routes:
             page(route, screen.title, on_load=Listing.open(screen.key))(lambda: list_page(screen))
-    page(screen.edit_pattern, screen.edit_title or screen.title, on_load=Editing.open(screen.key))(edit)
+    if not screen.read_only:
+        page(screen.edit_pattern, screen.edit_title or screen.title, on_load=Editing.open(screen.key))(edit)
     for extra in screen.routes:
         page(extra.path, extra.title, on_load=extra.on_load)(extra.component or edit)

@@ -7,7 +7,7 @@ viewer's own rights."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
 import reflex as rx
 
@@ -77,6 +77,8 @@ class Lists(Paging, mixin=True):
     not_authorized: bool = False
     deleting: str = ""  # the row key waiting for the confirmation
     deleting_label: str = ""
+    hidden_columns: list[str] = []  # the columns this viewer is not shown (Column.hidden_for)
+    export_href: str = ""  # the screen's CSV export of the list as it is filtered now
 
     @property
     def _screen(self) -> Screen:
@@ -130,8 +132,14 @@ class Lists(Paging, mixin=True):
                    else {"owner": "", "organization": owner} if screen.kind.ownership is Ownership.ADMIN
                    else {"owner": owner, "organization": ""})
         self.error, self.not_authorized = "", False
-        page = crud.list_records(db, actor, screen.kind, self._params(), **filters)
+        params = self._params()
+        page = crud.list_records(db, actor, screen.kind, params, **filters)
+        self.hidden_columns = [c.key for c in screen.columns if c.hidden_for and c.hidden_for(actor)]
         self.rows = [_display(screen, row, actor.id) for row in page.rows]
+        if screen.export:
+            scope = {"organizationName": filters.get("owner") or filters.get("organization") or ""}
+            unpaged = {k: v for k, v in (params | scope).items() if v and k not in ("p", "pageSize")}
+            self.export_href = f"{screen.export}?{urlencode(unpaged)}" if unpaged else screen.export
         self.total = page.total or 0
         self.page = page.page or self.page
 
@@ -281,8 +289,15 @@ def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
     for c in screen.columns:
         if c.link:
             row[f"{c.key}__href"] = link(c.link, record)
+        if c.shown_when:
+            row[f"{c.key}__shown"] = "true" if c.shown_when(record) else "false"
+        if c.caption_when:
+            captioned = c.caption_when(record)
+            row[f"{c.key}__caption"] = "true" if captioned else "false"
+            if captioned:
+                row[f"{c.key}__href"] = ""  # a caption stands for no record to link to
     row["__key"] = f"{record.get('owner', '')}/{name}"
     row["__name"] = name
-    row["__edit"] = screen.edit_url(record)
+    row["__edit"] = "" if screen.read_only else screen.edit_url(record)
     row["__protected"] = "true" if screen.protected(record, me) else "false"
     return row
