@@ -32,7 +32,7 @@ from . import (
 )
 from .auditing import record_refusal
 from .envelope import error, service_error
-from .middleware import CrossOrigin, CsrfGuard, SecurityHeaders
+from .middleware import AuditContext, CrossOrigin, CsrfGuard, SecurityHeaders
 
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"
@@ -86,6 +86,7 @@ def create_api() -> FastAPI:
     api.add_middleware(CrossOrigin)
     api.add_middleware(CsrfGuard)
     api.add_middleware(SecurityHeaders)
+    api.add_middleware(AuditContext)
 
     @api.api_route("/api/{path:path}", methods=["GET", "POST"], include_in_schema=False)
     async def _unknown(request: Request, path: str) -> JSONResponse:

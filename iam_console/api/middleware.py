@@ -17,9 +17,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..services import records
 from ..settings import console_origins, origin_of, settings
-from .callers import session_cookie
-from .envelope import error
+from .callers import client_ip, session_cookie
+from .envelope import error, language
 from .oauth import cross_origin
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -157,3 +158,25 @@ def without_reflex_cors() -> None:
     from reflex.app import App
 
     App._add_cors = staticmethod(lambda api: None)
+
+
+class AuditContext:
+    """Every /api/ request is the current call of the audit trail while it is served
+    (services/records.py, CURRENT_CALL): a record written by any service during it has the
+    request's method, URI, client address (callers.client_ip) and language."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        uri = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        token = records.CURRENT_CALL.set(records.Call(method=request.method, uri=uri, client_ip=client_ip(request),
+                                                       language=language(request)))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            records.CURRENT_CALL.reset(token)

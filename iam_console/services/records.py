@@ -11,6 +11,8 @@ import json
 import logging
 import re
 import secrets
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -121,13 +123,31 @@ def _json_text(value: Any, limit: int) -> str:
     return (redact_json_text(text) if isinstance(value, str) else text)[:limit]
 
 
-def audit(db: Session, *, organization: str, user: str, action: str, method: str = "POST",
+@dataclass(frozen=True)
+class Call:
+    """The HTTP request being served: what a record leaves unsaid is taken from it."""
+
+    method: str = ""
+    uri: str = ""
+    client_ip: str = ""
+    language: str = ""
+
+
+# set by the API for each request it serves (api/middleware.py, AuditContext)
+CURRENT_CALL: ContextVar[Call | None] = ContextVar("current_call", default=None)
+
+
+def audit(db: Session, *, organization: str, user: str, action: str, method: str = "",
           request_uri: str = "", client_ip: str = "", language: str = "", obj: Any = None,
           response: Any = OK_RESPONSE, status_code: int = 200) -> None:
     """Write one Record. A Core INSERT with bound parameters (its compiled form is
     cached): sign-ins and token grants write one each, and an ORM object of the
     table costs more than the rest of the write. Secrets are redacted from the URI,
-    object and response; the object and response are cut at their limits."""
+    object and response; the object and response are cut at their limits. The method, URI,
+    client address and language not given are the HTTP request's being served, if any."""
+    call = CURRENT_CALL.get() or Call()
+    method, request_uri = method or call.method or "POST", request_uri or call.uri
+    client_ip, language = client_ip or call.client_ip, language or call.language
     db.connection().execute(RECORD_INSERT, {
         "owner": organization, "name": secrets.token_hex(10), "created_time": utcnow(),
         "organization": organization, "user": user, "action": action[:1000], "method": method[:100],

@@ -13,11 +13,14 @@ TRIGGERING = frozenset({"signup", "login", "logout", "update-user", "new-user"})
 
 
 def _user_page(record: dict[str, Any]) -> str:
-    """A record names its user by id (organization/name); an application or an anonymous
-    caller has no user page."""
+    """A write's record names its user by id (organization/name), a sign-in's by name within
+    the record's organization, as Casdoor does; an application or an anonymous caller has no
+    user page."""
     user = str(record.get("user") or "")
     owner, _, name = user.partition("/")
-    if not name or owner == "app":
+    if not name:
+        owner, name = str(record.get("organization") or ""), user
+    if not owner or not name or owner == "app" or user == "anonymous":
         return ""
     return f"/users/{owner}/{name}"
 
