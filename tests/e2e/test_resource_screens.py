@@ -45,12 +45,16 @@ class Walk:
     """One screen's place in the generated walk: a new screen joins with one line in WALKS."""
 
     screen: str  # the key of ui.screens.SCREENS
-    text_field: str  # a plain text field the walk edits and expects back after a reload
+    text_field: str = ""  # a plain text field the walk edits and expects back after a reload
+    # a read-only list (Screen.read_only): the walk checks it offers no Add, Edit or Delete, and
+    # goes straight to paging, sorting and search over records seeded in `owner`
+    read_only: bool = False
+    owner: str = "built-in"
 
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName")]
+         Walk("invitation", "displayName"), Walk("record", read_only=True), Walk("verification", read_only=True)]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -98,12 +102,30 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     from iam_console.ui.screens import SCREENS
 
     screen = SCREENS[walk.screen]
-    list_url = re.compile(re.escape(screen.list_route) + r"(\?.*)?$")
-    add_url = re.compile(re.escape(screen.list_route.rstrip("s")) + r".*\?mode=add")
     api_login(accounts.admin)
     visit(screen.list_route)
     expect(page.locator("#list-table")).to_be_visible()
     _no_serious_violations(page, screen.list_route)
+    prefix = f"walk-{uuid.uuid4().hex[:6]}"
+    taken = f"{prefix}-taken"
+    if walk.read_only:
+        owner = walk.owner
+        _seed(server, screen, owner, [taken])
+        visit(screen.list_route)
+        _search_by_name(page, taken)
+        expect(_row(page, taken)).to_have_count(1)
+        expect(page.locator("#list-add")).to_have_count(0)
+        for action in ("Edit", "Delete"):
+            expect(page.locator("#list-table").get_by_role("button", name=action)).to_have_count(0)
+    else:
+        owner = _add_edit_and_delete(walk, screen, page, server, prefix, taken)
+    _page_sort_and_search(screen, page, visit, server, owner, prefix, taken)
+
+
+def _add_edit_and_delete(walk, screen, page, server, prefix: str, taken: str) -> str:
+    """The walk's writes; the owner the screen's records were added to."""
+    list_url = re.compile(re.escape(screen.list_route) + r"(\?.*)?$")
+    add_url = re.compile(re.escape(screen.list_route.rstrip("s")) + r".*\?mode=add")
 
     page.click("#list-add")
     page.wait_for_url(add_url)
@@ -119,8 +141,6 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     _search_by_name(page, name)
     expect(page.locator("#list-total")).to_have_text("Total 0")
 
-    prefix = f"walk-{uuid.uuid4().hex[:6]}"
-    taken = f"{prefix}-taken"
     _seed(server, screen, owner, [taken])
     page.click("#list-add")
     page.wait_for_url(add_url)
@@ -152,8 +172,11 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     page.click("#delete-confirm")
     expect(page.get_by_text("Successfully deleted")).to_be_visible()
     expect(_row(page, renamed)).to_have_count(0)
+    return owner
 
-    # paging, sorting and search over a page and one more of the screen's records
+
+def _page_sort_and_search(screen, page, visit, server, owner: str, prefix: str, taken: str) -> None:
+    """Paging, sorting and search over a page and one more of the screen's records."""
     count = screen.page_size + 1
     _seed(server, screen, owner, [f"{prefix}-{i:02d}" for i in range(count - 1)])  # and the taken one
     visit(screen.list_route)
