@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import uuid
 from pathlib import Path
 
@@ -84,7 +83,6 @@ def test_the_export_downloads_the_filtered_view(visit, page, api_login, accounts
     visit("/records")
     _search(page, "Action", f"export-{tag}")
     expect(_rows(page)).to_have_count(3)
-    expect(page.locator("#list-export")).to_have_attribute("href", re.compile(f"value=export-{tag}"))
     with page.expect_download() as download:
         page.click("#list-export")
     text = Path(download.value.path()).read_text(encoding="utf-8")
