@@ -215,11 +215,12 @@ window.addEventListener("beforeunload", (event) => {
     event.returnValue = "";  // the browser shows its own question
   }
 });
-// in-app links: asked before the router sees the click (capture phase, on the document)
+// in-app links: asked before the router sees the click (capture phase, on the document);
+// a download link (a cert's files) leaves nothing
 document.addEventListener("click", (event) => {
   const question = window.iamUnsavedQuestion();
   const link = question && event.target.closest ? event.target.closest("a[href]") : null;
-  if (!link || link.target === "_blank") return;
+  if (!link || link.target === "_blank" || link.hasAttribute("download")) return;
   if (!window.confirm(question)) {
     event.preventDefault();
     event.stopImmediatePropagation();

@@ -129,7 +129,7 @@ def test_clearing_the_pem_on_update_regenerates_them(admin):
 
 def test_a_cert_that_is_not_x509_is_left_alone(admin):
     name = unique("cert")
-    admin.post("/api/add-cert", json=_cert("built-in", name, type="SSL", cryptoAlgorithm="", bitSize=0))
+    admin.post("/api/add-cert", json=_cert("built-in", name, type="Payment", cryptoAlgorithm="", bitSize=0))
     saved = _get(admin, "built-in", name)
     assert (saved["certificate"], saved["privateKey"]) == ("", "")
 
@@ -137,6 +137,8 @@ def test_a_cert_that_is_not_x509_is_left_alone(admin):
 @pytest.mark.parametrize(("fields", "message"), [
     ({"cryptoAlgorithm": "XS256"}, "Unknown crypto algorithm: XS256"),
     ({"cryptoAlgorithm": "RS384", "bitSize": 3000}, "The bit size must be 1024, 2048 or 4096"),
+    ({"type": "SSL"}, "The type must be x509 or Payment"),
+    ({"scope": "SAML"}, "The scope must be JWT"),
 ])
 def test_generation_on_save_refuses_unknown_settings(admin, fields, message):
     name = unique("cert")
@@ -262,6 +264,6 @@ def test_download_refuses_what_it_cannot_serve(admin):
     bad_id = admin.get("/api/download-cert", params={"file": "certificate"}).json()
     assert bad_id["status"] == "error"
     name = unique("cert")
-    admin.post("/api/add-cert", json=_cert("built-in", name, type="SSL", cryptoAlgorithm="", bitSize=0))
+    admin.post("/api/add-cert", json=_cert("built-in", name, type="Payment", cryptoAlgorithm="", bitSize=0))
     empty = _download(admin, "built-in", name, "privateKey").json()
     assert empty["status"] == "error" and "has no privateKey" in empty["msg"]

@@ -50,7 +50,7 @@ class Walk:
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName")]
+         Walk("invitation", "displayName"), Walk("cert", "displayName")]
 
 
 def test_every_screen_with_a_list_is_walked():

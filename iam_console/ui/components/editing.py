@@ -77,7 +77,8 @@ def _widget(field: Field) -> rx.Component:
         return rx.select(list(field.options), value=value, on_change=on_change, disabled=disabled, id=ident,
                          custom_attrs={"aria-labelledby": f"{ident}-label"})
     if field.widget == "textarea":
-        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows="4", width="100%")
+        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows=str(field.rows),
+                           width="100%")
     kind = {"password": "password", "number": "number"}.get(field.widget, "text")
     bounds = {k: str(v) for k, v in (("min", field.minimum), ("max", field.maximum)) if v is not None}
     return rx.input(value=value, on_change=on_change, disabled=disabled, type=kind, id=ident, width="100%",

@@ -7,6 +7,7 @@ crud.update_record, as a Casdoor client would."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 from urllib.parse import quote
@@ -209,7 +210,8 @@ class Editing(Rows, Picking, rx.State):
     def _then(self, key: str, value: Any) -> None:
         field = next((f for f in self._screen.fields if f.key == key), None)
         if field is not None and field.then is not None:
-            for other, text in field.then(value).items():
+            takes_values = len(inspect.signature(field.then).parameters) > 1
+            for other, text in (field.then(value, dict(self.values)) if takes_values else field.then(value)).items():
                 if other not in self.locked:
                     self.values[other] = text
 
