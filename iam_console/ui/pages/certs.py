@@ -53,7 +53,8 @@ def _download(key: str, filename: str, label: str) -> rx.Component:
     return rx.box(rx.cond(
         empty,
         rx.button(rx.icon("download", size=14), t(label), size="1", variant="soft", disabled=True, id=ident),
-        rx.el.a(button, href=href, download=filename, id=ident),
+        # a document load, not the router's: the browser downloads the answer
+        rx.el.a(button, href=href, download=filename, id=ident, custom_attrs={"reloadDocument": True}),
     ), margin_top="0.5em")
 
 
