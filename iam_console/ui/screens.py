@@ -149,6 +149,9 @@ class Screen:
     # ("/organizations/{owner}" for an LDAP server, reached from its organization); the list by default
     exit_route: str = ""
     name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
+    # the global admin chooses the owner from the organizations (and 'admin (Shared)' for a kind with
+    # shared records); everyone else sees it fixed to their own organization
+    owner_picker: bool = False
     messages: Messages = Messages()
     # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
     edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")

@@ -1,7 +1,8 @@
 """Certs in the browser: the form's rules (a new algorithm clears the pair and settles the bit
 size, a new bit size clears the pair, a save with an empty pair generates one), Generate, the
-30-row texts, the downloads, the list's filters, and the rights: shared certs (owner admin) are
-the global admin's, an organization admin edits their own and reads the shared ones."""
+30-row texts, copy and the downloads, the list's filters, the global admin's organization
+selector, and the rights: shared certs (owner admin) are the global admin's, an organization
+admin edits their own and reads the shared ones."""
 
 from __future__ import annotations
 
@@ -95,12 +96,17 @@ def _download(page, ident: str) -> tuple[str, str]:
         return download.suggested_filename, file.read()
 
 
-def test_the_downloads_and_a_shared_cert_for_an_organization_admin(visit, page, api_login, accounts):
+def test_the_downloads_and_a_shared_cert_for_an_organization_admin(visit, page, context, api_login, accounts,
+                                                                   server):
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
     api_login(accounts.boss)
     name = _add(page, "acme", cryptoAlgorithm="ES256", bitSize=0)
     stored = _stored(page, "acme", name)
     visit(f"/certs/acme/{name}")
     expect(page.locator("#field-certificate")).to_have_value(stored["certificate"])
+    page.click("#cert-copy-privateKey")
+    expect(page.get_by_text("Copied to clipboard successfully")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == stored["privateKey"]
     assert _download(page, "cert-download-certificate") == ("token_jwt_key.pem", stored["certificate"])
     assert _download(page, "cert-download-privateKey") == ("token_jwt_key.key", stored["privateKey"])
     expect(page.locator("#field-owner")).to_be_disabled()  # fixed to their organization
@@ -116,11 +122,10 @@ def test_the_downloads_and_a_shared_cert_for_an_organization_admin(visit, page, 
     expect(page.locator("#field-cryptoAlgorithm")).to_be_disabled()
     expect(page.locator("#field-privateKey")).to_have_count(0)
     expect(page.locator("#cert-download-privateKey")).to_have_count(0)
+    expect(page.locator("#cert-copy-privateKey")).to_have_count(0)
     expect(page.locator("#cert-generate")).to_be_disabled()
     filename, content = _download(page, "cert-download-certificate")
     assert filename == "token_jwt_key.pem" and "BEGIN CERTIFICATE" in content
-    page.click("#edit-save")  # the page sends it anyway: the service refuses
-    expect(page.get_by_text(re.compile(r"Failed to save: Unauthorized operation"))).to_be_visible()
 
 
 def test_the_lists_of_a_global_and_an_organization_admin(visit, page, api_login, accounts):
@@ -143,6 +148,18 @@ def test_the_lists_of_a_global_and_an_organization_admin(visit, page, api_login,
     visit(f"/certs/admin/{shared}")
     expect(page.locator("#field-displayName")).to_be_enabled()
     expect(page.locator("#field-privateKey")).to_have_value(re.compile("BEGIN PRIVATE KEY"))
+    # the global admin's organization selector: the organizations, and admin (Shared)
+    moved = _add(page, "admin", cryptoAlgorithm="ES256", bitSize=0)
+    visit(f"/certs/admin/{moved}")
+    expect(page.locator("#field-owner")).to_have_text("admin (Shared)")
+    page.click("#field-owner")
+    expect(page.locator(".pick-option").filter(has_text="admin (Shared)")).to_have_count(1)
+    page.fill(".pick-search input", "acme")
+    page.locator(".pick-option").filter(has_text=re.compile("^acme$")).click()
+    expect(page.locator("#field-owner")).to_have_text("acme")
+    page.click("#edit-save")
+    page.wait_for_url(re.compile(f"/certs/acme/{moved}$"))
+    assert _stored(page, "acme", moved)["owner"] == "acme"
 
     page.context.clear_cookies()
     api_login(accounts.boss)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ...services import builtin as b
+from ...services.resources import Ownership
 from ..screens import Field, Screen
 from ..state.editing import EMPTY_CHOICE, Editing
 from ..text import t
@@ -98,11 +100,17 @@ def _row(field: Field) -> rx.Component:
 
 
 def _identity(screen: Screen) -> list[rx.Component]:
+    on_owner = lambda v: Editing.set_value("owner", v)  # noqa: E731
+    owner_input = rx.input(value=Editing.values["owner"], on_change=on_owner, disabled=Editing.locked.contains("owner"),
+                           id="field-owner", width="100%")
+    if screen.owner_picker:
+        # the organizations, for those who may move the record; a fixed text for everyone else
+        shared = ((b.ADMIN_OWNER, "admin (Shared)"),) if screen.kind.ownership is Ownership.SHARED else ()
+        owner_input = rx.cond(Editing.locked.contains("owner"), owner_input, picker(
+            Editing, "owner", _text("owner"), on_owner, label=t("Organization"), disabled=False, also=shared,
+            id="field-owner"))
     owner = rx.grid(
-        field_label("Organization", "field-owner"),
-        rx.input(value=Editing.values["owner"], on_change=lambda v: Editing.set_value("owner", v),
-                 disabled=Editing.locked.contains("owner"), id="field-owner", width="100%"),
-        columns="12em 1fr", spacing="3", width="100%",
+        field_label("Organization", "field-owner"), owner_input, columns="12em 1fr", spacing="3", width="100%",
     )
     name = rx.grid(
         field_label(screen.name_label, "field-name"),

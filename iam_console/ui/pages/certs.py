@@ -22,8 +22,8 @@ from ..text import t
 
 BIT_SIZES = ("1024", "2048", "4096")
 SHARED = ((b.ADMIN_OWNER, "admin (Shared)"),)
-FILES = (("certificate", "token_jwt_key.pem", "Download certificate"),
-         ("privateKey", "token_jwt_key.key", "Download private key"))
+FILES = (("certificate", "token_jwt_key.pem", "Copy certificate", "Download certificate"),
+         ("privateKey", "token_jwt_key.key", "Copy private key", "Download private key"))
 
 
 def _restrictions(db, actor, record) -> tuple[set[str], set[str]]:
@@ -44,24 +44,27 @@ def _protected(record, me: str) -> bool:
     return shared and (record.get("name") == b.BUILT_IN_CERT or not me.startswith(f"{b.BUILT_IN_ORG}/"))
 
 
-def _download(key: str, filename: str, label: str) -> rx.Component:
-    """The saved file, served by the API with the viewer's own rights; disabled while the text is empty."""
-    ident = f"cert-download-{key}"
-    button = rx.button(rx.icon("download", size=14), t(label), size="1", variant="soft", type="button")
-    href = "/api/download-cert?id=" + Editing.saved_owner + "/" + Editing.saved_name + f"&file={key}"
+def _files(key: str, filename: str, copy: str, download: str) -> rx.Component:
+    """Copy (the form's text) and Download (the saved file, served by the API with the viewer's
+    own rights), both disabled while the text is empty."""
     empty = ~Editing.values.contains(key) | (Editing.values[key] == "")
-    return rx.box(rx.cond(
+    copy_button = rx.button(rx.icon("copy", size=14), t(copy), size="1", variant="soft", type="button",
+                            disabled=empty, on_click=CertKeys.copy(key), id=f"cert-copy-{key}")
+    ident = f"cert-download-{key}"
+    button = rx.button(rx.icon("download", size=14), t(download), size="1", variant="soft", type="button")
+    href = "/api/download-cert?id=" + Editing.saved_owner + "/" + Editing.saved_name + f"&file={key}"
+    return rx.hstack(copy_button, rx.cond(
         empty,
-        rx.button(rx.icon("download", size=14), t(label), size="1", variant="soft", disabled=True, id=ident),
+        rx.button(rx.icon("download", size=14), t(download), size="1", variant="soft", disabled=True, id=ident),
         # a document load, not the router's: the browser downloads the answer
         rx.el.a(button, href=href, download=filename, id=ident, custom_attrs={"reloadDocument": True}),
-    ), margin_top="0.5em")
+    ), spacing="2", margin_top="0.5em")
 
 
 CERTS = screen(Screen(
     key="cert", title="Certs", list_route="/certs", edit_route="/certs/{owner}/{name}", edit_title="Cert",
     name_locked=lambda record: record.get("owner") == b.ADMIN_OWNER and record.get("name") == b.BUILT_IN_CERT,
-    protected=_protected, restrictions=_restrictions, actions=lambda: (_generate_button(),),
+    protected=_protected, restrictions=_restrictions, owner_picker=True,
     columns=(
         Column("name", "Name", link="/certs/{owner}/{name}"),
         Column("owner", "Organization", shown_as=SHARED),
@@ -85,15 +88,25 @@ CERTS = screen(Screen(
               shown_when=lambda values, flags: ~rx.cond(values.contains("cryptoAlgorithm"), values["cryptoAlgorithm"],
                                                         "").to(str).startswith("ES"),
               then=lambda bits: {"certificate": "", "privateKey": ""}),
-        Field("expireInYears", "Expire in years", "number", minimum=0),
-        Field("certificate", "Certificate", "textarea", rows=30, addon=lambda: _download(*FILES[0])),
-        Field("privateKey", "Private key", "textarea", rows=30, addon=lambda: _download(*FILES[1])),
+        # Generate sits under the settings it uses
+        Field("expireInYears", "Expire in years", "number", minimum=0, addon=lambda: _generate_button()),
+        Field("certificate", "Certificate", "textarea", rows=30, addon=lambda: _files(*FILES[0])),
+        Field("privateKey", "Private key", "textarea", rows=30, addon=lambda: _files(*FILES[1])),
     ),
 ))
 
 
 class CertKeys(rx.State):
     generating: bool = False
+
+    @rx.event
+    async def copy(self, key: str):
+        """The certificate or private key as the form shows it (never a text the viewer may not see)."""
+        editing = await self.get_state(Editing)
+        if editing.screen_key != CERTS.key or key not in ("certificate", "privateKey") or key in editing.hidden:
+            return None
+        return [rx.set_clipboard(editing.values.get(key, "")),
+                rx.toast.success(await say(self, "Copied to clipboard successfully"))]
 
     @rx.event
     async def generate(self):
@@ -129,6 +142,7 @@ class CertKeys(rx.State):
 
 
 def _generate_button() -> rx.Component:
-    return rx.button(rx.icon("key-round", size=14), t("Generate"), on_click=CertKeys.generate, variant="outline",
-                     loading=CertKeys.generating, id="cert-generate",
-                     disabled=Editing.locked.contains("privateKey") | Editing.hidden.contains("privateKey"))
+    return rx.box(rx.button(
+        rx.icon("key-round", size=14), t("Generate"), on_click=CertKeys.generate, variant="outline", size="1",
+        loading=CertKeys.generating, id="cert-generate", type="button",
+        disabled=Editing.locked.contains("privateKey") | Editing.hidden.contains("privateKey")), margin_top="0.5em")
