@@ -159,11 +159,11 @@ def main() -> None:
 
     from iam_console import models as m
     from iam_console.db import session_scope
+    from iam_console.i18n import translate
     from iam_console.services import auth, choices, crud
     from iam_console.services.access import Actor
     from iam_console.ui.state.editing import _choices, _restrictions
     from iam_console.ui.state.listing import _display
-    from iam_console.ui.state.prefs import Prefs
 
     screens = _screens()
     for key, (declared, _) in screens.items():
@@ -196,7 +196,13 @@ def main() -> None:
             assert rows and page.total
         return call
 
-    prefs = Prefs()
+    class Say:
+        """What the edit state's choices need of the viewer's preferences: the catalog in English."""
+
+        def say(self, template: str, *args: object) -> str:
+            return translate(template, "en", *args)
+
+    prefs = Say()
 
     def open_application(who: str, name: str):
         declared = screens["application"][0]
@@ -214,7 +220,13 @@ def main() -> None:
             assert found[0].names and found[0].more and found[1].names
         return call
 
-    last_app, last_provider = -(-args.applications // 10), -(-args.providers // 10)
+    with session_scope() as db:
+        actor = viewer(db, tokens["organization admin"])
+        totals = {key: crud.list_records(db, actor, screens[key][1].kind, {"p": "1", "pageSize": "10"}, **filters).total
+                  for key, filters in (("application", {"organization": ORG}), ("provider", {"owner": ORG}))}
+    print(f"the organization admin's lists: {totals['application']:,} applications, "
+          f"{totals['provider']:,} providers (with the shared ones)")
+    last_app, last_provider = -(-totals["application"] // 10), -(-totals["provider"] // 10)
     cases = []
     for who in ("global admin", "organization admin"):
         for key, total_pages in (("application", last_app), ("provider", last_provider)):
