@@ -12,7 +12,7 @@ page, a jump to the last pages, a sort on Name, a search on Name. (b) Opening an
 edit page is what `Editing._read` does (ui/state/editing.py): the session lookup, `crud.get_record`,
 the screen's restrictions and record-read choices, then the first page (20) of the provider and
 cert pickers (`services/choices.names`), which the page fetches when a picker opens. Where the
-applications or providers screen is not declared yet, its list columns are the spec's (name,
+applications or providers screen is not declared yet, its list columns are the usual ones (name,
 created time, display name, logo, organization, providers; name, organization, created time,
 display name, category, type, client ID, provider URL) and the display strings are made from them.
 
@@ -124,7 +124,7 @@ def timed(call, runs: int) -> tuple[float, float]:
 
 
 def _screens() -> dict:
-    """The applications and providers screens: the declared ones, else the spec's list columns."""
+    """The applications and providers screens: the declared ones, else the usual list columns."""
     from iam_console.ui import pages  # noqa: F401  (declares the screens)
     from iam_console.ui.screens import SCREENS, Column, Screen
 
@@ -167,7 +167,7 @@ def main() -> None:
 
     screens = _screens()
     for key, (declared, _) in screens.items():
-        print(f"{key} screen: {'declared' if declared else 'not declared yet: the spec list columns'}")
+        print(f"{key} screen: {'declared' if declared else 'not declared yet: the usual list columns'}")
 
     tokens = {}
     with session_scope() as db:
