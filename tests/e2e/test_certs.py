@@ -140,6 +140,10 @@ def test_the_lists_of_a_global_and_an_organization_admin(visit, page, api_login,
     expect(_row(page, shared).get_by_role("button", name="Delete")).to_be_enabled()
     page.fill("#search-value", "cert-built-in")
     expect(_row(page, "cert-built-in").get_by_role("button", name="Delete")).to_be_disabled()
+    visit("/certs/admin/cert-built-in")  # it keeps its owner and name
+    expect(page.locator("#field-privateKey")).to_have_value(re.compile("BEGIN PRIVATE KEY"))
+    expect(page.locator("#field-owner")).to_be_disabled()
+    expect(page.locator("#field-name")).to_be_disabled()
     # the type filter
     visit("/certs")
     choose(page, page.locator("#filter-type"), "Payment")

@@ -8,6 +8,7 @@ import reflex as rx
 from ...services import builtin as b
 from ...services.resources import Ownership
 from ..screens import Field, Screen
+from ..state.account import Account
 from ..state.editing import EMPTY_CHOICE, Editing
 from ..text import t
 from .code_editor import code_editor
@@ -106,7 +107,8 @@ def _identity(screen: Screen) -> list[rx.Component]:
     if screen.owner_picker:
         # the organizations, for those who may move the record; a fixed text for everyone else
         shared = ((b.ADMIN_OWNER, "admin (Shared)"),) if screen.kind.ownership is Ownership.SHARED else ()
-        owner_input = rx.cond(Editing.locked.contains("owner"), owner_input, picker(
+        # (the viewer's rank is known before the record is read: no picker flashes for the others)
+        owner_input = rx.cond(~Account.is_global_admin | Editing.locked.contains("owner"), owner_input, picker(
             Editing, "owner", _text("owner"), on_owner, label=t("Organization"), disabled=False, also=shared,
             id="field-owner"))
     owner = rx.grid(

@@ -37,11 +37,16 @@ def _restrictions(db, actor, record) -> tuple[set[str], set[str]]:
     return locked, {"privateKey"} if record.get("privateKey") == wire.MASK else set()
 
 
+def _built_in(record) -> bool:
+    """The built-in cert keeps its owner and name."""
+    return record.get("owner") == b.ADMIN_OWNER and record.get("name") == b.BUILT_IN_CERT
+
+
 def _protected(record, me: str) -> bool:
     """Delete is disabled for the built-in cert, and for shared certs unless the viewer is a global
     admin (the only members of the built-in organization who can list certs are its admins)."""
     shared = record.get("owner") == b.ADMIN_OWNER
-    return shared and (record.get("name") == b.BUILT_IN_CERT or not me.startswith(f"{b.BUILT_IN_ORG}/"))
+    return shared and (_built_in(record) or not me.startswith(f"{b.BUILT_IN_ORG}/"))
 
 
 def _files(key: str, filename: str, copy: str, download: str) -> rx.Component:
@@ -63,8 +68,7 @@ def _files(key: str, filename: str, copy: str, download: str) -> rx.Component:
 
 CERTS = screen(Screen(
     key="cert", title="Certs", list_route="/certs", edit_route="/certs/{owner}/{name}", edit_title="Cert",
-    name_locked=lambda record: record.get("owner") == b.ADMIN_OWNER and record.get("name") == b.BUILT_IN_CERT,
-    protected=_protected, restrictions=_restrictions, owner_picker=True,
+    name_locked=_built_in, owner_locked=_built_in, protected=_protected, restrictions=_restrictions, owner_picker=True,
     columns=(
         Column("name", "Name", link="/certs/{owner}/{name}"),
         Column("owner", "Organization", shown_as=SHARED),
