@@ -54,7 +54,8 @@ class Walk:
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName"), Walk("record", read_only=True), Walk("verification", read_only=True)]
+         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("record", read_only=True),
+         Walk("verification", read_only=True)]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -132,7 +133,9 @@ def _add_edit_and_delete(walk, screen, page, server, prefix: str, taken: str) ->
     expect(page.locator("#edit-cancel")).to_be_visible()
     name = page.locator("#field-name").input_value()
     assert name.startswith(screen.kind.name_prefix + "_")
-    owner = "admin" if walk.screen == "organization" else page.locator("#field-owner").input_value()
+    # the owner: a text, or a picker of organizations (its button shows the chosen one)
+    owner = "admin" if walk.screen == "organization" else page.locator("#field-owner").evaluate(
+        "e => e.tagName === 'INPUT' ? e.value : e.textContent.trim()")
     _no_serious_violations(page, screen.edit_pattern)
 
     # Cancel in add mode deletes the record it opened

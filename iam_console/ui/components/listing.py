@@ -47,10 +47,7 @@ def _hideable(column: Column, state: type[Lists], component: rx.Component) -> rx
 
 def _cell(column: Column, row: rx.Var) -> rx.Component:
     value = row[column.key]
-    if column.caption and column.caption_when:
-        shown = rx.cond(row[f"{column.key}__caption"] == "true", rx.text(t(column.caption), size="2"),
-                        rx.text(value, size="2"))
-    elif column.caption:
+    if column.caption:
         shown = rx.text(t(column.caption), size="2")
     elif column.kind == "bool":
         # read-only: the theme's switch rules show a disabled "on" in the accent colour
@@ -61,9 +58,11 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:
         shown = rx.text(value, size="2")
+    for raw, caption in column.shown_as:
+        shown = rx.cond(value == raw, rx.text(t(caption), size="2"), shown)
     href = row[f"{column.key}__href"]
     away = {"is_external": True, "rel": "noopener noreferrer"} if column.external else {}
-    if column.link and column.caption and not column.caption_when:
+    if column.link and column.caption:
         shown = rx.link(shown, href=href, **away)
     elif column.link:  # an empty value is no link (a link needs text to be named by), nor an empty href
         shown = rx.cond((value != "") & (href != ""), rx.link(shown, href=href, **away), shown)

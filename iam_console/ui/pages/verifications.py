@@ -10,8 +10,7 @@ from ..screens import Column, Screen, screen
 VERIFICATIONS = screen(Screen(
     key="verification", title="Verifications", list_route="/verifications", edit_route="", columns=(
         # a code sent for no organization of its own (owner admin) shows as '(empty)', with no link
-        Column("owner", "Organization", link="/organizations/{owner}", caption="(empty)",
-               caption_when=lambda record: record.get("owner") == b.ADMIN_OWNER),
+        Column("owner", "Organization", link="/organizations/{owner}", shown_as=((b.ADMIN_OWNER, "(empty)"),)),
         Column("name", "Name"),
         Column("createdTime", "Created time", "time", searchable=False),
         Column("type", "Type"),

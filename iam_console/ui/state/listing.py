@@ -291,11 +291,8 @@ def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
             row[f"{c.key}__href"] = link(c.link, record)
         if c.shown_when:
             row[f"{c.key}__shown"] = "true" if c.shown_when(record) else "false"
-        if c.caption_when:
-            captioned = c.caption_when(record)
-            row[f"{c.key}__caption"] = "true" if captioned else "false"
-            if captioned:
-                row[f"{c.key}__href"] = ""  # a caption stands for no record to link to
+        if c.link and any(row[c.key] == raw for raw, _ in c.shown_as):
+            row[f"{c.key}__href"] = ""  # a value shown as a catalog text names no record to link to
     row["__key"] = f"{record.get('owner', '')}/{name}"
     row["__name"] = name
     row["__edit"] = "" if screen.read_only else screen.edit_url(record)
