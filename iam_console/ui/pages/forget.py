@@ -19,6 +19,7 @@ import reflex as rx
 from ...services import captcha, navigation, recovery, verifications
 from ..routes import page
 from ..shell import themed
+from ..state.account import client_ip
 from ..state.prefs import Prefs
 from ..state.service import call, in_thread, message, say
 from ..state.users import INCONSISTENT
@@ -73,7 +74,7 @@ class Forget(rx.State):
     async def find(self):
         """Step 1: the account the typed name, email or phone answers to."""
         self.error = ""
-        organization, typed, ip = self.organization, self._typed, self.router.session.client_ip
+        organization, typed, ip = self.organization, self._typed, client_ip(self.router)
         found = await call(self, lambda db, actor: recovery.contacts(db, organization, typed, ip), quiet=True)
         if found.failed:
             self.error = await message(self, found.error)
@@ -90,7 +91,7 @@ class Forget(rx.State):
 
     async def _new_captcha(self) -> None:
         """The application's captcha, when its rule asks this visitor for one (good for one send)."""
-        application, ip = f"admin/{self.application}", self.router.session.client_ip
+        application, ip = f"admin/{self.application}", client_ip(self.router)
         shown = await call(self, lambda db, actor: captcha.challenge(db, application, ip), quiet=True)
         value = shown.value or {}
         self._captcha_id, self._captcha_answer = str(value.get("captchaId", "")), ""
@@ -108,7 +109,7 @@ class Forget(rx.State):
             solved = recovery.Solved(captcha.DEFAULT, self._captcha_answer, self._captcha_id) \
                 if self._captcha_id else recovery.Solved()
         sent = await in_thread(router, lambda db, actor: recovery.send_code(
-            db, application, name, dest, kind, solved=solved, client_ip=router.session.client_ip))
+            db, application, name, dest, kind, solved=solved, client_ip=client_ip(router)))
         async with self:
             self.busy = False
             if sent.failed:
