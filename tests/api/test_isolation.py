@@ -316,6 +316,8 @@ EXTRAS = {
     "/api/delete-mfa": lambda c, w, o: c.post("/api/delete-mfa", params={"owner": o, "name": "boss"}),
     # records of o matching a field: what an admin may read of o's audit trail, nothing for others
     "/api/get-records-filter": lambda c, w, o: c.post("/api/get-records-filter", json={"organization": o}),
+    # o's audit trail as CSV: refused before a line is sent
+    "/api/export-records": lambda c, w, o: c.get("/api/export-records", params={"organizationName": o}),
     # mail through organization o's provider, named
     "/api/send-email": lambda c, w, o: c.post("/api/send-email", json={
         "title": "t", "content": "c", "sender": "s", "receivers": [f"x@{o}.test"],
