@@ -88,7 +88,7 @@ def export_csv(open_session: Callable[[], Any], actor: Actor, owner: str, params
                                                    sa.and_(m.Record.created_time == time, m.Record.pk < pk)))
             with open_session() as db:
                 batch = list(db.exec(statement.order_by(*order).limit(EXPORT_BATCH)))
-                rows = [[_safe(to_wire(r).get(c)) for c in EXPORT_COLUMNS] for r in batch]
+                rows = [[_safe(shown.get(c)) for c in EXPORT_COLUMNS] for shown in map(to_wire, batch)]
             if not batch:
                 return
             yield lines(rows)
