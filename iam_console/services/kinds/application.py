@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 
-from sqlmodel import Session
+from sqlmodel import Session, or_, select
 
 from ... import models as m
 from .. import builtin as b
@@ -18,16 +18,37 @@ SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID"
 TOKEN_FORMATS = ("JWT", "JWT-Empty", "JWT-Custom", "JWT-Standard")
 GRANT_TYPES = ("authorization_code", "password", "client_credentials", "token", "id_token", "refresh_token",
                DEVICE_GRANT)
-LIMITS = ("expire_in_hours", "refresh_expire_in_hours", "failed_signin_limit", "failed_signin_frozen_time",
-          "cookie_expire_in_hours")  # none below 0
+# the settings counted in hours, times and minutes: at least 1, with the defaults a new application has
+AT_LEAST_ONE = {"expire_in_hours": 168, "refresh_expire_in_hours": 168,
+                "failed_signin_limit": b.DEFAULT_FAILED_SIGNIN_LIMIT,
+                "failed_signin_frozen_time": b.DEFAULT_FAILED_SIGNIN_FROZEN_MINUTES}
+LABELS = {"expire_in_hours": "expire in hours", "refresh_expire_in_hours": "refresh expire in hours",
+          "failed_signin_limit": "failed signin limit", "failed_signin_frozen_time": "failed signin frozen time"}
+AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
+
+
+def may_share(actor: Actor) -> bool:
+    """Sharing an application with every organization is the global admin's decision."""
+    return actor.is_global_admin
 
 
 def validate(db: Session, actor: Actor, row: m.Application) -> None:
-    for attribute in LIMITS:
-        check_range(getattr(row, attribute), 0, None, attribute)
+    for attribute, label in LABELS.items():
+        check_range(getattr(row, attribute), 1, None, label)
+    check_range(row.cookie_expire_in_hours, 0, None, "cookie expire in hours")
     if row.enable_auto_signin and not row.enable_signin_session:
-        raise ServiceError('Please enable "Signin session" first before enabling "Auto signin"')
+        raise ServiceError(AUTO_SIGNIN_NEEDS_SESSION)
     redirects.check_entries(row.redirect_uris)
+
+
+def organization_providers(db: Session, organization: str, names: set[str]) -> set[str]:
+    """Which of `names` are providers the organization may use: its own and the shared ones."""
+    if not names:
+        return set()
+    found = db.exec(select(m.Provider.name).where(
+        m.Provider.name.in_(sorted(names)),
+        or_(m.Provider.owner == organization, m.Provider.owner == b.ADMIN_OWNER)))
+    return set(found)
 
 
 def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.Application,
@@ -36,7 +57,18 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     row.client_secret = row.client_secret or secrets.token_hex(20)
     if not row.grant_types:
         row.grant_types = ["authorization_code"]
+    # only the five sign-in methods, and only providers of the application's organization
     row.signin_methods = [s for s in row.signin_methods if isinstance(s, dict) and s.get("name") in SIGNIN_METHODS]
+    entries = [p for p in row.providers if isinstance(p, dict) and isinstance(p.get("name"), str)]
+    usable = organization_providers(db, row.organization, {p["name"] for p in entries})
+    row.providers = [p for p in entries if p["name"] in usable]
+    # a setting left unset (a new record, or one stored before the rule) takes its default;
+    # a change below 1 is refused by validate
+    for attribute, default in AT_LEAST_ONE.items():
+        if getattr(row, attribute) < 1 and (old is None or attribute not in changed):
+            setattr(row, attribute, default)
+    if not may_share(actor):
+        row.is_shared = old.is_shared if old is not None else False
 
 
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:

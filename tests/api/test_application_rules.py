@@ -1,0 +1,115 @@
+"""The applications' save rules, as every caller meets them: auto sign-in needs the sign-in
+session, providers of other organizations and unknown sign-in methods are dropped, no grant type
+means authorization_code, the limits are at least 1 and only the global admin shares an application."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.conftest import ok_body, sign_in
+from tests.conftest import unique
+
+PASSWORD = "Apps-pass-1"
+
+
+@pytest.fixture(scope="module")
+def world(admin) -> dict:
+    """Two organizations, each with a provider; A's admin signed in; one shared provider."""
+    a, b = unique("appa"), unique("appb")
+    for org in (a, b):
+        ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": org}))
+        ok_body(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-github", "category": "OAuth",
+                                                      "type": "GitHub"}))
+    ok_body(admin.post("/api/add-user", json={"owner": a, "name": "boss", "password": PASSWORD, "isAdmin": True}))
+    shared = unique("shared")
+    ok_body(admin.post("/api/add-provider", json={"owner": "admin", "name": shared, "category": "Captcha",
+                                                  "type": "Default"}))
+    return {"a": a, "b": b, "shared": shared, "boss": sign_in(a, "boss", PASSWORD)}
+
+
+def _get(client, name: str) -> dict:
+    return ok_body(client.get("/api/get-application", params={"id": f"admin/{name}"}))["data"]
+
+
+def _update(client, name: str, **fields) -> dict:
+    body = {**_get(client, name), **fields}
+    return client.post("/api/update-application", params={"id": f"admin/{name}"}, json=body).json()
+
+
+def _ok(answer: dict) -> None:
+    assert answer["status"] == "ok", answer
+
+
+def test_auto_signin_needs_the_signin_session(admin, world):
+    name = unique("app")
+    answer = admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": world["a"],
+                                                       "enableAutoSignin": True}).json()
+    assert answer == {**answer, "status": "error",
+                      "msg": 'Please enable "Signin session" first before enabling "Auto signin"'}
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": world["a"],
+                                                     "enableAutoSignin": True, "enableSigninSession": True}))
+    assert _update(admin, name, enableSigninSession=False)["status"] == "error"
+    ok_body(admin.post("/api/update-application", params={"id": f"admin/{name}"},
+                       json={**_get(admin, name), "enableSigninSession": False, "enableAutoSignin": False}))
+
+
+def test_providers_of_other_organizations_and_unknown_methods_are_dropped(admin, world):
+    a, b, name = world["a"], world["b"], unique("app")
+    entry = lambda provider: {"name": provider, "canSignUp": True, "canSignIn": True, "rule": "None"}  # noqa: E731
+    ok_body(admin.post("/api/add-application", json={
+        "owner": "admin", "name": name, "organization": a,
+        "providers": [entry(f"{a}-github"), entry(f"{b}-github"), entry(world["shared"]), entry("nowhere")],
+        "signinMethods": [{"name": "Password", "displayName": "Password", "rule": "All"},
+                          {"name": "Magic link", "displayName": "Magic", "rule": "All"},
+                          {"name": "LDAP", "displayName": "LDAP", "rule": "None"}],
+    }))
+    saved = _get(admin, name)
+    assert [p["name"] for p in saved["providers"]] == [f"{a}-github", world["shared"]]
+    assert [s["name"] for s in saved["signinMethods"]] == ["Password", "LDAP"]
+    # an update drops them too
+    ok_body(admin.post("/api/update-application", params={"id": f"admin/{name}"}, json={
+        **saved, "providers": [*saved["providers"], entry(f"{b}-github")]}))
+    assert [p["name"] for p in _get(admin, name)["providers"]] == [f"{a}-github", world["shared"]]
+
+
+def test_no_grant_type_means_authorization_code(admin, world):
+    name = unique("app")
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": world["a"],
+                                                     "grantTypes": []}))
+    assert _get(admin, name)["grantTypes"] == ["authorization_code"]
+    _ok(_update(admin, name, grantTypes=["password", "refresh_token"]))
+    assert _get(admin, name)["grantTypes"] == ["password", "refresh_token"]
+    _ok(_update(admin, name, grantTypes=[]))
+    assert _get(admin, name)["grantTypes"] == ["authorization_code"]
+
+
+@pytest.mark.parametrize(("key", "label", "default"), [
+    ("expireInHours", "expire in hours", 168), ("refreshExpireInHours", "refresh expire in hours", 168),
+    ("failedSigninLimit", "failed signin limit", 5), ("failedSigninFrozenTime", "failed signin frozen time", 15),
+])
+def test_the_limits_are_at_least_one(admin, world, key, label, default):
+    name = unique("app")
+    # unset on add: the default
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": world["a"]}))
+    assert _get(admin, name)[key] == default
+    for value in (0, -3):
+        answer = _update(admin, name, **{key: value})
+        assert answer["status"] == "error" and answer["msg"] == f"The {label} must be at least 1", answer
+    _ok(_update(admin, name, **{key: 1}))
+    assert _get(admin, name)[key] == 1
+
+
+def test_only_the_global_admin_shares_an_application(admin, world):
+    boss, a = world["boss"], world["a"]
+    name = unique("app")
+    ok_body(boss.post("/api/add-application", json={"owner": "admin", "name": name, "organization": a,
+                                                    "isShared": True}))
+    assert _get(boss, name)["isShared"] is False
+    _update(boss, name, isShared=True)
+    assert _get(boss, name)["isShared"] is False
+    _ok(_update(admin, name, isShared=True))
+    assert _get(admin, name)["isShared"] is True
+    # the organization's admin edits the shared application without unsharing it
+    _ok(_update(boss, name, displayName="Renamed", isShared=False))
+    saved = _get(admin, name)
+    assert saved["displayName"] == "Renamed" and saved["isShared"] is True
