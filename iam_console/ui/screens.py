@@ -16,14 +16,16 @@ from ..services.resources import REGISTRY, Kind
 class Column:
     key: str  # the wire name in the record
     label: str  # a catalog key
-    kind: str = "text"  # text | bool | time | tags | avatar
-    # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record
+    kind: str = "text"  # text | bool | time | tags | avatar | links (a list, each entry a link)
+    # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record;
+    # for links, the template's "{item}" (at its end) stands for each entry
     link: str | Callable[[dict[str, Any]], str] = ""
     caption: str = ""  # a catalog key shown instead of the value (a link to somewhere else)
     sortable: bool = True
     searchable: bool = True
     filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
     virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
+    value: Callable[[dict[str, Any]], Any] | None = None  # the shown value made from the record (else its key's)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,11 @@ class Cell:
     kind: str = ""  # pick: the registry kind offered
     category: str = ""  # pick: only records of this category (providers)
     form: str = "name"  # pick: values are "name" or "id" (owner/name)
+    # this cell's change also sets other cells of its row: the new value -> {column key: value}
+    then: Callable[[Any], dict[str, Any]] | None = None
+    # pick: the chosen record fills other keys of the row, read with the viewer's rights:
+    # (db, actor, the edited record's organization, the chosen value) -> {key: value}
+    fill: Callable[[Any, Any, str, str], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +67,17 @@ class Field:
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
     # hidden unless true of the edited (values, flags): Vars, evaluated in the browser
     shown_when: Callable[[Any, Any], Any] | None = None
+    # disabled unless true of the edited (values, flags), like shown_when; the state ignores edits then
+    enabled_when: Callable[[Any, Any], Any] | None = None
+    # a change refused: the edited (values, flags) as plain dicts after it -> a catalog message, "" to allow
+    check: Callable[[dict[str, str], dict[str, bool]], str] | None = None
     minimum: int | None = None
     maximum: int | None = None
     help: str = ""
     empty: str = ""  # what an empty value shows as (and is saved as, once the form is saved)
-    # other values this one's change sets: {wire name: text} from the new value (a str, or a bool for a switch)
-    then: Callable[[Any], dict[str, str]] | None = None
+    # other values this one's change sets: {wire name: text, or a bool for a switch} from the new value
+    # (a str, or a bool for a switch)
+    then: Callable[[Any], dict[str, Any]] | None = None
     addon: Callable[[], Any] | None = None  # the screen's own component under the widget (a preview, a dialog)
     # a select's options read when the record is: (db, actor, record) -> [(value, label)] or
     # [(value, label, icon)] (icon: a key of the edit page's CHOICE_ICONS, "Physical" or "Virtual");
@@ -90,6 +102,7 @@ class Field:
     columns: tuple[Cell, ...] = ()
     new_row: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None  # None: the table is full
     fixed_row: Callable[[dict[str, Any]], bool] | None = None  # a row that cannot be deleted
+    min_rows: int = 0  # Delete is disabled while the table holds this many rows (1: the last row stays)
     settle: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a changed row made consistent
     # a change refused: the rows as they would be -> a catalog message, "" to allow it
     refuse: Callable[[list[dict[str, Any]]], str] | None = None

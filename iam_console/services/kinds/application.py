@@ -41,14 +41,19 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
     redirects.check_entries(row.redirect_uris)
 
 
-def organization_providers(db: Session, organization: str, names: set[str]) -> set[str]:
-    """Which of `names` are providers the organization may use: its own and the shared ones."""
+def organization_providers(db: Session, organization: str, names: set[str]) -> dict[str, dict[str, str]]:
+    """Which of `names` are providers the organization may use (its own, else a shared one), with
+    the category and type of each."""
     if not names:
-        return set()
-    found = db.exec(select(m.Provider.name).where(
-        m.Provider.name.in_(sorted(names)),
-        or_(m.Provider.owner == organization, m.Provider.owner == b.ADMIN_OWNER)))
-    return set(found)
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    for owner, name, category, type_ in db.exec(select(
+            m.Provider.owner, m.Provider.name, m.Provider.category, m.Provider.type).where(
+            m.Provider.name.in_(sorted(names)), or_(m.Provider.owner == organization,
+                                                    m.Provider.owner == b.ADMIN_OWNER))):
+        if owner == organization or name not in found:
+            found[name] = {"category": category, "type": type_}
+    return found
 
 
 def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.Application,
@@ -61,7 +66,8 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     row.signin_methods = [s for s in row.signin_methods if isinstance(s, dict) and s.get("name") in SIGNIN_METHODS]
     entries = [p for p in row.providers if isinstance(p, dict) and isinstance(p.get("name"), str)]
     usable = organization_providers(db, row.organization, {p["name"] for p in entries})
-    row.providers = [p for p in entries if p["name"] in usable]
+    # each entry carries its provider's category and type, which the console's row rules read
+    row.providers = [{**p, "provider": usable[p["name"]]} for p in entries if p["name"] in usable]
     # a setting left unset (a new record, or one stored before the rule) takes its default;
     # a change below 1 is refused by validate
     for attribute, default in AT_LEAST_ONE.items():

@@ -50,6 +50,8 @@ def _checks(field: Field, disabled: rx.Var) -> rx.Component:
 
 def _widget(field: Field) -> rx.Component:
     disabled = Editing.locked.contains(field.key)
+    if field.enabled_when is not None:
+        disabled = disabled | ~field.enabled_when(Editing.values, Editing.flags)
     ident = f"field-{field.key}"
     if field.widget == "checks":
         return _checks(field, disabled)

@@ -47,6 +47,10 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         shown = rx.switch(checked=value == "true", disabled=True, size="1", aria_label=t(column.label))
     elif column.kind == "avatar":
         shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
+    elif column.kind == "links":  # entries joined by ", ", each a link to the href and the entry
+        return rx.table.cell(rx.cond(value != "", rx.vstack(rx.foreach(
+            value.split(", "), lambda item: rx.link(item, href=row[f"{column.key}__href"] + item, size="2")),
+            spacing="0"), rx.fragment()))
     elif column.kind == "tags":
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:
