@@ -43,8 +43,8 @@ def page_links(name: str, client_id: str, redirect_uris: list[str]) -> dict[str,
 
 def saml_metadata_url(name: str, post_binding: bool) -> str:
     """Where the application's SAML metadata is published (the identity provider's side)."""
-    query = urlencode({"application": f"{b.ADMIN_OWNER}/{name}", "enablePostBinding": str(post_binding).lower()})
-    return f"{settings.origin}/api/saml/metadata?{query}"
+    return (f"{settings.origin}/api/saml/metadata?application={b.ADMIN_OWNER}/{quote(name, safe='')}"
+            f"&enablePostBinding={str(post_binding).lower()}")
 
 
 def provider_entry(db: Session, actor: Actor, organization: str, name: str) -> dict[str, Any]:

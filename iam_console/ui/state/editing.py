@@ -128,6 +128,14 @@ class Editing(Rows, Picking, rx.State):
             self._staged = {**self._staged, key: value}
             self.dirty = True
 
+    def put_value(self, key: str, value: str) -> bool:
+        """A value set by the page's own tools (an uploaded file's URL), saved with the form."""
+        if key in self.locked or key in self.hidden:
+            return False
+        self.values = {**self.values, key: value}
+        self.dirty = True
+        return True
+
     # --- the row tables' and pickers' declarations (the Rows and Picking mixins) ---
 
     def _field(self, key: str) -> Field | None:
