@@ -172,6 +172,7 @@ class Screen:
     # (tables, trees, lists), loaded with the record and merged into it on save
     sections: tuple[type, ...] = ()
     restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
+    admins_only: bool = False  # the edit page is an admin's: anyone else gets the 403 page
     list_scope: ListScope | None = None  # what the list shows (an organization admin: their own organization)
 
     @property

@@ -4,6 +4,8 @@ means authorization_code, the limits are at least 1 and only the global admin sh
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from tests.api.conftest import ok_body, sign_in
@@ -113,3 +115,64 @@ def test_only_the_global_admin_shares_an_application(admin, world):
     _ok(_update(boss, name, displayName="Renamed", isShared=False))
     saved = _get(admin, name)
     assert saved["displayName"] == "Renamed" and saved["isShared"] is True
+
+
+# --- the edit page's tools that read and write records ---
+
+def _actor(owner: str, name: str):
+    from iam_console.db import session_scope
+    from iam_console.services import lookup
+    from iam_console.services.access import Actor
+
+    with session_scope() as db:
+        user = lookup.user(db, owner, name)
+        db.expunge(user)
+    return Actor(user=user)
+
+
+def test_a_chosen_provider_fills_its_row(admin, world):
+    from iam_console.db import session_scope
+    from iam_console.services import application_tools as tools
+    from iam_console.services.errors import ServiceError
+
+    a, b = world["a"], world["b"]
+    ok_body(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-mail", "category": "Email",
+                                                  "type": "Default"}))
+    boss = _actor(a, "boss")
+    with session_scope() as db:
+        mail = tools.provider_entry(db, boss, a, f"{a}-mail")
+        github = tools.provider_entry(db, boss, a, f"{a}-github")
+        captcha = tools.provider_entry(db, boss, a, world["shared"])
+    assert mail["provider"] == {"category": "Email", "type": "Default"} and mail["rule"] == "All"
+    assert mail["canSignUp"] is False and mail["canSignIn"] is False
+    assert github["rule"] == "None" and github["canSignIn"] is True
+    assert captcha["provider"]["category"] == "Captcha" and captcha["rule"] == "None"
+    with session_scope() as db, pytest.raises(ServiceError):  # another organization's: not offered
+        tools.provider_entry(db, boss, a, f"{b}-github")
+    # the saved entries carry their provider's kind too
+    name = unique("app")
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": a,
+                                                     "providers": [{"name": f"{a}-mail"}]}))
+    assert _get(admin, name)["providers"][0]["provider"] == {"category": "Email", "type": "Default"}
+
+
+def test_the_terms_of_use_are_stored_as_a_resource(admin, world):
+    from iam_console.db import session_scope
+    from iam_console.services import application_tools as tools
+    from iam_console.services.errors import ServiceError
+
+    a, name = world["a"], unique("app")
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": a}))
+    boss = _actor(a, "boss")
+    with session_scope() as db, pytest.raises(ServiceError) as refused:
+        tools.upload_terms_of_use(db, boss, name, "terms.txt", b"<p>terms</p>")
+    assert refused.value.template == "Please select a HTML file"
+    with session_scope() as db:
+        url = tools.upload_terms_of_use(db, boss, name, "Terms.HTML", b"<h1>Terms</h1>")
+    assert url.endswith(f"/files/resource/{a}/termsOfUse_{a}_{name}.html")
+    resource = ok_body(admin.get("/api/get-resource", params={"id": f"{a}/termsOfUse_{a}_{name}.html"}))["data"]
+    assert resource["tag"] == "termsOfUse" and resource["application"] == name and resource["user"] == "boss"
+    assert admin.get(urlsplit(url).path).content == b"<h1>Terms</h1>"
+    # an application that does not exist (or that the caller may not read) has none
+    with session_scope() as db, pytest.raises(ServiceError):
+        tools.upload_terms_of_use(db, _actor(a, "boss"), unique("missing"), "t.html", b"x")

@@ -15,8 +15,9 @@ import reflex as rx
 
 from ...db import session_scope
 from ...models.base import wire_name
-from ...services import crud
+from ...services import crud, policy
 from ...services.access import Actor
+from ...services.errors import ServiceError
 from ...services.resources import Ownership
 from ..screens import SCREENS, Field, Screen
 from .account import viewer
@@ -96,6 +97,8 @@ class Editing(Rows, Picking, rx.State):
         parts = [await self.get_state(part) for part in screen.sections]
 
         def read(db, actor):
+            if screen.admins_only and not actor.is_admin:
+                raise ServiceError(policy.UNAUTHORIZED)
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
