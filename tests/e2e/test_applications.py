@@ -91,8 +91,10 @@ def test_the_form_rules(visit, page, api_login, accounts):
 
     # auto sign-in needs the sign-in session, and goes when the session does
     page.click("#field-enableAutoSignin")
-    expect(_toast(page, 'Please enable "Signin session" first before enabling "Auto signin"')).to_be_visible()
+    refused = _toast(page, 'Please enable "Signin session" first before enabling "Auto signin"')
+    expect(refused).to_be_visible()
     expect(page.locator("#field-enableAutoSignin")).not_to_be_checked()
+    refused.wait_for(state="hidden")  # the toast covers the top buttons
     page.click("#field-enableSigninSession")
     page.click("#field-enableAutoSignin")
     expect(page.locator("#field-enableAutoSignin")).to_be_checked()
@@ -107,7 +109,9 @@ def test_the_form_rules(visit, page, api_login, accounts):
     # the limits are at least 1: the service refuses 0
     page.fill("#field-failedSigninLimit", "0")
     page.click("#edit-save")
-    expect(_toast(page, re.compile("Failed to save: .*at least 1"))).to_be_visible()
+    failed = _toast(page, re.compile("Failed to save: .*at least 1"))
+    expect(failed).to_be_visible()
+    failed.wait_for(state="hidden")
     page.fill("#field-failedSigninLimit", "3")
 
     # the HTML fields show a preview
@@ -202,6 +206,7 @@ def test_links_saml_metadata_and_terms_of_use(visit, page, context, api_login, a
     api_login(accounts.admin)
     visit("/applications")
     name = _add(page)
+    expect(page.locator("#field-clientId")).to_have_value(re.compile(r"^\w{20}$"))
     client_id = page.locator("#field-clientId").input_value()
 
     page.click("#copy-signup-url")
