@@ -73,6 +73,16 @@ def test_the_list_and_add_with_the_defaults(visit, page, api_login, accounts):
     page.fill("#search-value", name)
     expect(page.locator("#list-total")).to_have_text("Total 0")
 
+    # the header's organization narrows the list, and Add makes an application of it
+    page.fill("#search-value", "")
+    page.click("#organization-selector")
+    page.get_by_role("option", name="acme", exact=True).click()
+    expect(_row(page, "app-built-in")).to_have_count(0)
+    _add(page)
+    expect(page.locator("#field-organization")).to_have_text("acme")
+    page.click("#edit-cancel")
+    page.wait_for_url(re.compile(r"/applications$"))
+
     visit("/applications/admin/app-built-in")
     expect(page.locator("#field-name")).to_be_disabled()
     expect(page.locator("#field-isShared")).to_be_enabled()  # the global admin shares applications
@@ -114,6 +124,15 @@ def test_the_form_rules(visit, page, api_login, accounts):
     failed.wait_for(state="hidden")
     page.fill("#field-failedSigninLimit", "3")
 
+    # the logo's preview, 90 px high
+    page.fill("#field-logo", "/favicon.ico")
+    expect(page.locator("#logo-preview")).to_have_attribute("src", "/favicon.ico")
+    expect(page.locator("#logo-preview")).to_have_css("height", "90px")
+
+    # the theme follows the organization's until it is customized
+    page.locator("#theme-mode").get_by_role("radio", name="Customize").click()
+    page.click("#theme-color-00b96b")
+
     # the HTML fields show a preview
     page.locator("#field-signinHtml .cm-content").fill("<h1 id='hello'>Hello</h1>")
     expect(page.frame_locator("#signinHtml-preview").locator("#hello")).to_have_text("Hello")
@@ -124,7 +143,11 @@ def test_the_form_rules(visit, page, api_login, accounts):
     expect(page.locator("#field-formOffset")).to_have_text("Side panel")
     expect(page.locator("#field-failedSigninLimit")).to_have_value("3")
     expect(page.locator("#field-enableSigninSession")).not_to_be_checked()
-    assert name
+    expect(page.locator("#theme-color-00b96b")).to_have_attribute("data-selected", "true")
+    expect(page.locator("#theme-mode").get_by_role("radio", name="Customize")).to_be_checked()
+    record = page.request.get(f"/api/get-application?id=admin/{name}").json()["data"]
+    assert record["themeData"]["isEnabled"] is True and record["themeData"]["colorPrimary"] == "#00b96b"
+    assert record["formOffset"] == 4 and record["logo"] == "/favicon.ico"
 
 
 def test_the_row_tables(visit, page, api_login, accounts):

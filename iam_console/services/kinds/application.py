@@ -78,7 +78,12 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
 
 
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
-    organization = actor.organization if actor.user is not None and not actor.is_global_admin else b.BUILT_IN_ORG
+    """A new application of the organization the list shows (the global admin's choice), else of
+    the caller's own."""
+    if actor.user is not None and not actor.is_global_admin:
+        organization = actor.organization
+    else:
+        organization = owner if owner and owner != b.ADMIN_OWNER else b.BUILT_IN_ORG
     return {
         "displayName": f"New Application - {suffix}", "organization": organization, "cert": b.BUILT_IN_CERT,
         "providers": [{"name": "provider_captcha_default", "canSignUp": False, "canSignIn": False,

@@ -88,7 +88,7 @@ def saml() -> rx.Component:
                   _copy("metadata", "Copy"), spacing="2", align="center", wrap="wrap"),
         rx.text(rx.el.label(t("Service provider metadata"), html_for="saml-metadata-text"), size="2",
                 weight="medium"),
-        rx.text_area(value=ApplicationTools.metadata, on_change=ApplicationTools.set_metadata.debounce(300),
+        rx.text_area(value=ApplicationTools.metadata, on_change=ApplicationTools.set_metadata,
                      id="saml-metadata-text", rows="6", width="100%", placeholder="<EntityDescriptor ...>"),
         rx.button(t("Parse metadata"), on_click=ApplicationTools.parse_metadata, variant="soft", size="1",
                   id="saml-parse-metadata"),
