@@ -56,6 +56,8 @@ class ApplicationTools(rx.State):
     @rx.event
     async def upload_terms(self, files: list[rx.UploadFile]):
         """One .html file, stored as a resource; its URL becomes the terms of use."""
+        if not files:
+            return None  # the picker refused the file: upload_rejected says so
         if len(files) != 1:
             return rx.toast.error(await say(self, tools.NOT_HTML))
         upload = files[0]
