@@ -44,6 +44,9 @@ class Cell:
     translate: bool = False  # a select's values are shown through the catalog
     disabled_when: Callable[[dict[str, Any]], bool] | None = None  # of the row; the server ignores edits
     hidden_when: Callable[[dict[str, Any]], bool] | None = None  # of the row
+    # the whole column is shown only when true of the edit page's (values, flags), like Field.shown_when
+    # (a table on an edit page only); the state ignores edits of a column not shown
+    shown_when: Callable[[Any, Any], Any] | None = None
     key_row: bool = False  # a switch on in exactly one row (turning one on turns the others off)
     default: Any = ""  # a new row's value
     kind: str = ""  # pick: the registry kind offered

@@ -208,8 +208,10 @@ def test_the_row_tables(visit, page, api_login, accounts):
     third.locator(".signup-items-visible").click()  # hidden: no longer required
     expect(third.locator(".signup-items-required")).not_to_be_checked()
     # signup items are for applications that take signups
+    expect(page.locator("#providers-table .providers-can-sign-up")).to_have_count(1)
     page.click("#field-enableSignUp")
     expect(page.locator("#signup-items-table")).to_have_count(0)
+    expect(page.locator("#providers-table .providers-can-sign-up")).to_have_count(0)  # nor signing up with one
     page.click("#field-enableSignUp")
 
     # signin items and SAML attributes
@@ -273,7 +275,8 @@ def test_links_saml_metadata_and_terms_of_use(visit, page, context, api_login, a
     expect(page.locator("#field-termsOfUse")).to_have_value(url)
     assert page.request.get(url).text() == "<h1>Terms</h1>"
     page.fill("#field-redirectUris", "https://rp.test/cb")
-    save(page)
+    page.click("#edit-save-bottom")  # the toasts above cover the top buttons
+    expect(_toast(page, "Successfully saved")).to_be_visible()
     page.reload()
     expect(page.locator("#field-termsOfUse")).to_have_value(url)
     expect(page.locator("#field-samlReplyUrl")).to_have_value("https://sp.test/acs")

@@ -65,7 +65,9 @@ def _half(record, second: bool) -> list[str]:
 
 
 def _account(key: str, label: str) -> Cell:
-    return Cell(key, label, "switch", disabled_when=_no_account, default=False)
+    # signing up through a provider is for applications that take signups
+    shown = (lambda values, flags: flags["enableSignUp"]) if key == "canSignUp" else None
+    return Cell(key, label, "switch", disabled_when=_no_account, default=False, shown_when=shown)
 
 
 APPLICATIONS = screen(Screen(

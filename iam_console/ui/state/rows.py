@@ -221,7 +221,7 @@ class Rows(rx.State, mixin=True):
         if self._busy_elsewhere(key, items, index) or (field.one_at_a_time and not self.row_editing.get(key)):
             return
         if self._cell_disabled(field, column, items, index) or (
-                column.hidden_when and column.hidden_when(items[index])):
+                column.hidden_when and column.hidden_when(items[index])) or not self._column_shown(column):
             return
         if column.widget == "switch":
             value = bool(value)
@@ -252,6 +252,12 @@ class Rows(rx.State, mixin=True):
                 prefs = await self.get_state(Prefs)
                 return rx.toast.error(prefs.say(message))
         self._put(key, items)
+
+    def _column_shown(self, column: Cell) -> bool:
+        """A column's `shown_when`, of the host's values and flags (an edit page's)."""
+        if column.shown_when is None:
+            return True
+        return bool(column.shown_when(getattr(self, "values", {}), getattr(self, "flags", {})))
 
     async def _filled(self, column: Cell, value: str) -> dict[str, Any] | None:
         """What a pick cell's chosen record fills in its row (`Cell.fill`), read with the
