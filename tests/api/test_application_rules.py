@@ -176,3 +176,29 @@ def test_the_terms_of_use_are_stored_as_a_resource(admin, world):
     # an application that does not exist (or that the caller may not read) has none
     with session_scope() as db, pytest.raises(ServiceError):
         tools.upload_terms_of_use(db, _actor(a, "boss"), unique("missing"), "t.html", b"x")
+
+
+def test_the_signup_items_rules(admin, world):
+    name = unique("app")
+    item = lambda n, **f: {"name": n, "visible": True, "required": True, "type": "Input", "rule": "None",  # noqa: E731
+                           "options": [], **f}
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": world["a"],
+                                                     "signupItems": [
+        item("ID", visible=False, rule="Sequential"), item("Password", required=False),
+        item("Email", visible=False, rule="No verification"), item("Email"),
+        item("Gender", options=["F", "M"]), item("Tag", type="Single Choice", options=["a", "b"]),
+        item("Agreement", rule="Signin (Default True)")]}))
+    items = {i["name"]: i for i in _get(admin, name)["signupItems"]}
+    assert list(items) == ["ID", "Password", "Email", "Gender", "Tag", "Agreement", "Signup button"]
+    assert items["ID"]["visible"] is True and items["ID"]["rule"] == "Random"  # always shown; a rule it takes
+    assert items["Password"]["required"] is True
+    assert items["Email"] == {**items["Email"], "visible": False, "required": False, "rule": "No verification"}
+    assert items["Gender"]["options"] == [] and items["Tag"]["options"] == ["a", "b"]
+    assert items["Agreement"]["rule"] == "Signin (Default True)"
+    # the signin items: a hidden one is optional
+    saved = _get(admin, name)
+    _ok(_update(admin, name, signinItems=[{"name": "Logo", "visible": False, "required": True},
+                                          {"name": "Username", "visible": True, "required": True}]))
+    signin = _get(admin, name)["signinItems"]
+    assert [(i["name"], i["required"]) for i in signin] == [("Logo", False), ("Username", True)]
+    assert saved["signupItems"] == _get(admin, name)["signupItems"]

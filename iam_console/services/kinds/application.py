@@ -24,6 +24,12 @@ AT_LEAST_ONE = {"expire_in_hours": 168, "refresh_expire_in_hours": 168,
                 "failed_signin_frozen_time": b.DEFAULT_FAILED_SIGNIN_FROZEN_MINUTES}
 LABELS = {"expire_in_hours": "expire in hours", "refresh_expire_in_hours": "refresh expire in hours",
           "failed_signin_limit": "failed signin limit", "failed_signin_frozen_time": "failed signin frozen time"}
+# signup items: the rules each item may take (the first is its default), and the item types
+SIGNUP_RULES = {"ID": ("Random", "Incremental"), "Display name": ("None", "Real name", "First, last"),
+                "Email": ("Normal", "No verification"), "Phone": ("Normal", "No verification"),
+                "Agreement": ("None", "Signin", "Signin (Default True)"), "Providers": ("big", "small")}
+CHOICE_TYPES = ("Single Choice", "Multiple Choices")
+SIGNUP_BUTTON = "Signup button"
 AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
 
 
@@ -68,6 +74,8 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     usable = organization_providers(db, row.organization, {p["name"] for p in entries})
     # each entry carries its provider's category and type, which the console's row rules read
     row.providers = [{**p, "provider": usable[p["name"]]} for p in entries if p["name"] in usable]
+    row.signup_items = settle_signup_items(row.signup_items)
+    row.signin_items = settle_signin_items(row.signin_items)
     # a setting left unset (a new record, or one stored before the rule) takes its default;
     # a change below 1 is refused by validate
     for attribute, default in AT_LEAST_ONE.items():
@@ -75,6 +83,41 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
             setattr(row, attribute, default)
     if not may_share(actor):
         row.is_shared = old.is_shared if old is not None else False
+
+
+def settle_signup_items(items: list) -> list:
+    """Each item once; ID always shown and Password always required; a hidden item is optional;
+    a rule the item does not take becomes its first; options only for the choice types; the
+    Signup button stays (put back last when a list of items lost it)."""
+    settled, seen = [], set()
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"] in seen:
+            continue
+        seen.add(item["name"])
+        item = dict(item)
+        name = item["name"]
+        if name == "ID":
+            item["visible"] = True
+        if not item.get("visible", True):
+            item["required"] = False
+        elif name == "Password":
+            item["required"] = True
+        rules = SIGNUP_RULES.get(name)
+        if rules is not None and item.get("rule") not in rules:
+            item["rule"] = rules[0]
+        if item.get("type") not in CHOICE_TYPES:
+            item["options"] = []
+        settled.append(item)
+    if settled and SIGNUP_BUTTON not in seen:
+        settled.append({"name": SIGNUP_BUTTON, "visible": True, "required": True, "prompted": False,
+                        "type": "Input", "label": "", "customCss": "", "placeholder": "", "options": [],
+                        "regex": "", "rule": "None"})
+    return settled
+
+
+def settle_signin_items(items: list) -> list:
+    """A hidden sign-in item is optional."""
+    return [{**i, "required": False} if not i.get("visible", True) else i for i in items if isinstance(i, dict)]
 
 
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:

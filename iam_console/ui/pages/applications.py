@@ -7,7 +7,14 @@ from __future__ import annotations
 from ...services import application_tools as tools
 from ...services import builtin as b
 from ...services.kinds import choices
-from ...services.kinds.application import AUTO_SIGNIN_NEEDS_SESSION, GRANT_TYPES, SIGNIN_METHODS
+from ...services.kinds.application import (
+    AUTO_SIGNIN_NEEDS_SESSION,
+    CHOICE_TYPES,
+    GRANT_TYPES,
+    SIGNIN_METHODS,
+    SIGNUP_BUTTON,
+    SIGNUP_RULES,
+)
 from ..components.applications import code_preview, links, logo_preview, saml, side_html_shown, terms_upload
 from ..screens import Cell, Column, Field, Screen, screen
 from ..state.applications import ApplicationTools
@@ -18,9 +25,6 @@ SIGNUP_ITEMS = ("ID", "Username", "Display name", "First name", "Last name", "Af
                 "Education", "Bio", "Tag", "Country/Region", "ID card", "Password", "Confirm password", "Email",
                 "Phone", "Invitation code", "Agreement", "Signup button", "Providers",
                 "Text 1", "Text 2", "Text 3", "Text 4", "Text 5")
-SIGNUP_RULES = {"ID": ("Random", "Incremental"), "Display name": ("None", "Real name", "First, last"),
-                "Email": ("Normal", "No verification"), "Phone": ("Normal", "No verification"),
-                "Agreement": ("None", "Signin", "Signin (Default True)"), "Providers": ("big", "small")}
 SIGNIN_ITEMS = ("Signin methods", "Logo", "Back button", "Languages", "Username", "Password", "Providers",
                 "Agreement", "Forgot password?", "Login button", "Signup link",
                 "Text 1", "Text 2", "Text 3", "Text 4", "Text 5")
@@ -28,7 +32,6 @@ METHOD_RULES = {"Password": ("All", "Non-LDAP", "Hide password"),
                 "Verification code": ("All", "Email only", "Phone only")}
 NAME_FORMATS = tuple(f"urn:oasis:names:tc:SAML:{v}:attrname-format:{f}" for v, f in (
     ("2.0", "unspecified"), ("2.0", "basic"), ("2.0", "uri"), ("1.1", "X500")))
-CHOICE_TYPES = ("Single Choice", "Multiple Choices")
 
 
 def _free(names: tuple[str, ...], extra: dict):
@@ -169,7 +172,7 @@ APPLICATIONS = screen(Screen(
                   Cell("rule", "Rule"),
               )),
         Field("signupItems", "Signup items", "rows", movable=True, shown_when=lambda values, flags: flags[
-            "enableSignUp"], fixed_row=lambda row: row.get("name") == "Signup button",
+            "enableSignUp"], fixed_row=lambda row: row.get("name") == SIGNUP_BUTTON,
               new_row=_free(SIGNUP_ITEMS, {"visible": True, "required": True, "type": "Input", "rule": "None"}),
               columns=(
                   Cell("name", "Name", "select", options=SIGNUP_ITEMS, unique=True, translate=True,
