@@ -48,8 +48,11 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
     elif column.kind == "avatar":
         shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
     elif column.kind == "links":  # entries joined by ", ", each a link to the href and the entry
-        return rx.table.cell(rx.cond(value != "", rx.vstack(rx.foreach(
-            value.split(", "), lambda item: rx.link(item, href=row[f"{column.key}__href"] + item, size="2")),
+        # (a row of the screen shown before this one, for a moment after a navigation, has no such key)
+        listed = row.get(column.key, "").to(str)
+        return rx.table.cell(rx.cond(listed != "", rx.vstack(rx.foreach(
+            listed.split(", "), lambda item: rx.link(item, href=row.get(f"{column.key}__href", "").to(str) + item,
+                                                     size="2")),
             spacing="0"), rx.fragment()))
     elif column.kind == "tags":
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
