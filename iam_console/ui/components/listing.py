@@ -46,7 +46,9 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         # read-only: the theme's switch rules show a disabled "on" in the accent colour
         shown = rx.switch(checked=value == "true", disabled=True, size="1", aria_label=t(column.label))
     elif column.kind == "avatar":
-        shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
+        # a picture named after its column (a Radix avatar's picture carries no alternative text)
+        shown = rx.cond(value != "", rx.image(src=value, alt=t(column.label), width="32px", height="32px",
+                                              border_radius="50%", object_fit="cover"), rx.fragment())
     elif column.kind == "links":  # entries joined by ", ", each a link to the href and the entry
         # (a row of the screen shown before this one, for a moment after a navigation, has no such key)
         listed = row.get(column.key, "").to(str)
