@@ -41,7 +41,7 @@ def code_preview(key: str, css: bool = False):
         return rx.box(rx.text(t("Preview"), size="1", color_scheme="gray"),
                       rx.el.iframe(src_doc=document, sandbox="", title=t("Preview"), id=f"{key}-preview",
                                    width="100%", height="150px", border="1px solid var(--gray-a6)"),
-                      padding_top="0.5em", width="100%", max_width="900px")
+                      padding_top="0.5em", width="100%")
     return preview
 
 

@@ -100,7 +100,7 @@ def _row(field: Field) -> rx.Component:
 
 def _identity(screen: Screen) -> list[rx.Component]:
     owner = rx.grid(
-        field_label("Organization", "field-owner"),
+        field_label(screen.owner_label, "field-owner"),
         rx.input(value=Editing.values["owner"], on_change=lambda v: Editing.set_value("owner", v),
                  disabled=Editing.locked.contains("owner"), id="field-owner", width="100%"),
         columns="12em 1fr", spacing="3", width="100%",

@@ -75,7 +75,8 @@ def _account(key: str, label: str) -> Cell:
 
 APPLICATIONS = screen(Screen(
     key="application", title="Applications", list_route="/applications", edit_route="/applications/{owner}/{name}",
-    edit_title="Application", admins_only=True, name_locked=lambda record: record.get("name") == b.BUILT_IN_APP,
+    edit_title="Application", admins_only=True, owner_label="Owner",
+    name_locked=lambda record: record.get("name") == b.BUILT_IN_APP,
     protected=lambda record, me: record.get("name") == b.BUILT_IN_APP, sections=(Theme,),
     after_read=ApplicationTools.load, parts=lambda: (links(), saml(), theme_section("Follow organization theme")),
     columns=(
@@ -133,8 +134,8 @@ APPLICATIONS = screen(Screen(
         Field("affiliationUrl", "Affiliation URL"),
         Field("ipWhitelist", "IP whitelist"),
         Field("termsOfUse", "Terms of use", addon=terms_upload),
-        Field("signupHtml", "Signup HTML", "code", language="html", width="900px", addon=code_preview("signupHtml")),
-        Field("signinHtml", "Signin HTML", "code", language="html", width="900px", addon=code_preview("signinHtml")),
+        Field("signupHtml", "Signup HTML", "code", language="html", addon=code_preview("signupHtml")),
+        Field("signinHtml", "Signin HTML", "code", language="html", addon=code_preview("signinHtml")),
         Field("grantTypes", "Grant types", "checks", options=GRANT_TYPES),
         Field("samlReplyUrl", "SAML reply URL"),
         Field("enableSamlCompress", "Enable SAML compression", "switch"),
@@ -154,13 +155,13 @@ APPLICATIONS = screen(Screen(
             Cell("countryCodes", "Country codes", "tags", hidden_when=lambda row: _category(row) != "SMS"),
         )),
         Field("formBackgroundUrl", "Background URL"),
-        Field("formCss", "Form CSS", "code", language="css", width="900px", addon=code_preview("formCss", css=True)),
-        Field("formCssMobile", "Form CSS - mobile", "code", language="css", width="900px"),
+        Field("formCss", "Form CSS", "code", language="css", addon=code_preview("formCss", css=True)),
+        Field("formCssMobile", "Form CSS - mobile", "code", language="css"),
         Field("formOffset", "Form position", "select", choices=lambda db, actor, record: [
             ("1", "Left"), ("2", "Center"), ("3", "Right"), ("4", "Side panel")]),
-        Field("formSideHtml", "Side panel HTML", "code", language="html", width="900px", shown_when=side_html_shown),
-        Field("headerHtml", "Header HTML", "code", language="html", width="900px"),
-        Field("footerHtml", "Footer HTML", "code", language="html", width="900px"),
+        Field("formSideHtml", "Side panel HTML", "code", language="html", shown_when=side_html_shown),
+        Field("headerHtml", "Header HTML", "code", language="html"),
+        Field("footerHtml", "Footer HTML", "code", language="html"),
         Field("signinItems", "Signin items", "rows", movable=True,
               new_row=_free(SIGNIN_ITEMS, {"visible": True, "required": True, "isCustom": False}),
               settle=lambda row: {**row, "isCustom": str(row.get("name", "")).startswith("Text ")}, columns=(
