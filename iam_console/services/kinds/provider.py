@@ -83,3 +83,15 @@ RULES = KindRules(
     validate=validate,
     new=fixed(displayName="New Provider - {suffix}", category="OAuth", type="GitHub", method="Normal",
               enableSignUp=True, port=0))
+
+# what choosing the Email category also sets (the receiver of the test email is the admin's own address)
+EMAIL_HOST, EMAIL_PORT = "smtp.example.com", 465
+EMAIL_TITLE = "Verification code"
+EMAIL_CONTENT = """<!DOCTYPE html>
+<html>
+<body style="font-family: Arial, sans-serif; color: #222;">
+  <h2>Your verification code</h2>
+  <p>Here is your code: <strong style="font-size: 1.4em;">%s</strong></p>
+  <p>Please enter it within 5 minutes. If you did not ask for it, ignore this email.</p>
+</body>
+</html>"""
