@@ -218,8 +218,13 @@ def test_captcha_preview_draws_a_default_captcha_and_says_plainly_what_it_cannot
 def test_only_those_who_may_change_a_provider_test_it(boss, make_org, make_user):
     org, actor = boss
     shared = _provider("admin", category="Email", type="Default", host="127.0.0.1")
-    with pytest.raises(ServiceError):  # shared: read-only to an organization admin
-        _tool(actor, "admin", shared, {}, lambda db, p: p)
+    try:
+        with pytest.raises(ServiceError):  # shared: read-only to an organization admin
+            _tool(actor, "admin", shared, {}, lambda db, p: p)
+    finally:  # other tests count on no shared Email provider
+        with session_scope() as db:
+            db.delete(db.exec(select(m.Provider).where(m.Provider.owner == "admin",
+                                                       m.Provider.name == shared)).one())
     other = make_org().name
     theirs = _provider(other, category="Email", type="Default", host="127.0.0.1")
     with pytest.raises(ServiceError) as missing:

@@ -44,6 +44,19 @@ def _provider(server, owner: str, **fields) -> str:
     return name
 
 
+@pytest.fixture(autouse=True)
+def _no_shared_leftovers(server):
+    """Shared providers this module made go afterwards: other tests count on the shared ones."""
+    yield
+    from sqlmodel import select
+
+    from iam_console.models import Provider
+
+    with _db(server) as db:
+        for row in db.exec(select(Provider).where(Provider.owner == "admin", Provider.name.startswith("prov-"))):
+            db.delete(row)
+
+
 def _row(page, text: str):
     return page.locator("#list-table tbody tr").filter(has_text=text)
 
