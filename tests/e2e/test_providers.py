@@ -186,7 +186,9 @@ def test_category_changes_reset_the_type_and_show_that_categorys_fields(visit, p
     choose(page, _field(page, "type"), "Custom")
     expect(_field(page, "userMapping-id")).to_be_visible()
     page.click("#edit-save")
-    expect(page.get_by_text(re.compile(r"Failed to save: .*This field is required"))).to_be_visible()
+    refused = page.get_by_text(re.compile(r"Failed to save: .*This field is required"))
+    expect(refused).to_be_visible()
+    refused.wait_for(state="hidden")  # the toast covers the Save button
     _field(page, "userMapping-id").fill("sub")
     _field(page, "userMapping-username").fill("preferred_username")
     _field(page, "userMapping-displayName").fill("name")
@@ -215,7 +217,7 @@ def test_an_owner_change_empties_the_cert_and_offers_the_new_organizations(visit
     expect(_field(page, "cert")).to_have_text(cert)
     # the global admin may share a provider
     choose(page, _field(page, "owner"), "admin (Shared)")
-    page.click("#edit-save")
+    page.click("#edit-save-bottom")  # the first save's toast may cover the top one
     page.wait_for_url(re.compile(f"/providers/admin/{name}$"))
 
 
