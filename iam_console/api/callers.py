@@ -16,6 +16,7 @@ from ..services.auth import account_for_token
 from ..services.errors import ServiceError
 
 SESSION_COOKIE = "iam_session"
+RESET_COOKIE = "iam_reset"  # a verified forgotten-password code's grant (services/recovery.py)
 MFA_COOKIE = "iam_mfa"  # a pending sign-in that owes its second factor (services/auth.py)
 # while a global admin impersonates someone: the admin's own session, given back on exit
 IMPERSONATOR_COOKIE = "iam_impersonator"

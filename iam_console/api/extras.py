@@ -8,12 +8,12 @@ from sqlmodel import select
 
 from .. import models as m
 from ..db import session_scope
-from ..services import accounts, applications, crud, dashboard, invitations, messages, policy, users
+from ..services import accounts, applications, crud, dashboard, invitations, messages, policy, recovery, users
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.resources import REGISTRY
 from .bodies import form_fields, form_or_json, json_body, json_list
-from .callers import actor, client_ip
+from .callers import RESET_COOKIE, actor, client_ip
 from .envelope import ok
 from .resources import audit_context
 
@@ -92,12 +92,22 @@ async def get_sorted_users(request: Request) -> JSONResponse:
 
 @router.post("/set-password")
 async def set_password(request: Request) -> JSONResponse:
+    """With `code` (the forget flow), the grant verify-code gave this browser stands in for a
+    signed-in caller and the old password, once."""
     form = await form_or_json(request)
+    owner, name, new = str(form.get("userOwner", "")), str(form.get("userName", "")), str(form.get("newPassword", ""))
+    code = str(form.get("code", ""))
     with session_scope() as db:
-        users.set_password(db, actor(db, request), str(form.get("userOwner", "")), str(form.get("userName", "")),
-                           str(form.get("oldPassword", "")), str(form.get("newPassword", "")),
-                           audit_context(request))
-    return ok()
+        if code:
+            recovery.set_password(db, owner, name, new, code, request.cookies.get(RESET_COOKIE, ""),
+                                  request=audit_context(request))
+        else:
+            users.set_password(db, actor(db, request), owner, name, str(form.get("oldPassword", "")), new,
+                               audit_context(request))
+    response = ok()
+    if code:
+        response.delete_cookie(RESET_COOKIE, path="/api/")
+    return response
 
 
 @router.post("/add-user-keys")

@@ -39,9 +39,10 @@ LIST_PARAMETERS = (("p", "integer", "The page, from 1"), ("pageSize", "integer",
 # the hand-written routes' bodies: forms (multipart, urlencoded or JSON, as Casdoor's SDKs
 # send them) with their text fields, and JSON objects
 FORMS = {
-    "/api/set-password": ("userOwner", "userName", "oldPassword", "newPassword"),
+    "/api/set-password": ("userOwner", "userName", "oldPassword", "newPassword", "code"),
     "/api/remove-user-from-group": ("owner", "name", "groupName"),
-    "/api/send-verification-code": ("dest", "type", "countryCode", "applicationId", "method"),
+    "/api/send-verification-code": ("dest", "type", "countryCode", "applicationId", "method", "checkUser",
+                                    "captchaType", "captchaToken", "clientSecret"),
     "/api/reset-email-or-phone": ("type", "dest", "code"),
     "/api/mfa/setup/initiate": ("owner", "name", "mfaType"),
     "/api/mfa/setup/verify": ("owner", "name", "mfaType", "passcode", "secret"),
@@ -62,6 +63,7 @@ JSON_BODIES = {
                    "passcode", "mfaType", "recoveryCode"),
     "/api/add-user-keys": ("owner", "name"),
     "/api/check-user-password": ("password",),
+    "/api/verify-code": ("organization", "name", "username", "code", "countryCode"),
 }
 UPLOADS = ("/api/upload-users", "/api/upload-roles", "/api/upload-permissions", "/api/upload-groups",
            "/api/upload-resource")

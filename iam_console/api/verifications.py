@@ -1,6 +1,7 @@
 """Verification codes: send-verification-code and
-reset-email-or-phone, over services/verifications.py; captchas: get-captcha and
-verify-captcha, over services/captcha.py.
+reset-email-or-phone, over services/verifications.py; the forgotten-password flow
+(get-email-and-phone, the forget method, verify-code), over services/recovery.py; captchas:
+get-captcha and verify-captcha, over services/captcha.py.
 
 Both take Casdoor's form fields (multipart or urlencoded; JSON is accepted too). Sending
 talks to an SMTP server or an SMS gateway, so it runs in a worker thread and never holds up
@@ -13,9 +14,10 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
-from ..services import captcha, mfa, second_factor, verifications
-from .bodies import form_or_json
-from .callers import MFA_COOKIE, actor, client_ip
+from ..services import captcha, mfa, recovery, second_factor, verifications
+from ..settings import settings
+from .bodies import form_or_json, json_body
+from .callers import MFA_COOKIE, RESET_COOKIE, actor, client_ip
 from .envelope import ok
 from .resources import audit_context
 
@@ -30,9 +32,10 @@ def _text(form: dict, key: str) -> str:
 @router.post("/send-verification-code")
 async def send_verification_code(request: Request) -> JSONResponse:
     """Form: dest, type (email | phone), countryCode, applicationId (owner/name, optional: the
-    organization's default application), method (reset). The captcha fields (captchaType,
-    captchaToken, clientSecret) and checkUser are not checked yet. Methods: reset (the signed-in
-    user's new address), mfaSetup (the signed-in user's own address, for an email or sms setup
+    organization's default application), method (reset). Methods: reset (the signed-in
+    user's new address), forget (a visitor's forgotten password: checkUser names the account, the
+    code goes to its own address, and the application's captcha is checked from captchaType,
+    captchaToken and clientSecret), mfaSetup (the signed-in user's own address, for an email or sms setup
     they initiated) and mfaAuth (a pending sign-in's second factor, to the account's own
     address); type email or phone (sms). For the MFA methods dest is not used: codes only ever
     go to the address the account has."""
@@ -47,6 +50,13 @@ async def send_verification_code(request: Request) -> JSONResponse:
         with session_scope() as db:
             if method == "mfaAuth":  # the second factor of a pending sign-in: the account's own address
                 second_factor.send_code(db, request.cookies.get(MFA_COOKIE, ""), mfa_type, client_ip(request))
+                return
+            if method == "forget":
+                recovery.send_code(db, _text(form, "applicationId"), _text(form, "checkUser"), _text(form, "dest"),
+                                   kind, country_code=_text(form, "countryCode"), client_ip=client_ip(request),
+                                   solved=recovery.Solved(_text(form, "captchaType"), _text(form, "captchaToken"),
+                                                          _text(form, "clientSecret")),
+                                   request=context)
                 return
             if method == "mfaSetup":  # a setup the caller initiated: the account's own address
                 mfa.send_setup_code(db, actor(db, request), mfa_type, client_ip=client_ip(request),
@@ -70,6 +80,29 @@ async def reset_email_or_phone(request: Request) -> JSONResponse:
         verifications.reset(db, actor(db, request), _text(form, "dest"), _text(form, "type"), _text(form, "code"),
                             country_code=_text(form, "countryCode"), request=audit_context(request))
     return ok()
+
+
+@router.get("/get-email-and-phone", summary="A forgotten password's first step: the account a name, email or phone "
+                                            "answers to, its addresses masked (data2: email, phone or username)")
+async def get_email_and_phone(request: Request) -> JSONResponse:
+    params = request.query_params
+    with session_scope() as db:
+        found, how = recovery.contacts(db, params.get("organization", "")[:100], params.get("username", "")[:255],
+                                       client_ip(request))
+    return ok(found, how)
+
+
+@router.post("/verify-code", summary="A forgotten password's code checked: the browser gets the grant that "
+                                     "set-password with the code takes, in an HttpOnly cookie")
+async def verify_code(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    with session_scope() as db:
+        token = recovery.verify(db, _text(body, "organization"), _text(body, "name"), _text(body, "username"),
+                                _text(body, "code"), country_code=_text(body, "countryCode"))
+    response = ok()
+    response.set_cookie(RESET_COOKIE, token, httponly=True, samesite="strict", secure=settings.cookie_secure,
+                        path="/api/", max_age=recovery.GRANT_SECONDS)
+    return response
 
 
 @router.get("/get-captcha", summary="The captcha of an application (applicationId=admin/name): none, a Default "

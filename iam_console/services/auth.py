@@ -108,7 +108,7 @@ def resolve_application(db: Session, application_name: str, organization_name: s
     return application, organization
 
 
-def _find_user(db: Session, organization: str, username: str) -> User | None:
+def find_user(db: Session, organization: str, username: str) -> User | None:
     """By name, else by email, else by phone (the login box takes any of them)."""
     for column in (User.name, User.email, User.phone):
         user = db.exec(select(User).where(User.owner == organization, column == username).limit(2)).all()
@@ -271,7 +271,7 @@ def authenticate(db: Session, organization: Organization, application: Applicati
                  password: str, client_ip: str = "") -> User:
     """The user behind a username (or email, or phone) and password of this
     organization, under the failed sign-in limit; every password sign-in comes here."""
-    user = _find_user(db, organization.name, username.strip())
+    user = find_user(db, organization.name, username.strip())
     if user is None or user.is_deleted:
         raise _refuse_unknown(db, organization, application, username.strip(), password)
     check_password(db, user, organization, application, password)

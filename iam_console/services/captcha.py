@@ -60,6 +60,27 @@ def _internal(client_ip: str) -> bool:
         return False
 
 
+def _asked_of(db: Session, application: m.Application, client_ip: str) -> m.Provider | None:
+    """The captcha provider a client must pass on the application's pages, or None (rule None,
+    or Internet-Only for a client on an internal address)."""
+    provider, rule = _first_captcha(db, application)
+    if provider is None or rule in ("", "None") or (rule == "Internet-Only" and _internal(client_ip)):
+        return None
+    return provider
+
+
+def check(db: Session, application: m.Application, client_ip: str, captcha_type: str, token: str,
+          captcha_id: str) -> None:
+    """Refuse a request the application's captcha asks for, unless it carries a solved one
+    (send-verification-code's captchaType, captchaToken and, for Default, the captcha id as
+    clientSecret). A third-party type cannot be checked here, so it is refused."""
+    provider = _asked_of(db, application, client_ip)
+    if provider is None:
+        return
+    if captcha_type != provider.type or provider.type != DEFAULT or not verify(db, DEFAULT, token, captcha_id):
+        raise ServiceError("Turing test failed.")
+
+
 def challenge(db: Session, application_id: str, client_ip: str) -> dict[str, Any]:
     """get-captcha: what the application's sign-up or sign-in page shows: none (rule None, or
     Internet-Only for a client on an internal address), a Default picture, or another type's
@@ -68,8 +89,8 @@ def challenge(db: Session, application_id: str, client_ip: str) -> dict[str, Any
     application = lookup.application(db, name) if name else None
     if application is None:
         raise ServiceError("The application: %s does not exist", application_id[:200])
-    provider, rule = _first_captcha(db, application)
-    if provider is None or rule in ("", "None") or (rule == "Internet-Only" and _internal(client_ip)):
+    provider = _asked_of(db, application, client_ip)
+    if provider is None:
         return {"type": "none"}
     answer = {"owner": provider.owner, "name": provider.name, "type": provider.type}
     if provider.type != DEFAULT:

@@ -6,6 +6,8 @@
   requests cannot slip past the limit: the database increments atomically.
 - `claim`: mark a key once; a second claim of the same key is refused (a TOTP code
   already used in its time step).
+- `take`: remove a key that is still alive, once: two requests racing for the same mark
+  cannot both have it (a password-recovery grant).
 - `add_failure` / `failures` / `clear`: a count of failures under a key that lives on
   for a while after the last one, with that last one's time (the failed sign-ins of a
   name no account answers to, kept as an account keeps its own).
@@ -80,6 +82,14 @@ def claim(db: Session, key: str, ttl_seconds: int) -> bool:
     claimed = _upsert(db, key[:200], now + ttl_seconds, increment=False) == 1
     db.commit()
     return claimed
+
+
+def take(db: Session, key: str) -> bool:
+    """Remove `key` if it is marked and alive; False when it is not (or another request took
+    it first). Commits."""
+    taken = db.execute(sa.delete(TABLE).where(TABLE.c.key == key[:200], TABLE.c.expires >= _now())).rowcount == 1
+    db.commit()
+    return taken
 
 
 def add_failure(db: Session, key: str, kept_seconds: int) -> int:

@@ -18,8 +18,9 @@ reset-email-or-phone).
   code is void (parallel guesses cannot pass the limit); a receiver whose last code was
   voided that way gets no new code until that one would have expired: at most 5 guesses
   per receiver every 10 minutes.
-- Only the 'reset' method is served here (the console's dialogs); signup, login and
-  forgotten-password codes belong with those flows. Captchas are not checked yet.
+- `send_code` serves the 'reset' method (the console's dialogs); forgotten passwords are
+  services/recovery.py, which also checks the application's captcha; signup and login codes
+  belong with those flows.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ MAX_ATTEMPTS = 5
 CODE_DIGITS = 6
 # the application provider rules that allow a code, by purpose (Casdoor also matches an empty rule, All and None)
 RULES = {"reset": frozenset({"", "all", "none", "reset"}), "mfa": frozenset({"", "all", "none", "mfa"}),
-         "invitation": frozenset({"", "all", "none", "invitation"})}
+         "invitation": frozenset({"", "all", "none", "invitation"}),
+         "forget": frozenset({"", "all", "none", "forget"})}
 NOT_SENT = "Code has not been sent yet!"
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
 # the attributes a checked code proves, by kind (accounts.locked_attributes)
@@ -264,7 +266,8 @@ def deliver(db: Session, actor: Actor, organization: m.Organization, to: Receive
     """Send a new code to a checked receiver through the organization's provider, under the
     resend limits, and record it (also the second factor's codes: services/mfa.py)."""
     application = _application(db, actor, organization, application_id)
-    provider = find_provider(db, organization, application, to, "mfa" if method.startswith("mfa") else "reset")
+    purpose = "mfa" if method.startswith("mfa") else method if method in RULES else "reset"
+    provider = find_provider(db, organization, application, to, purpose)
     now = _now()
     wait = application.code_resend_timeout if application is not None and application.code_resend_timeout > 0 \
         else RESEND_SECONDS

@@ -6,7 +6,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
+from tests.api.mail_world import SMTP_PASSWORD, SMTP_USER
 from tests.conftest import ADMIN_PASSWORD
+from tests.sinks import SmtpSink
 
 ENVELOPE = {"status", "msg", "sub", "name", "data", "data2", "data3"}
 
@@ -30,3 +32,10 @@ def sign_in(org: str, name: str, password: str) -> TestClient:
 def admin(database) -> TestClient:
     """The built-in admin, signed in."""
     return sign_in("built-in", "admin", ADMIN_PASSWORD)
+
+
+@pytest.fixture(scope="module")
+def smtp():
+    """A local SMTP server taking the mail_world organizations' login (a module may define its own)."""
+    with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
+        yield sink

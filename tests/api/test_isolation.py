@@ -360,8 +360,12 @@ WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/w
             "/api/webauthn/signin/begin", "/api/webauthn/signin/finish"}
 # public: health tells only that the server and its database answer (tests/api/test_wire_routes.py);
 # a captcha is asked for and answered before any sign-in (tests/api/test_captcha.py)
+# a forgotten password is recovered by someone who cannot sign in: the account's addresses are
+# masked, codes go to its own address only, and the new password needs this browser's verified
+# code (tests/api/test_recovery.py)
 PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
-          "/api/get-invitation-info"}  # without codes, quota or group (tests/api/test_invitation_info.py)
+          "/api/get-invitation-info",  # without codes, quota or group (tests/api/test_invitation_info.py)
+          "/api/get-email-and-phone", "/api/verify-code"}
 # send through the caller's own organization's provider: no parameter names another
 # organization (tests/api/test_messages.py); anonymous callers get nothing
 OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},

@@ -6,7 +6,6 @@ they received."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 import pytest
 from sqlmodel import select
@@ -18,18 +17,12 @@ from iam_console.services import verifications
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from tests.api.conftest import sign_in
+from tests.api.mail_world import SMTP_PASSWORD, SMTP_USER, Org, mail_organization
 from tests.conftest import reload_user, unique
 from tests.sinks import HttpSink, SmtpSink, code_in
 
 PASSWORD = "s3cret-pass"
-SMTP_USER, SMTP_PASSWORD = "mailer@corp.test", "smtp-secret"
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
-
-
-@pytest.fixture(scope="module")
-def smtp():
-    with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
-        yield sink
 
 
 @pytest.fixture(scope="module")
@@ -38,32 +31,9 @@ def gateway():
         yield sink
 
 
-@dataclass
-class Org:
-    name: str
-    application: str
-    provider: str
-
-
-def _organization(smtp: SmtpSink | None, **organization_fields) -> Org:
-    """An organization whose default application lists its own SMTP provider (pointing at the sink)."""
-    name, application, provider = unique("vorg"), unique("vapp"), unique("smtp")
-    with session_scope() as db:
-        db.add(m.Organization(owner="admin", name=name, display_name=f"Org {name}", password_type="argon2id",
-                              default_application=application, country_codes=["US"], **organization_fields))
-        db.add(m.Application(owner="admin", name=application, organization=name, enable_password=True,
-                             client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
-                             providers=[{"name": provider, "rule": "All"}] if smtp else []))
-        if smtp is not None:
-            db.add(m.Provider(owner=name, name=provider, category="Email", type="SMTP", host="127.0.0.1",
-                              port=smtp.port, disable_ssl=True, client_id=SMTP_USER, client_secret=SMTP_PASSWORD,
-                              title="Your code", content="<p>Your code is %s, for 10 minutes.</p>"))
-    return Org(name, application, provider)
-
-
 @pytest.fixture
 def org(database, smtp) -> Org:
-    return _organization(smtp)
+    return mail_organization(smtp)
 
 
 def _user(make_user, org: Org, **fields) -> m.User:
@@ -247,7 +217,7 @@ def test_anonymous_and_application_callers_get_no_code(org):
 
 
 def test_an_organization_admin_cannot_use_another_organizations_provider(database, make_user, smtp):
-    mine, theirs = _organization(None), _organization(smtp)
+    mine, theirs = mail_organization(None), mail_organization(smtp)
     boss = _user(make_user, mine, is_admin=True)
     client, address = _client(boss), _address()
     # naming the other organization's application
@@ -266,7 +236,7 @@ def test_an_organization_admin_cannot_use_another_organizations_provider(databas
 
 
 def test_a_shared_provider_serves_an_organization_without_its_own(database, make_user, smtp):
-    org = _organization(None)
+    org = mail_organization(None)
     shared = unique("shared-smtp")
     with session_scope() as db:
         db.add(m.Provider(owner=b.ADMIN_OWNER, name=shared, category="Email", type="Default", host="127.0.0.1",
@@ -290,7 +260,7 @@ def test_the_organizations_items_and_regexes_apply(database, make_user, smtp):
             item["regex"] = r"[^@]+@corp\.test"
         if item["name"] == "Phone":
             item["modifyRule"] = "Admin"
-    org = _organization(smtp, account_items=items)
+    org = mail_organization(smtp, account_items=items)
     alice = _user(make_user, org)
     client = _client(alice)
     assert _send(client, _address())["msg"] == "This field value doesn't match the pattern rule"
@@ -316,7 +286,7 @@ def test_empty_and_bad_input(org, make_user):
 
 
 def _sms_organization(gateway: HttpSink, **provider_fields) -> Org:
-    org = _organization(None)
+    org = mail_organization(None)
     provider = unique("sms")
     with session_scope() as db:
         db.add(m.Provider(owner=org.name, name=provider, category="SMS", **{
@@ -369,7 +339,7 @@ def test_a_failed_send_records_nothing_and_costs_no_wait(database, make_user):
 
 
 def test_other_provider_types_are_refused_clearly(database, make_user, smtp):
-    org = _organization(None)
+    org = mail_organization(None)
     names = {"Email": unique("sendgrid"), "SMS": unique("twilio")}
     with session_scope() as db:
         db.add(m.Provider(owner=org.name, name=names["Email"], category="Email", type="SendGrid"))
@@ -380,7 +350,7 @@ def test_other_provider_types_are_refused_clearly(database, make_user, smtp):
 
 
 def test_wrong_smtp_credentials_fail_clearly(database, make_user, smtp):
-    org = _organization(smtp)
+    org = mail_organization(smtp)
     with session_scope() as db:
         provider = db.exec(select(m.Provider).where(m.Provider.name == org.provider)).one()
         provider.client_secret = "wrong"
