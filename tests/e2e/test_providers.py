@@ -182,6 +182,12 @@ def test_category_changes_reset_the_type_and_show_that_categorys_fields(visit, p
     expect(_field(page, "method")).to_have_text("Normal")
     expect(_label(page, "appId")).to_have_text("Agent ID")
 
+    # WeChat keeps its own switch and access token in the SSL and content fields
+    choose(page, _field(page, "type"), "WeChat")
+    expect(_label(page, "disableSsl")).to_have_text("Use WeChat Media Platform in PC")
+    expect(_label(page, "content")).to_have_text("Access token")
+    expect(_field(page, "clientId2")).to_be_visible()
+
     # a custom OAuth provider needs its user mapping's id, username and display name
     choose(page, _field(page, "type"), "Custom")
     expect(_field(page, "userMapping-id")).to_be_visible()

@@ -251,7 +251,12 @@ PROVIDERS = screen(Screen(
                                               _both(PAYMENT, _type("GC", "FastSpring")))),
         Field("port", "Port", "number", minimum=0, maximum=65535,
               shown_when=_both(EMAIL, _not(_type(*API_KEY_EMAIL)))),
-        Field("disableSsl", "Disable SSL", "switch", shown_when=_both(EMAIL, _not(_type(*API_KEY_EMAIL)))),
+        # Email's SSL; WeChat, Google and Lark keep a switch of their own in it
+        Field("disableSsl", "Disable SSL", "switch", shown_when=_any(
+            _both(EMAIL, _not(_type(*API_KEY_EMAIL))), _both(OAUTH, _type("WeChat", "Google", "Lark"))), relabel=(
+            (_both(OAUTH, _type("WeChat")), "Use WeChat Media Platform in PC"),
+            (_both(OAUTH, _type("Google")), "Get phone number"),
+            (_both(OAUTH, _type("Lark")), "Use global endpoint"))),
         # SMS
         Field("signName", "Sign name", shown_when=_both(SMS, _not(_type("Custom HTTP SMS")))),
         Field("templateCode", "Template code", shown_when=SMS),
@@ -273,8 +278,9 @@ PROVIDERS = screen(Screen(
         Field("title", "Title", shown_when=_any(EMAIL, _both(NOTIFICATION, _type("Custom HTTP", "CUCloud")),
                                                 _both(SMS, _type("Custom HTTP SMS"))),
               relabel=((EMAIL, "Email title"), (_any(NOTIFICATION, SMS), "Parameter"))),
-        Field("content", "Content", "textarea", shown_when=_any(EMAIL, NOTIFICATION, SMS),
-              relabel=((EMAIL, "Email content"),)),
+        Field("content", "Content", "textarea",
+              shown_when=_any(EMAIL, NOTIFICATION, SMS, _both(OAUTH, _type("WeChat"))),
+              relabel=((EMAIL, "Email content"), (OAUTH, "Access token"))),
         Field("receiver", "Receiver", shown_when=_any(EMAIL, SMS, NOTIFICATION), relabel=(
             (EMAIL, "Test email address"), (SMS, "Test phone number"),
             (_type(*CHAT_ID_TYPES), "Chat ID"), (_type("Custom HTTP", "Webpush", "Matrix"), "Endpoint"))),
