@@ -14,6 +14,7 @@ import uuid
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.axe import serious
 from tests.e2e.steps import choose
 from tests.sinks import HttpSink, SmtpSink, code_in
 
@@ -124,6 +125,7 @@ def test_category_email_sets_its_defaults_and_the_smtp_tools_work(visit, page, a
     expect(_label(page, "clientId")).to_have_text("Username")
     expect(_label(page, "clientSecret")).to_have_text("Password")
     expect(_label(page, "clientId2")).to_have_text("From address")
+    assert serious(page) == [], "the Email provider page: critical or serious WCAG violations"
 
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as smtp:
         _field(page, "host").fill("127.0.0.1")
@@ -168,6 +170,7 @@ def test_category_changes_reset_the_type_and_show_that_categorys_fields(visit, p
     page.keyboard.press("Escape")
 
     choose(page, _field(page, "category"), "SAML")
+    assert serious(page) == [], "the SAML provider page: critical or serious WCAG violations"
     expect(page.locator("#provider-acs-url")).to_have_text(f"SP ACS URL: {server.base_url}/api/acs")
     expect(_label(page, "endpoint")).to_have_text("SAML 2.0 endpoint")
     expect(_field(page, "bucket")).to_have_count(0)
@@ -254,6 +257,7 @@ def test_sms_notification_and_captcha_tools(visit, page, api_login, accounts, se
     visit(f"/providers/built-in/{captcha}")
     page.click("#provider-test-captcha")
     expect(page.locator("#provider-captcha-image")).to_be_visible()
+    assert serious(page) == [], "the captcha preview: critical or serious WCAG violations"
     page.fill("#provider-captcha-answer", "abcde")
     page.click("#provider-captcha-verify")
     expect(page.get_by_text("Wrong captcha answer")).to_be_visible()
