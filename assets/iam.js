@@ -215,6 +215,8 @@ window.addEventListener("beforeunload", (event) => {
     event.returnValue = "";  // the browser shows its own question
   }
 });
+// Back and Forward ask too: assets/history_guard.js, inlined in the page head so that it runs
+// before the router starts listening.
 // in-app links: asked before the router sees the click (capture phase, on the document)
 document.addEventListener("click", (event) => {
   const question = window.iamUnsavedQuestion();

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import reflex as rx
 
@@ -21,9 +22,11 @@ for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own p
     importlib.import_module(module)
 
 without_reflex_cors()  # the server's CORS is api.middleware.CrossOrigin's alone
+# inlined, not loaded: it must listen before the router does (assets/history_guard.js)
+HISTORY_GUARD = (Path(__file__).resolve().parent.parent / "assets" / "history_guard.js").read_text()
 app = rx.App(
     api_transformer=api,
-    head_components=[rx.script(src="/iam.js"), rx.el.style(READABLE_CSS)],
+    head_components=[rx.script(src="/iam.js"), rx.el.script(HISTORY_GUARD), rx.el.style(READABLE_CSS)],
     toaster=rx.toast.provider(position="top-center"),
 )
 # 'Failed to connect to server: {error}' in place of Reflex's connection toast

@@ -142,3 +142,34 @@ def test_ok_on_the_question_leaves_and_saving_clears_it(server, visit, page, api
     page.click("#menu-item-groups")
     page.wait_for_url(re.compile(r"/groups$"))
     assert questions == ["confirm"]
+
+
+def test_the_back_button_asks_too(server, visit, page, api_login, accounts):
+    """Back from an edit page with unsaved edits: Cancel stays with the edits, OK goes back."""
+    group = _new_group(server)
+    api_login(accounts.admin)
+    visit("/groups")
+    page.locator(f'a[href="/groups/acme/{group}"]').first.click()
+    page.wait_for_url(re.compile(f"/groups/acme/{group}$"))
+    expect(page.locator("#field-displayName")).to_have_value(group)
+    page.fill("#field-displayName", "Kept on Back")
+    expect(page.locator("#edit-unsaved")).to_have_attribute("data-dirty", "true")
+    answers = ["dismiss"]
+    questions: list[str] = []
+
+    def answer(dialog):
+        questions.append(dialog.message)
+        dialog.dismiss() if answers.pop(0) == "dismiss" else dialog.accept()
+
+    page.on("dialog", answer)
+    page.go_back()
+    page.wait_for_timeout(500)
+    assert questions == ["You have unsaved changes. Leave this page?"]
+    expect(page).to_have_url(re.compile(f"/groups/acme/{group}$"))
+    expect(page.locator("#field-displayName")).to_have_value("Kept on Back")
+
+    answers.append("accept")
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/groups/?$"))
+    expect(page.locator(f'a[href="/groups/acme/{group}"]').first).to_be_visible()
+    assert len(questions) == 2

@@ -11,12 +11,13 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, navigation, oauth
+from ...services import navigation, oauth
 from ...services.errors import ServiceError
 from ..routes import page
 from ..shell import guarded
 from ..state.account import Account
 from ..state.prefs import Prefs
+from ..state.service import call, message, say
 from ..text import t
 
 ENTER, CONFIRM, DONE = "enter", "confirm", "done"
@@ -74,20 +75,19 @@ class Device(rx.State):
     @rx.event
     async def decide(self, approve: bool):
         self.error = ""
-        prefs = await self.get_state(Prefs)
-        account = await self.get_state(Account)
-        account._load()  # the session may have ended since the page loaded
-        try:
-            with session_scope() as db:
-                user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
-                if user is None:
-                    raise ServiceError("Please login first")
-                oauth.decide_device(db, user, self.user_code, approve)
-        except ServiceError as exc:
-            self.error = prefs.say(exc.template, *exc.args_)
+        code = self.user_code
+
+        def decide(db, actor) -> None:  # the session may have ended since the page loaded
+            if actor.user is None:
+                raise ServiceError("Please login first")
+            oauth.decide_device(db, actor.user, code, approve)
+
+        done = await call(self, decide, quiet=True)
+        if done.failed:
+            self.error = await message(self, done.error)
             return
         self.step = DONE
-        self.result = prefs.say("Device approved, you may return to your device" if approve else "Device denied")
+        self.result = await say(self, "Device approved, you may return to your device" if approve else "Device denied")
 
     @rx.event
     def start_over(self):

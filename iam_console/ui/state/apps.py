@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import applications
-from ...services.errors import ServiceError
-from .account import viewer
-from .prefs import Prefs
+from .service import call, message
 
 
 class Apps(rx.State):
@@ -33,16 +30,12 @@ class Apps(rx.State):
         return await self._load()
 
     async def _load(self):
-        prefs = await self.get_state(Prefs)
         self.error = ""
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                if actor.is_anonymous:
-                    return  # the guard sends the visitor to /login
-                found = applications.apps_of(db, actor, self.page)
-        except ServiceError as exc:
+        page = self.page
+        found = await call(self, lambda db, actor: None if actor.is_anonymous  # the guard sends it to /login
+                           else applications.apps_of(db, actor, page), quiet=True)
+        if found.failed:
             self.cards, self.total = [], 0
-            self.error = prefs.say(exc.template, *exc.args_)
-            return
-        self.cards, self.total, self.page = found.rows, found.total or 0, found.page or 1
+            self.error = await message(self, found.error)
+        elif found.value is not None:
+            self.cards, self.total, self.page = found.value.rows, found.value.total or 0, found.value.page or 1

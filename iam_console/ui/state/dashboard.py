@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...db import session_scope
 from ...models.base import utcnow
 from ...services import dashboard, lookup
-from ...services.errors import ServiceError
-from .account import viewer
 from .prefs import ALL_ORGANIZATIONS, Prefs
+from .service import call, message
 
 # chart series: (the service's key, the line's label); the labels are the menu's
 SERIES_LABELS = {
@@ -41,25 +39,28 @@ class Dashboard(rx.State):
     @rx.event
     async def load(self):
         """on_load (after the guard), and again when the header's organization changes."""
-        prefs = await self.get_state(Prefs)
+        chosen = (await self.get_state(Prefs)).organization
         self.error = ""
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                if actor.is_anonymous:
-                    return None  # the guard sends the visitor to /login
-                if not actor.is_admin:
-                    return rx.redirect("/apps")
-                scope = actor.organization
-                if actor.is_global_admin:
-                    scope = "" if prefs.organization == ALL_ORGANIZATIONS else prefs.organization
-                now = utcnow()
-                series = dashboard.counts(db, actor, scope, now=now)
-                organization = lookup.organization(db, actor.organization)
-                self.tour_enabled = bool(organization and organization.enable_tour)
-        except ServiceError as exc:
-            self.error = prefs.say(exc.template, *exc.args_)
+        now = utcnow()
+
+        def read(db, actor):
+            if actor.is_anonymous:
+                return None  # the guard sends the visitor to /login
+            if not actor.is_admin:
+                return "/apps"
+            scope = actor.organization
+            if actor.is_global_admin:
+                scope = "" if chosen == ALL_ORGANIZATIONS else chosen
+            organization = lookup.organization(db, actor.organization)
+            return scope, dashboard.counts(db, actor, scope, now=now), bool(organization and organization.enable_tour)
+
+        found = await call(self, read, quiet=True)
+        if found.failed:
+            self.error = await message(self, found.error)
             return None
+        if not isinstance(found.value, tuple):
+            return rx.redirect(found.value) if found.value else None
+        scope, series, self.tour_enabled = found.value
         self.scope = scope
         self.figures = dashboard.user_figures(series)
         labels = [day[5:].replace("-", "/") for day in dashboard.days(now)]  # MM/DD

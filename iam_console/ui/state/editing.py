@@ -13,13 +13,11 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ...db import session_scope
 from ...models.base import wire_name
 from ...services import crud
 from ...services.access import Actor
 from ...services.resources import Ownership
 from ..screens import SCREENS, Field, Screen, ViewerValue
-from .account import viewer
 from .picking import Picking
 from .prefs import Prefs
 from .rows import Rows
@@ -85,9 +83,8 @@ class Editing(Rows, Picking, rx.State):
     async def open_account(self):
         """/account: the signed-in user's own record."""
         self.screen_key, self.mode = "user", "edit"
-        with session_scope() as db:
-            actor = viewer(db, self.router)
-        if actor.user is None:
+        actor = (await call(self, lambda db, viewer: viewer)).value
+        if actor is None or actor.user is None:
             return rx.redirect("/login")
         self.return_url = _local(str(self.router.url.query_parameters.get("returnUrl", ""))) or (
             "/users" if actor.is_admin else "/")

@@ -9,18 +9,15 @@ holds the session's other events."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 from urllib.parse import quote
 
 import reflex as rx
 
-from ...db import session_scope
-from ...services import ldap, policy
-from ...services.errors import ServiceError
-from .account import viewer
+from ...services import ldap
 from .listing import Paging
 from .prefs import Prefs
+from .service import REFUSALS, in_thread, message
 
 PAGE_SIZE = 10  # the pager's first size
 ALL_GROUPS = "__all__"
@@ -34,26 +31,12 @@ def _display(user: dict[str, str], synced: dict[str, str], organization: str) ->
             "__href": f"/users/{quote(organization, safe='')}/{quote(name, safe='')}" if name else ""}
 
 
-def _read(router, owner: str, name: str, args: dict[str, Any]) -> tuple[ldap.DirectoryPage | None, str, Any]:
-    """(page, server name, error), read in a worker thread; a refused viewer gets "403"."""
-    try:
-        with session_scope() as db:
-            actor = viewer(db, router)
-            row = ldap.server(db, actor, owner, name)
-            found = ldap.directory_page(db, actor, owner, name, **args)
-            return found, row.server_name, ""
-    except ServiceError as exc:
-        if exc.template in (policy.UNAUTHORIZED, "Please login first"):
-            return None, "", "403"
-        return None, "", exc
-
-
-def _sync(router, owner: str, name: str, uuids: list[str]) -> tuple[ldap.SyncResult | None, Any]:
-    try:
-        with session_scope() as db:
-            return ldap.sync_selected(db, viewer(db, router), owner, name, uuids), ""
-    except ServiceError as exc:
-        return None, exc
+def _read(owner: str, name: str, args: dict[str, Any]):
+    """The work of reading one page of the directory (the server first: it checks the viewer)."""
+    def read(db, actor) -> tuple[ldap.DirectoryPage, str]:
+        server_name = ldap.server(db, actor, owner, name).server_name
+        return ldap.directory_page(db, actor, owner, name, **args), server_name
+    return read
 
 
 class LdapSync(Paging, rx.State):
@@ -97,17 +80,17 @@ class LdapSync(Paging, rx.State):
             target = (self.router, self.organization, self.ldap_id)
             args = {"page": self.page, "page_size": self.page_size, "sort_field": self.sort_field,
                     "sort_order": self.sort_order, "group_id": self.group_id}
-        found, server_name, error = await asyncio.to_thread(_read, *target, args)
+        read = await in_thread(target[0], _read(target[1], target[2], args))  # a directory may be slow
         async with self:
             self.loading = False
-            if error == "403":
+            if read.failed and read.error.template in REFUSALS:
                 return rx.redirect("/403")
-            prefs = await self.get_state(Prefs)
-            if found is None:
-                self.error = prefs.say(error.template, *error.args_)
+            if read.failed:
+                self.error = await message(self, read.error)
                 self.rows, self.total = [], 0
                 return
-            self.error, self.server_name = "", server_name
+            found, self.server_name = read.value
+            self.error = ""
             self.rows = [_display(u, found.synced, self.organization) for u in found.rows]
             self.total, self.group_ids = found.total, found.group_ids
             # a user synced meanwhile (elsewhere) cannot stay selected
@@ -167,12 +150,14 @@ class LdapSync(Paging, rx.State):
         async with self:
             self.confirming, self.syncing = False, True
             router, uuids, organization = self.router, list(self.selected), self.organization
-        result, error = await asyncio.to_thread(_sync, router, organization, self.ldap_id, uuids)
+        ldap_id = self.ldap_id
+        synced = await in_thread(router, lambda db, actor: ldap.sync_selected(db, actor, organization, ldap_id, uuids))
         async with self:
             self.syncing = False
             prefs = await self.get_state(Prefs)
-            if result is None:
-                return rx.toast.error(prefs.say(error.template, *error.args_))
+            if synced.failed:
+                return rx.toast.error(await message(self, synced.error))
+            result = synced.value
             self.selected = []
             messages = []
             if result.exist:

@@ -6,21 +6,17 @@ viewer's own rights."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 from urllib.parse import quote, unquote
 
 import reflex as rx
 
-from ...db import session_scope
 from ...models.base import wire_name
 from ...services import crud, defaults, uploads
-from ...services.errors import ServiceError
 from ...services.resources import Ownership
 from ..screens import SCREENS, Screen, cell, link
-from .account import viewer
 from .prefs import ALL_ORGANIZATIONS, Prefs
-from .service import REFUSALS, call, failure, say
+from .service import REFUSALS, call, failure, in_thread, message, say
 
 PAGE_SIZES = ["10", "20", "50", "100"]
 
@@ -141,16 +137,13 @@ class Lists(Paging, mixin=True):
 
     async def _refresh(self):
         chosen = await self._chosen()
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                self._fetch(db, actor, self._owner(actor, chosen))
-        except ServiceError as exc:
+        read = await call(self, lambda db, actor: self._fetch(db, actor, self._owner(actor, chosen)), quiet=True)
+        if read.failed:
             self.rows, self.total = [], 0
-            if exc.template in REFUSALS:
+            if read.error.template in REFUSALS:
                 self.not_authorized = True
             else:
-                self.error = await say(self, exc.template, *exc.args_)
+                self.error = await message(self, read.error)
 
     async def _turned(self):
         return await self._refresh()
@@ -216,19 +209,14 @@ class Lists(Paging, mixin=True):
             return None  # the picker refused the file: upload_rejected says so
         if not screen.upload or len(files) != 1 or (files[0].size or 0) > uploads.MAX_UPLOAD_BYTES:
             return rx.toast.error(await say(self, "File failed to upload"))
-        upload, router = files[0], self.router
-
-        def run() -> None:  # on a worker thread: a large file takes a while
-            with session_scope() as db:
-                uploads.import_workbook(db, viewer(db, router), uploads.uploadable(screen.key), upload.file,
-                                        upload.filename or "")
-
-        try:
-            await asyncio.to_thread(run)
-        except ServiceError as exc:
-            return await failure(self, exc, f"{screen.title} failed to upload: %s")
+        upload = files[0]
+        try:  # on a worker thread: a large file takes a while
+            imported = await in_thread(self.router, lambda db, actor: uploads.import_workbook(
+                db, actor, uploads.uploadable(screen.key), upload.file, upload.filename or ""))
         except OSError:
             return rx.toast.error(await say(self, "File failed to upload"))
+        if imported.failed:
+            return await failure(self, imported.error, f"{screen.title} failed to upload: %s")
         await self._refresh()
         return rx.toast.success(await say(self, f"{screen.title} uploaded successfully, refreshing the page"))
 

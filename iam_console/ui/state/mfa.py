@@ -3,19 +3,14 @@ the user page's section. Every rule is services/mfa.py's."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import accounts, lookup, mfa, navigation
-from ...services.errors import ServiceError
 from ...services.mfa_props import TYPES, all_props
-from .account import viewer
-from .prefs import Prefs
-from .service import call, say
+from .service import call, in_thread, message, say
 
 LABELS = {"app": "Authenticator app", "email": "Email", "sms": "SMS"}
 ITEM = "Multi-factor authentication"
@@ -36,22 +31,24 @@ class MfaSetup(rx.State):
 
     @rx.event
     async def open(self):
-        prefs = await self.get_state(Prefs)
         self.error = self.secret = self.qr = self.recovery_code = self.passcode = ""
         self.verified = self.sending = False
-        self.mfa_type = self.router.url.query_parameters.get("mfaType", "app")
-        try:
-            with session_scope() as db:
-                actor = viewer(db, self.router)
-                if actor.user is None:
-                    return
-                props = mfa.initiate(db, actor, actor.user.owner, actor.user.name, self.mfa_type)
-                if self.mfa_type == "app":
-                    svg = mfa.qr_svg(props["url"]).encode()
-                    self.qr = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
-        except ServiceError as exc:
-            self.error = prefs.say("Failed to initiate MFA") + ": " + prefs.say(exc.template, *exc.args_)
+        self.mfa_type = mfa_type = self.router.url.query_parameters.get("mfaType", "app")
+
+        def initiate(db, actor):
+            if actor.user is None:
+                return None  # the guard sends the visitor to /login
+            return mfa.initiate(db, actor, actor.user.owner, actor.user.name, mfa_type)
+
+        started = await call(self, initiate, quiet=True)
+        if started.failed:
+            self.error = await say(self, "Failed to initiate MFA") + ": " + await message(self, started.error)
             return
+        props = started.value
+        if props is None:
+            return
+        if mfa_type == "app":
+            self.qr = "data:image/svg+xml;base64," + base64.b64encode(mfa.qr_svg(props["url"]).encode()).decode()
         self.secret, self.recovery_code = props["secret"], props["recoveryCodes"][0]
 
     @rx.event
@@ -71,20 +68,12 @@ class MfaSetup(rx.State):
                 return
             self.sending, router, mfa_type = True, self.router, self.mfa_type
 
-        def send() -> None:
-            with session_scope() as db:
-                mfa.send_setup_code(db, viewer(db, router), mfa_type, client_ip=router.session.client_ip)
-
-        failure = None
-        try:
-            await asyncio.to_thread(send)  # an SMTP server or SMS gateway may take seconds
-        except ServiceError as exc:
-            failure = exc
+        sent = await in_thread(router, lambda db, actor: mfa.send_setup_code(
+            db, actor, mfa_type, client_ip=router.session.client_ip))
         async with self:
             self.sending = False
-            prefs = await self.get_state(Prefs)
-            message = prefs.say(failure.template, *failure.args_) if failure else prefs.say("Code sent")
-        yield rx.toast.error(message) if failure else rx.toast.success(message)
+            text = await message(self, sent.error) if sent.failed else await say(self, "Code sent")
+        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
 
     def _own(self, step):
         """`step(db, actor)` on the signed-in user's own account; False when nobody is signed in."""

@@ -1,9 +1,15 @@
 """One way for an event to call the service layer: a database session, the
 viewer behind the websocket, and a refusal turned into what the page shows
-(a toast with the service's message, or /403 for a viewer who may not)."""
+(a toast with the service's message, or /403 for a viewer who may not).
+
+`call` runs the work in the event; `in_thread` runs it on a worker thread, for work that
+waits on something slow (an SMTP server, an SMS gateway, a directory, a large workbook)
+while the page's other events go on: a background event calls it outside `async with self`.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -26,10 +32,11 @@ REFUSALS = (policy.UNAUTHORIZED, "Please login first")  # answered with /403 whe
 class Outcome(Generic[T]):
     value: T | None = None
     event: Any = None  # what the event returns when the call failed: a toast or a redirect
+    error: ServiceError | None = None  # the refusal itself
 
     @property
     def failed(self) -> bool:
-        return self.event is not None
+        return self.error is not None
 
 
 async def say(state: rx.State, template: str, *args: object) -> str:
@@ -46,15 +53,34 @@ async def failure(state: rx.State, exc: ServiceError, failed: str = "%s") -> Any
     return rx.toast.error(prefs.say(failed, prefs.say(exc.template, *exc.args_)))
 
 
+def _run(router: Any, work: Callable[[Session, Actor], T]) -> T:
+    with session_scope() as db:
+        return work(db, viewer(db, router))
+
+
 async def call(state: rx.State, work: Callable[[Session, Actor], T], *, failed: str = "%s",
-               forbidden_page: bool = False) -> Outcome[T]:
+               forbidden_page: bool = False, quiet: bool = False) -> Outcome[T]:
     """Run `work(db, viewer)` in one database session (committed when it returns).
     A ServiceError becomes the error toast (`failure`); with `forbidden_page`, a viewer
-    who is refused or not signed in goes to /403 instead."""
+    who is refused or not signed in goes to /403 instead; `quiet` makes no event (the page
+    shows `message(state, outcome.error)` in place)."""
     try:
-        with session_scope() as db:
-            return Outcome(work(db, viewer(db, state.router)))
+        return Outcome(_run(state.router, work))
     except ServiceError as exc:
         if forbidden_page and exc.template in REFUSALS:
-            return Outcome(event=rx.redirect("/403"))
-        return Outcome(event=await failure(state, exc, failed))
+            return Outcome(event=rx.redirect("/403"), error=exc)
+        return Outcome(event=None if quiet else await failure(state, exc, failed), error=exc)
+
+
+async def in_thread(router: Any, work: Callable[[Session, Actor], T]) -> Outcome[T]:
+    """`call`'s work on a worker thread; a refusal comes back as `outcome.error` (turn it
+    into words with `message` once back inside `async with self`)."""
+    try:
+        return Outcome(await asyncio.to_thread(_run, router, work))
+    except ServiceError as exc:
+        return Outcome(error=exc)
+
+
+async def message(state: rx.State, exc: ServiceError) -> str:
+    """A refusal in the viewer's language."""
+    return await say(state, exc.template, *exc.args_)

@@ -13,17 +13,15 @@ from typing import Any
 
 import reflex as rx
 
-from ...db import session_scope
 from ...models import User
 from ...models.base import wire_names
 from ...services import accounts, groups, lookup, users, verifications
 from ...services.errors import ServiceError
-from .account import viewer
 from .editing import Editing
 from .listing import Paging
 from .mfa import MfaSection
 from .prefs import Prefs
-from .service import call, say
+from .service import call, in_thread, message, say
 from .webauthn import WebauthnSection
 
 PROPERTY_PAGE_SIZE = 10  # the pager's first size
@@ -78,8 +76,9 @@ class UserEdit(rx.State):
         (await self.get_state(Properties))._load(record)
         self.group_options = []
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
-        with session_scope() as db:
-            actor = viewer(db, self.router)
+        sections = [await self.get_state(part) for part in (ContactReset, WebauthnSection, MfaSection)]
+
+        def read(db, actor) -> None:
             target = lookup.user(db, owner, name)
             if target is None:
                 return
@@ -99,9 +98,10 @@ class UserEdit(rx.State):
             self.roles, self.permissions = sorted(roles), sorted(permissions)
             if not editing.return_url and not actor.is_admin:
                 editing.return_url = "/"  # Save & Exit goes to / for non-admins
-            (await self.get_state(ContactReset))._load(db, actor, target)
-            (await self.get_state(WebauthnSection))._load(db, actor, target)
-            (await self.get_state(MfaSection))._load(db, actor, target)
+            for section in sections:
+                section._load(db, actor, target)
+
+        return (await call(self, read)).event
 
     # --- the password dialog ---
 
@@ -130,12 +130,9 @@ class UserEdit(rx.State):
         self._new_password = value[:200]
         self.password_hint = ""
         if value:
-            editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
-            try:
-                with session_scope() as db:
-                    users.check_new_password(db, editing.saved_owner, value)
-            except ServiceError as exc:
-                self.password_hint = prefs.say(exc.template, *exc.args_)
+            owner = (await self.get_state(Editing)).saved_owner
+            checked = await call(self, lambda db, actor: users.check_new_password(db, owner, value), quiet=True)
+            self.password_hint = await message(self, checked.error) if checked.failed else ""
         await self._check_confirmation()
 
     @rx.event
@@ -295,12 +292,6 @@ class Properties(Paging, rx.State):
 RESET_DONE = {"email": "Email reset successfully", "phone": "Phone reset successfully"}
 
 
-def _send_code(router, kind: str, dest: str) -> None:
-    """In a worker thread: the provider's SMTP server or gateway may take seconds to answer."""
-    with session_scope() as db:
-        verifications.send_code(db, viewer(db, router), dest, kind, client_ip=router.session.client_ip)
-
-
 class ContactReset(rx.State):
     """The viewer's own email or phone, changed through a code sent to the new address
     (the inputs are for admins; users prove the new address). Every
@@ -345,19 +336,15 @@ class ContactReset(rx.State):
                 return
             kind, dest, router = self.kind, self._dest, self.router
             self.sending = True
-        failure = None
-        try:
-            await asyncio.to_thread(_send_code, router, kind, dest)
-        except ServiceError as exc:
-            failure = exc
+        sent = await in_thread(router, lambda db, actor: verifications.send_code(
+            db, actor, dest, kind, client_ip=router.session.client_ip))
         async with self:
             self.sending = False
-            prefs = await self.get_state(Prefs)
-            if failure is None:
+            if not sent.failed:
                 self.countdown = verifications.RESEND_SECONDS
-            message = prefs.say(failure.template, *failure.args_) if failure else prefs.say("Code sent")
-        yield rx.toast.error(message) if failure else rx.toast.success(message)
-        while failure is None:
+            text = await message(self, sent.error) if sent.failed else await say(self, "Code sent")
+        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
+        while not sent.failed:
             await asyncio.sleep(1)
             async with self:
                 self.countdown = max(0, self.countdown - 1)

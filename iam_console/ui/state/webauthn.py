@@ -9,10 +9,8 @@ import json
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import accounts, lookup
 from ...services import webauthn as service
-from .account import viewer
 from .prefs import Prefs
 from .service import call, say
 
@@ -39,10 +37,9 @@ class WebauthnSection(rx.State):
     def _listed(user) -> list[dict[str, str]]:
         return [{**row, "createdTime": row["createdTime"][:19].replace("T", " ")} for row in service.listing(user)]
 
-    def _reload(self) -> None:
-        with session_scope() as db:
-            me = viewer(db, self.router).user
-            self.rows = self._listed(me) if me is not None else []
+    async def _reload(self) -> None:
+        mine = await call(self, lambda db, actor: self._listed(actor.user) if actor.user is not None else [])
+        self.rows = mine.value or []
 
     @rx.event
     def set_new_name(self, value: str):
@@ -63,7 +60,7 @@ class WebauthnSection(rx.State):
         if (result or {}).get("status") != "ok":
             return rx.toast.error(prefs.say("Failed to add: %s", prefs.script_failure(result) or ""))
         self.new_name = ""
-        self._reload()
+        await self._reload()
         return rx.toast.success(prefs.say("Successfully added webauthn credentials"))
 
     @rx.event
@@ -91,5 +88,5 @@ class WebauthnSection(rx.State):
             return done.event
         if not done.value:
             return rx.redirect("/login")
-        self._reload()
+        await self._reload()
         return rx.toast.success(await say(self, "Successfully deleted"))
