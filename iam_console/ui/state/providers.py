@@ -4,37 +4,33 @@ a mail server or gateway is called; every outbound call has its time limit."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import captcha, provider_tools
-from ...services.errors import ServiceError
-from .account import viewer
 from .editing import Editing
-from .prefs import Prefs
+from .service import call, in_thread, message, say
 
 TOOLS = ("email", "smtp", "sms", "notification", "captcha")
 SUCCESS = {"email": "Successfully sent", "smtp": "SMTP connected successfully", "sms": "Successfully sent",
            "notification": "Successfully sent"}
 
 
-def _run(router, owner: str, name: str, changes: dict[str, Any], tool: str, argument: str) -> Any:
-    """One tool, in one database session, for the viewer behind the websocket."""
-    with session_scope() as db:
-        actor = viewer(db, router)
+def _tool(owner: str, name: str, changes: dict[str, Any], tool: str, argument: str, client_ip: str):
+    """One tool as `work(db, viewer)`, on the provider as the form shows it."""
+    def work(db, actor) -> Any:
         provider = provider_tools.edited(db, actor, owner, name, changes)
-        work: dict[str, Callable[[], Any]] = {
+        run: dict[str, Callable[[], Any]] = {
             "email": lambda: provider_tools.send_test_email(db, actor, provider, argument),
             "smtp": lambda: provider_tools.test_smtp(db, actor, provider),
             "sms": lambda: provider_tools.send_test_sms(db, actor, provider, argument),
             "notification": lambda: provider_tools.send_test_notification(db, actor, provider, argument),
-            "captcha": lambda: provider_tools.captcha_preview(db, actor, provider, router.session.client_ip),
+            "captcha": lambda: provider_tools.captcha_preview(db, actor, provider, client_ip),
         }
-        return work[tool]()
+        return run[tool]()
+    return work
 
 
 class ProviderTools(rx.State):
@@ -55,34 +51,33 @@ class ProviderTools(rx.State):
     async def run(self, tool: str):
         if tool not in TOOLS:
             return
+        bad_form = ""
         async with self:
             if self.running:
                 return
             editing = await self.get_state(Editing)
             try:
                 changes = editing._changes()
-            except ValueError as exc:
-                yield rx.toast.error(str(exc))
-                return
-            owner, name, router = editing.saved_owner, editing.saved_name, self.router
-            argument = editing.values.get("receiver" if tool in ("email", "sms") else "content", "")
-            self.running = tool
-        failure, answer = None, None
-        try:
-            answer = await asyncio.to_thread(_run, router, owner, name, changes, tool, argument)
-        except ServiceError as exc:
-            failure = exc
+            except ValueError as exc:  # a field that is not what it should be (a port that is no number)
+                bad_form = str(exc)
+            else:
+                owner, name, router = editing.saved_owner, editing.saved_name, self.router
+                argument = editing.values.get("receiver" if tool in ("email", "sms") else "content", "")
+                self.running = tool
+        if bad_form:
+            yield rx.toast.error(bad_form)
+            return
+        done = await in_thread(router, _tool(owner, name, changes, tool, argument, router.session.client_ip))
         async with self:
             self.running = ""
-            prefs = await self.get_state(Prefs)
-            if failure is not None:
-                toast = rx.toast.error(prefs.say(failure.template, *failure.args_))
+            if done.failed:
+                toast = rx.toast.error(await message(self, done.error))
             elif tool == "captcha":
-                self._captcha_id, self.captcha_answer = answer["captchaId"], ""
-                self.captcha_image = "data:image/png;base64," + answer["captchaImage"]
+                self._captcha_id, self.captcha_answer = done.value["captchaId"], ""
+                self.captcha_image = "data:image/png;base64," + done.value["captchaImage"]
                 toast = None
             else:
-                toast = rx.toast.success(prefs.say(SUCCESS[tool]))
+                toast = rx.toast.success(await say(self, SUCCESS[tool]))
         if toast is not None:
             yield toast
 
@@ -90,12 +85,9 @@ class ProviderTools(rx.State):
     async def verify_captcha(self):
         """Try the previewed Default captcha: a right answer is verified, and each picture is good once."""
         answer, captcha_id = self.captcha_answer.strip(), self._captcha_id
-        prefs = await self.get_state(Prefs)
-        try:
-            with session_scope() as db:
-                right = captcha.verify(db, captcha.DEFAULT, answer, captcha_id)
-        except ServiceError as exc:
-            return rx.toast.error(prefs.say(exc.template, *exc.args_))
+        checked = await call(self, lambda db, actor: captcha.verify(db, captcha.DEFAULT, answer, captcha_id))
+        if checked.failed:
+            return checked.event
         self.close_captcha()
-        return rx.toast.success(prefs.say("Captcha verified")) if right else rx.toast.error(
-            prefs.say("Wrong captcha answer"))
+        return rx.toast.success(await say(self, "Captcha verified")) if checked.value else rx.toast.error(
+            await say(self, "Wrong captcha answer"))
