@@ -23,13 +23,12 @@ class Column:
     sortable: bool = True
     searchable: bool = True
     filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
+    # values shown as a catalog text instead: (("admin", "admin (Shared)"),), the owner of shared records
+    shown_as: tuple[tuple[str, str], ...] = ()
     virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
     # the filter's values in groups (catalog key of the group, its values): the same values as
     # `filters`, offered under headings (a provider's types by category)
     filter_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    # values shown as a catalog text instead ({value: catalog key}: a provider owned by admin is
-    # 'admin (Shared)')
-    shown_as: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,8 +77,10 @@ class Field:
     help: str = ""
     empty: str = ""  # what an empty value shows as (and is saved as, once the form is saved)
     # other values this one's change sets: {wire name: value} from the new value (a str, or a bool for
-    # a switch); a value is a text, a bool (a switch's), or a ViewerValue
-    then: Callable[[Any], dict[str, Any]] | None = None
+    # a switch); a function of two parameters also gets the form's texts as they are now (`values`);
+    # a value set is a text, a bool (a switch's), or a ViewerValue
+    then: Callable[..., dict[str, Any]] | None = None
+    rows: int = 4  # a textarea's height in lines
     # the label chosen by the edited values: (condition of (values, flags) as in `shown_when`, catalog
     # key), the first that holds; `label` otherwise (a provider's client ID is an Access key for some types)
     relabel: tuple[tuple[Callable[[Any, Any], Any], str], ...] = ()
@@ -165,6 +166,9 @@ class Screen:
     # ("/organizations/{owner}" for an LDAP server, reached from its organization); the list by default
     exit_route: str = ""
     name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
+    # the global admin chooses the owner from the organizations (and 'admin (Shared)' for a kind with
+    # shared records); everyone else sees it fixed to their own organization
+    owner_picker: bool = False
     messages: Messages = Messages()
     # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
     edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")

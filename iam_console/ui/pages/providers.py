@@ -8,9 +8,7 @@ from functools import reduce
 from typing import Any
 
 import reflex as rx
-from sqlmodel import select
 
-from ... import models as m
 from ...services import builtin as b
 from ...services import provider_tools
 from ...services.kinds import choices
@@ -87,16 +85,6 @@ ENDPOINT = _any(_both(STORAGE, _not(_type("Local File System"))), _both(SMS, _ty
 HTTP_METHOD_TYPES = ("Custom HTTP SMS", "Custom HTTP Email", "Custom HTTP")
 
 
-def _owners(db, actor, record) -> list[tuple[str, str]]:
-    """The global admin may give a provider to any organization, or share it (owner admin);
-    everyone else keeps it in their own organization."""
-    if not actor.is_global_admin:
-        return [(record.get("owner", ""), "")]
-    names = db.exec(select(m.Organization.name).where(m.Organization.owner == b.ADMIN_OWNER)
-                    .order_by(m.Organization.name).limit(1000)).all()
-    return [(b.ADMIN_OWNER, SHARED), *[(name, "") for name in names if name != b.ADMIN_OWNER]]
-
-
 def _category_changed(category: str) -> dict:
     """A new category starts from its default type; Email also from a usable SMTP setup and a test
     message to the admin's own address."""
@@ -161,7 +149,7 @@ def _acs_url() -> rx.Component:
 
 PROVIDERS = screen(Screen(
     key="provider", title="Providers", list_route="/providers", edit_route="/providers/{owner}/{name}",
-    edit_title="Provider", parts=lambda: (_tools(),),
+    edit_title="Provider", parts=lambda: (_tools(),), owner_picker=True,
     checks=(("email", lambda v, f: provider_tools.valid_email(v.get("receiver", ""))),
             ("sms", lambda v, f: provider_tools.can_send_sms(v.get("type", ""), v.get("endpoint", ""),
                                                              v.get("receiver", "")))),
@@ -177,10 +165,10 @@ PROVIDERS = screen(Screen(
         Column("providerUrl", "Provider URL"),
     ),
     fields=(
-        # the organization: a select for the global admin (with 'admin (Shared)'); moving the
-        # provider empties its cert, whose picker then offers the new organization's certs
-        Field("owner", "Organization", "select", choices=_owners, global_admin_only=True,
-              then=lambda owner: {"cert": ""}),
+        # the organization is the page's owner picker (the global admin's; 'admin (Shared)' shares the
+        # provider); this field only says what a move also does: the cert is emptied, and its picker
+        # then offers the new organization's certs
+        Field("owner", "Organization", global_admin_only=True, then=lambda owner: {"cert": ""}),
         Field("displayName", "Display name"),
         Field("category", "Category", "select", options=choices("provider", "category"), then=_category_changed),
         Field("type", "Type", "select", options=choices("provider", "type"), options_by=("category", kind.TYPES),
