@@ -50,7 +50,8 @@ class Walk:
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName")]
+         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
+         Walk("provider", "displayName")]
 
 
 def test_every_screen_with_a_list_is_walked():
