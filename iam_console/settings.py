@@ -22,6 +22,12 @@ class Settings:
     trusted_proxies: str  # proxies whose X-Forwarded-For is believed (services/addresses.py)
     ip_lookup_url: str  # the IP lookup the lists' client addresses link to, "{ip}" standing for one; "" no link
     record_retention_days: int  # records older than this are purged by the scheduler; 0 keeps them all
+    # the chat services' API base URLs the Telegram, Slack and Discord notification types call
+    # (IAM_TELEGRAM_API, IAM_SLACK_API, IAM_DISCORD_API): the services' own by default, a local
+    # stand-in in tests
+    telegram_api: str
+    slack_api: str
+    discord_api: str
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
@@ -45,6 +51,9 @@ def load() -> Settings:
         trusted_proxies=os.environ.get("IAM_TRUSTED_PROXIES", ""),
         ip_lookup_url=os.environ.get("IAM_IP_LOOKUP_URL", ""),
         record_retention_days=int(os.environ.get("IAM_RECORD_RETENTION_DAYS", "0") or 0),
+        telegram_api=os.environ.get("IAM_TELEGRAM_API", "https://api.telegram.org").rstrip("/"),
+        slack_api=os.environ.get("IAM_SLACK_API", "https://slack.com/api").rstrip("/"),
+        discord_api=os.environ.get("IAM_DISCORD_API", "https://discord.com/api/v10").rstrip("/"),
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
     )
 

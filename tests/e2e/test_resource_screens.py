@@ -54,8 +54,8 @@ class Walk:
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("record", read_only=True),
-         Walk("verification", read_only=True)]
+         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
+         Walk("provider", "displayName"), Walk("record", read_only=True), Walk("verification", read_only=True)]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -75,7 +75,10 @@ def _seed(server, screen, owner: str, names: list[str]) -> None:
     try:
         with Session(engine) as db:
             for name in names:
-                unique = {"uuid": str(uuid.uuid4())} if "uuid" in screen.kind.model.model_fields else {}
+                fields = screen.kind.model.model_fields
+                unique = {"uuid": str(uuid.uuid4())} if "uuid" in fields else {}
+                if "client_id" in fields:  # an application's client id is unique
+                    unique["client_id"] = uuid.uuid4().hex
                 db.add(screen.kind.model(owner=owner, name=name, **unique))
             db.commit()
     finally:
