@@ -10,6 +10,7 @@ from typing import Any
 import reflex as rx
 
 from ...services import captcha, provider_tools
+from .account import client_ip
 from .editing import Editing
 from .service import call, in_thread, message, say
 
@@ -67,7 +68,7 @@ class ProviderTools(rx.State):
         if bad_form:
             yield rx.toast.error(bad_form)
             return
-        done = await in_thread(router, _tool(owner, name, changes, tool, argument, router.session.client_ip))
+        done = await in_thread(router, _tool(owner, name, changes, tool, argument, client_ip(router)))
         async with self:
             self.running = ""
             if done.failed:
