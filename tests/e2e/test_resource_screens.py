@@ -75,7 +75,10 @@ def _seed(server, screen, owner: str, names: list[str]) -> None:
     try:
         with Session(engine) as db:
             for name in names:
-                unique = {"uuid": str(uuid.uuid4())} if "uuid" in screen.kind.model.model_fields else {}
+                fields = screen.kind.model.model_fields
+                unique = {"uuid": str(uuid.uuid4())} if "uuid" in fields else {}
+                # a session is addressed by its application too
+                unique |= {"application": "app-built-in"} if "application" in fields else {}
                 db.add(screen.kind.model(owner=owner, name=name, **unique))
             db.commit()
     finally:
