@@ -43,8 +43,10 @@ def test_upload_preview_copy_link_and_delete(visit, page, context, api_login, ac
     expect(row).to_have_count(1)
     url = f"{server.base_url}/files/resource/built-in/{picture}"
     expect(row.locator("img")).to_have_attribute("src", url)
-    expect(row.get_by_role("link", name="built-in")).to_have_attribute("href", "/organizations/built-in")
-    expect(row.get_by_role("link", name="admin")).to_have_attribute("href", "/users/built-in/admin")
+    expect(row.get_by_role("link", name="built-in", exact=True)).to_have_attribute("href", "/organizations/built-in")
+    expect(row.get_by_role("link", name="admin", exact=True)).to_have_attribute("href", "/users/built-in/admin")
+    expect(row.get_by_role("link", name="app-built-in")).to_have_attribute(
+        "href", "/applications/built-in/app-built-in")
     assert _stored(server, "built-in", picture).read_bytes() == PNG
 
     video = f"clip-{suffix}.mp4"
