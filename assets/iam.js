@@ -202,6 +202,25 @@ window.iamWebauthnAuthorize = async function (organization, application) {
   return window.iamSignedIn(result, true, "");
 };
 
+// The forgotten-password page (/forget/{application}): the code and the new password go
+// from the page to the API, never over the websocket; verify-code's grant is an HttpOnly cookie
+// that set-password takes with the code.
+let iamForgetCode = "";  // the verified code, which set-password takes with the grant
+window.iamVerifyCode = async function (organization, name, address) {
+  iamForgetCode = (document.getElementById("forget-code")?.value ?? "").trim();
+  return await window.iamPost("/api/verify-code", { organization: organization, name: name, username: address,
+                                                    code: iamForgetCode });
+};
+
+window.iamResetPassword = async function (organization, name) {
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  if (value("forget-password") !== value("forget-confirm")) return { status: "mismatch", msg: "" };
+  return await window.iamPost("/api/set-password", {
+    userOwner: organization, userName: name, newPassword: value("forget-password"),
+    code: iamForgetCode,
+  });
+};
+
 // Forms behave as people expect (docs/architecture.md, "Accessibility and forms").
 // Leaving an edit page with unsaved edits asks first: its #edit-unsaved marker says whether
 // the form is dirty and carries the question in the viewer's language.
@@ -217,11 +236,12 @@ window.addEventListener("beforeunload", (event) => {
 });
 // Back and Forward ask too: assets/history_guard.js, inlined in the page head so that it runs
 // before the router starts listening.
-// in-app links: asked before the router sees the click (capture phase, on the document)
+// in-app links: asked before the router sees the click (capture phase, on the document);
+// a download link (a cert's files) leaves nothing
 document.addEventListener("click", (event) => {
   const question = window.iamUnsavedQuestion();
   const link = question && event.target.closest ? event.target.closest("a[href]") : null;
-  if (!link || link.target === "_blank") return;
+  if (!link || link.target === "_blank" || link.hasAttribute("download")) return;
   if (!window.confirm(question)) {
     event.preventDefault();
     event.stopImmediatePropagation();

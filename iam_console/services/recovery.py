@@ -74,7 +74,8 @@ def contacts(db: Session, organization: str, username: str, client_ip: str) -> t
             "phone": mask_phone(user.phone) if user.phone else ""}, "username"
 
 
-def _application(db: Session, application_id: str) -> m.Application:
+def application_for(db: Session, application_id: str) -> m.Application:
+    """The application a forget page or send is for; it must offer "Forgot password?"."""
     name = application_id.split("/", 1)[1] if "/" in application_id else application_id
     application = lookup.application(db, name) if name else None
     if application is None:
@@ -116,7 +117,7 @@ def send_code(db: Session, application_id: str, check_user: str, dest: str, kind
         raise ServiceError("Unknown type")
     if not dest.strip():
         raise ServiceError(verifications.EMPTY_DEST[kind])
-    application = _application(db, application_id)
+    application = application_for(db, application_id)
     captcha.check(db, application, client_ip, solved.type, solved.token, solved.captcha_id)
     throttle.hit(db, f"recovery:{client_ip}", *PER_ADDRESS)
     organization = lookup.organization(db, application.organization)

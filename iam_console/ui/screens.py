@@ -23,6 +23,8 @@ class Column:
     sortable: bool = True
     searchable: bool = True
     filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
+    # values shown as a catalog text instead: (("admin", "admin (Shared)"),), the owner of shared records
+    shown_as: tuple[tuple[str, str], ...] = ()
     virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
 
 
@@ -64,8 +66,10 @@ class Field:
     maximum: int | None = None
     help: str = ""
     empty: str = ""  # what an empty value shows as (and is saved as, once the form is saved)
-    # other values this one's change sets: {wire name: text} from the new value (a str, or a bool for a switch)
-    then: Callable[[Any], dict[str, str]] | None = None
+    # other values this one's change sets: {wire name: text} from the new value (a str, or a bool for a
+    # switch); a function of two parameters also gets the form's texts as they are now (`values`)
+    then: Callable[..., dict[str, str]] | None = None
+    rows: int = 4  # a textarea's height in lines
     addon: Callable[[], Any] | None = None  # the screen's own component under the widget (a preview, a dialog)
     # a select's options read when the record is: (db, actor, record) -> [(value, label)] or
     # [(value, label, icon)] (icon: a key of the edit page's CHOICE_ICONS, "Physical" or "Virtual");
@@ -164,6 +168,9 @@ class Screen:
     # ("/organizations/{owner}" for an LDAP server, reached from its organization); the list by default
     exit_route: str = ""
     name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
+    # the global admin chooses the owner from the organizations (and 'admin (Shared)' for a kind with
+    # shared records); everyone else sees it fixed to their own organization
+    owner_picker: bool = False
     messages: Messages = Messages()
     # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
     edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")

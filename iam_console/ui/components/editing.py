@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ...services import builtin as b
+from ...services.resources import Ownership
 from ..screens import Field, Screen
+from ..state.account import Account
 from ..state.editing import EMPTY_CHOICE, Editing
 from ..text import t
 from .code_editor import code_editor
@@ -77,7 +80,8 @@ def _widget(field: Field) -> rx.Component:
         return rx.select(list(field.options), value=value, on_change=on_change, disabled=disabled, id=ident,
                          custom_attrs={"aria-labelledby": f"{ident}-label"})
     if field.widget == "textarea":
-        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows="4", width="100%")
+        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows=str(field.rows),
+                           width="100%")
     kind = {"password": "password", "number": "number"}.get(field.widget, "text")
     bounds = {k: str(v) for k, v in (("min", field.minimum), ("max", field.maximum)) if v is not None}
     return rx.input(value=value, on_change=on_change, disabled=disabled, type=kind, id=ident, width="100%",
@@ -97,11 +101,18 @@ def _row(field: Field) -> rx.Component:
 
 
 def _identity(screen: Screen) -> list[rx.Component]:
+    on_owner = lambda v: Editing.set_value("owner", v)  # noqa: E731
+    owner_input = rx.input(value=Editing.values["owner"], on_change=on_owner, disabled=Editing.locked.contains("owner"),
+                           id="field-owner", width="100%")
+    if screen.owner_picker:
+        # the organizations, for those who may move the record; a fixed text for everyone else
+        shared = ((b.ADMIN_OWNER, "admin (Shared)"),) if screen.kind.ownership is Ownership.SHARED else ()
+        # (the viewer's rank is known before the record is read: no picker flashes for the others)
+        owner_input = rx.cond(~Account.is_global_admin | Editing.locked.contains("owner"), owner_input, picker(
+            Editing, "owner", _text("owner"), on_owner, label=t("Organization"), disabled=False, also=shared,
+            id="field-owner"))
     owner = rx.grid(
-        field_label("Organization", "field-owner"),
-        rx.input(value=Editing.values["owner"], on_change=lambda v: Editing.set_value("owner", v),
-                 disabled=Editing.locked.contains("owner"), id="field-owner", width="100%"),
-        columns="12em 1fr", spacing="3", width="100%",
+        field_label("Organization", "field-owner"), owner_input, columns="12em 1fr", spacing="3", width="100%",
     )
     name = rx.grid(
         field_label(screen.name_label, "field-name"),

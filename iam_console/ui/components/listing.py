@@ -56,6 +56,8 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:
         shown = rx.text(value, size="2")
+    for raw, caption in column.shown_as:
+        shown = rx.cond(value == raw, rx.text(t(caption), size="2"), shown)
     if column.link and column.caption:
         shown = rx.link(shown, href=row[f"{column.key}__href"])
     elif column.link:  # an empty value is no link: a link needs text to be named by

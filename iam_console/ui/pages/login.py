@@ -8,7 +8,8 @@ import json
 import reflex as rx
 
 from ...db import session_scope
-from ...services import navigation, webauthn
+from ...services import builtin as b
+from ...services import lookup, navigation, verifications, webauthn
 from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import themed
@@ -23,6 +24,7 @@ class Login(rx.State):
     busy: bool = False
     return_to: str = "/"
     webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
+    forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
 
     @rx.var
     def organization_name(self) -> str:
@@ -39,7 +41,10 @@ class Login(rx.State):
             return rx.redirect(self.return_to)
         with session_scope() as db:
             target = webauthn.signin_target(db, "", self.organization_name)
+            application = verifications.default_application(
+                db, lookup.organization(db, self.organization_name or b.BUILT_IN_ORG))
         self.webauthn_org = target[0] if target else ""
+        self.forget_app = application.name if application is not None else ""
 
     def _sign_in(self, function: str, organization: str):
         """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
@@ -93,6 +98,8 @@ def _form() -> rx.Component:
                                                   width="100%", id="login-error")),
             rx.button(rx.cond(Login.busy, t("Signing in..."), t("Sign in")), on_click=Login.submit,
                       loading=Login.busy, width="100%", id="login-submit"),
+            rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
+                                                   size="2", id="login-forget")),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",

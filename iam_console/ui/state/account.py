@@ -13,7 +13,8 @@ import reflex as rx
 from ...api.callers import session_cookie
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
-from ...services import accounts, auth, lookup, mfa, navigation
+from ...services import accounts, auth, lookup, mfa, navigation, verifications
+from ...services import builtin as b
 from ...services.access import ANONYMOUS, Actor
 from ..routes import LINKABLE
 from ..theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
@@ -65,11 +66,12 @@ class Account(rx.State):
     def _set_theme(self, theme: ConsoleTheme) -> None:
         self.accent, self.radius, self.compact_theme = theme.accent, theme.radius, theme.compact
 
-    def _load(self) -> bool:
-        """Read the account behind the cookie; returns whether it needs a new password."""
+    def _load(self) -> str:
+        """Read the account behind the cookie; returns the application whose /forget page it
+        must go through for a new password, or "" when it needs none."""
         token = session_cookie(self.router.headers.cookie)
         self._reset()
-        needs_password_update = False
+        password_update_app = ""
         with session_scope() as db:
             found = auth.account_for_token(db, token)
             if found is not None:
@@ -92,20 +94,23 @@ class Account(rx.State):
                 if viewer.is_global_admin:
                     self.organization_names = [name for name, _ in accounts.organization_names(
                         db, Actor(user=user), ORGANIZATION_CHOICES_LIMIT)]
-                needs_password_update = user.need_update_password
+                if user.need_update_password:
+                    application = verifications.default_application(db, organization)
+                    password_update_app = application.name if application is not None else b.BUILT_IN_APP
                 self.mfa_rule = mfa.rule_for(organization, user)
                 self.mfa_setup_type = mfa.setup_type(organization) if self.mfa_rule else ""
         self.loaded = True
-        return needs_password_update
+        return password_update_app
 
     @rx.event
     def guard(self):
         """on_load of every guarded page."""
-        needs_password_update = self._load()
+        password_update_app = self._load()
         url = self.router.url
         path = url.path + (f"?{url.query}" if url.query else "")
         decision = navigation.guard(path, loaded=self.loaded, signed_in=self.signed_in,
-                                    needs_password_update=needs_password_update,
+                                    needs_password_update=bool(password_update_app),
+                                    application=password_update_app or b.BUILT_IN_APP,
                                     mfa_setup_required=self.mfa_setup_type if self.mfa_rule == "Required" else "")
         self.show_page = decision.show
         if decision.redirect:

@@ -7,6 +7,7 @@ crud.update_record, as a Casdoor client would."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 from urllib.parse import quote
@@ -142,6 +143,8 @@ class Editing(Rows, Picking, rx.State):
         self.dirty = True
 
     def _pick_spec(self, ident: str) -> tuple[str, str, str] | None:
+        if ident == "owner":
+            return ("organization", "", "name") if self.screen_key and self._screen.owner_picker else None
         key, _, column = ident.partition(".")
         field = self._field(key)
         if field is not None and column:
@@ -205,8 +208,8 @@ class Editing(Rows, Picking, rx.State):
 
     def _then(self, key: str, value: Any) -> None:
         field = next((f for f in self._screen.fields if f.key == key), None)
-        if field is not None and field.then is not None:
-            for other, text in field.then(value).items():
+        if field is not None:
+            for other, text in then_values(field, value, self.values).items():
                 if other not in self.locked:
                     self.values[other] = text
 
@@ -280,6 +283,16 @@ class Editing(Rows, Picking, rx.State):
             if gone.failed:
                 return gone.event
         return rx.redirect(self.return_url or screen.exit_url(self._record))
+
+
+def then_values(field: Field, value: Any, values: dict[str, str]) -> dict[str, str]:
+    """What a change of the field also sets: its `then` of the new value, or, for a `then` of two
+    parameters, of the new value and the form's texts as they are now."""
+    if field.then is None:
+        return {}
+    if len(inspect.signature(field.then).parameters) > 1:
+        return field.then(value, dict(values))
+    return field.then(value)
 
 
 def _local(url: str) -> str:
