@@ -24,7 +24,7 @@ from sqlmodel import Session, select
 from .. import models as m
 from ..settings import settings
 from . import builtin as b
-from . import crud, media, object_storage, storage
+from . import crud, lookup, media, object_storage, storage, verifications
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -182,13 +182,18 @@ def upload_file(db: Session, actor: Actor, owner: str, user: str, application: s
     return url, name
 
 
-def upload_listed_file(db: Session, actor: Actor, owner: str, file_name: str, content: bytes,
-                       provider: str = "") -> tuple[str, str]:
+def upload_listed_file(db: Session, actor: Actor, owner: str, file_name: str, content: bytes) -> tuple[str, str]:
     """The resources list's Upload: one image, video, audio, PDF, Word, Excel or CSV file,
-    judged by its content (services/media.py), stored for `owner` by the signed-in user."""
+    judged by its content (services/media.py), stored for `owner` by the signed-in user with the
+    organization's storage provider (the first of its default application's Providers list, else
+    its own, else a shared one; none: the local files directory)."""
     if not content:
         raise ServiceError("You must select a file first!")
     sniffed = media.sniff(content, file_name)
+    organization = lookup.organization(db, owner)
+    chosen = verifications.first_provider(db, owner, verifications.default_application(db, organization),
+                                          object_storage.STORAGE)
+    provider = chosen.name if chosen else ""
     # the uploader and the built-in application, where they belong to that organization
     user = actor.user.name if actor.user and actor.user.owner == owner else ""
     application = b.BUILT_IN_APP if owner == b.BUILT_IN_ORG else ""

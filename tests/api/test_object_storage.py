@@ -112,3 +112,28 @@ def test_a_provider_without_keys_or_of_another_category_is_refused(admin, s3):
                                                   "type": "Default"}))
     assert _upload(admin, name, f"{unique('m')}.png")["msg"] == f"The storage provider {name} does not exist"
     assert TestClient(api).get("/files/resource/built-in/missing.png").status_code == 404
+
+
+def test_the_resources_list_uploads_with_the_organizations_storage_provider(admin, s3):
+    """The console's Upload: no provider in the request; the organization's own Storage provider,
+    before a shared one."""
+    from sqlmodel import select
+
+    from iam_console import models as m
+    from iam_console.db import session_scope
+    from iam_console.services import files
+    from iam_console.services.access import Actor
+
+    endpoint, client = s3
+    organization = unique("s3org")
+    ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": organization}))
+    name = f"{unique('listed')}.png"
+    _provider(admin, "admin", endpoint, domain="https://shared.example.com")  # a shared one: not chosen
+    provider = _provider(admin, organization, endpoint, pathPrefix="org")
+    with session_scope() as db:
+        god = Actor(user=db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one())
+        url, stored = files.upload_listed_file(db, god, organization, name, PNG)
+    key = f"org/resource/{organization}/{stored}"
+    assert url == f"{endpoint}/iam-files/{key}" and key in _objects(client)
+    row = ok_body(admin.get("/api/get-resource", params={"id": f"{organization}/{stored}"}))["data"]
+    assert row["provider"] == provider and row["fileType"] == "image" and row["fileFormat"] == ".png"
