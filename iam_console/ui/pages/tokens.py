@@ -16,9 +16,38 @@ from ..state.listing import Listing
 from ..state.service import call, say
 from ..text import t
 
+
+class TokenParse(rx.State):
+    text: str = ""
+    header: str = ""
+    claims: str = ""
+    verdict: str = ""  # valid | invalid | expired; "" when the text is no JWT
+    reason: str = ""
+
+    @rx.event
+    def clear(self):
+        """Each token's page opens with an empty box."""
+        self.text = self.header = self.claims = self.verdict = self.reason = ""
+
+    @rx.event
+    def set_text(self, value: str):
+        self.text = value[:token_parse.MAX_TOKEN + 1]
+
+    @rx.event
+    async def parse(self):
+        editing = await self.get_state(Editing)
+        application = editing.values.get("application", "")
+        parsed = await call(self, lambda db, actor: token_parse.parse(db, actor, self.text, application))
+        if parsed.failed:
+            return parsed.event
+        result = parsed.value
+        self.header, self.claims, self.verdict = result.header, result.claims, result.verdict
+        self.reason = await say(self, result.reason, *result.args) if result.reason else ""
+
+
 TOKENS = screen(Screen(
     key="token", title="Tokens", list_route="/tokens", edit_route="/tokens/{name}", edit_title="Token",
-    parts=lambda: (_parse_box(),), row_actions=lambda row: _revoke(row),
+    parts=lambda: (_parse_box(),), row_actions=lambda row: _revoke(row), after_read=TokenParse.clear,
     columns=(
         Column("name", "Name", link="/tokens/{name}"),
         Column("createdTime", "Created time", "time", searchable=False),
@@ -62,29 +91,6 @@ class TokenRows(rx.State):
 def _revoke(row: rx.Var) -> list[rx.Component]:
     return [rx.button(t("Revoke"), size="1", variant="soft", color_scheme="orange", class_name="token-revoke",
                       disabled=row["expiresIn"] == "0", on_click=TokenRows.revoke(row["__key"]))]
-
-
-class TokenParse(rx.State):
-    text: str = ""
-    header: str = ""
-    claims: str = ""
-    verdict: str = ""  # valid | invalid | expired; "" when the text is no JWT
-    reason: str = ""
-
-    @rx.event
-    def set_text(self, value: str):
-        self.text = value[:token_parse.MAX_TOKEN + 1]
-
-    @rx.event
-    async def parse(self):
-        editing = await self.get_state(Editing)
-        application = editing.values.get("application", "")
-        parsed = await call(self, lambda db, actor: token_parse.parse(db, actor, self.text, application))
-        if parsed.failed:
-            return parsed.event
-        result = parsed.value
-        self.header, self.claims, self.verdict = result.header, result.claims, result.verdict
-        self.reason = await say(self, result.reason, *result.args) if result.reason else ""
 
 
 PRE = {"white_space": "pre-wrap", "word_break": "break-all", "font_size": "12px", "margin": "0"}
