@@ -54,8 +54,8 @@ class Walk:
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("token", "scope"),
-         Walk("resource", addable=False), Walk("session", addable=False)]
+         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
+         Walk("token", "scope"), Walk("resource", addable=False), Walk("session", addable=False)]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -79,6 +79,8 @@ def _seed(server, screen, owner: str, names: list[str]) -> None:
                 unique = {"uuid": str(uuid.uuid4())} if "uuid" in fields else {}
                 # a session is addressed by its application too
                 unique |= {"application": "app-built-in"} if "application" in fields else {}
+                if "client_id" in fields:  # an application's client id is unique
+                    unique["client_id"] = uuid.uuid4().hex
                 db.add(screen.kind.model(owner=owner, name=name, **unique))
             db.commit()
     finally:

@@ -27,7 +27,7 @@ def _wire_fields(screen: Screen) -> set[str]:
 
 
 def _labels(screen: Screen) -> set[str]:
-    return ({screen.title, screen.name_label} | {c.label for c in screen.columns}
+    return ({screen.title, screen.name_label, screen.owner_label} | {c.label for c in screen.columns}
             | {c.caption for c in screen.columns if c.caption} | {f.label for f in screen.fields}
             | {f.help for f in screen.fields if f.help}
             | {c.label for f in screen.fields for c in f.columns}  # a row table's column headers

@@ -53,6 +53,8 @@ def _checks(field: Field, disabled: rx.Var) -> rx.Component:
 
 def _widget(field: Field) -> rx.Component:
     disabled = Editing.locked.contains(field.key)
+    if field.enabled_when is not None:
+        disabled = disabled | ~field.enabled_when(Editing.values, Editing.flags)
     ident = f"field-{field.key}"
     if field.widget == "checks":
         return _checks(field, disabled)
@@ -112,7 +114,8 @@ def _identity(screen: Screen) -> list[rx.Component]:
             Editing, "owner", _text("owner"), on_owner, label=t("Organization"), disabled=False, also=shared,
             id="field-owner"))
     owner = rx.grid(
-        field_label("Organization", "field-owner"), owner_input, columns="12em 1fr", spacing="3", width="100%",
+        field_label(screen.owner_label, "field-owner"), owner_input, columns="12em 1fr", spacing="3",
+        width="100%",
     )
     name = rx.grid(
         field_label(screen.name_label, "field-name"),

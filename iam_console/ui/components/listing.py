@@ -51,7 +51,16 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
                         rx.cond(kind == "video", rx.video(src=value, controls=True, width="160px", height="90px"),
                                 rx.fragment()))
     elif column.kind == "avatar":
-        shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
+        # a picture named after its column (a Radix avatar's picture carries no alternative text)
+        shown = rx.cond(value != "", rx.image(src=value, alt=t(column.label), width="32px", height="32px",
+                                              border_radius="50%", object_fit="cover"), rx.fragment())
+    elif column.kind == "links":  # entries joined by ", ", each a link to the href and the entry
+        # (a row of the screen shown before this one, for a moment after a navigation, has no such key)
+        listed = row.get(column.key, "").to(str)
+        return rx.table.cell(rx.cond(listed != "", rx.vstack(rx.foreach(
+            listed.split(", "), lambda item: rx.link(item, href=row.get(f"{column.key}__href", "").to(str) + item,
+                                                     size="2")),
+            spacing="0"), rx.fragment()))
     elif column.kind == "tags":
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:

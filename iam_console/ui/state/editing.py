@@ -15,8 +15,9 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...models.base import wire_name
-from ...services import crud
+from ...services import crud, policy
 from ...services.access import Actor
+from ...services.errors import ServiceError
 from ...services.resources import Ownership
 from ..screens import SCREENS, Field, Screen
 from .picking import Picking
@@ -94,6 +95,8 @@ class Editing(Rows, Picking, rx.State):
         parts = [await self.get_state(part) for part in screen.sections]
 
         def read(db, actor):
+            if screen.admins_only and not actor.is_admin:
+                raise ServiceError(policy.UNAUTHORIZED)
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
@@ -125,6 +128,14 @@ class Editing(Rows, Picking, rx.State):
         if key not in self.locked and key not in self.hidden:
             self._staged = {**self._staged, key: value}
             self.dirty = True
+
+    def put_value(self, key: str, value: str) -> bool:
+        """A value set by the page's own tools (an uploaded file's URL), saved with the form."""
+        if key in self.locked or key in self.hidden:
+            return False
+        self.values = {**self.values, key: value}
+        self.dirty = True
+        return True
 
     # --- the row tables' and pickers' declarations (the Rows and Picking mixins) ---
 
@@ -169,11 +180,23 @@ class Editing(Rows, Picking, rx.State):
         if field is not None and field.widget == "pick" and field.multiple and ident not in self.locked:
             self.values[ident] = ", ".join(values)
 
+    def _enabled(self, field: Field | None) -> bool:
+        """A field whose `enabled_when` is false of the edited values takes no edit."""
+        return field is None or field.enabled_when is None or bool(field.enabled_when(self.values, self.flags))
+
+    async def _refused(self, field: Field | None, values: dict[str, str], flags: dict[str, bool]) -> Any:
+        """The field's `check` of the values after a change: a toast when it refuses it."""
+        message = field.check(values, flags) if field is not None and field.check is not None else ""
+        if message:
+            prefs = await self.get_state(Prefs)
+            return rx.toast.error(prefs.say(message))
+        return None
+
     @rx.event
     async def set_value(self, key: str, value: str):
-        if key in self.locked:
-            return
         field = self._field(key)
+        if key in self.locked or not self._enabled(field):
+            return
         if field is not None and field.widget == "code":
             # code is never cut short: a text over the limit is refused, the editor keeps it
             if len(value) > CODE_LIMIT:
@@ -181,6 +204,9 @@ class Editing(Rows, Picking, rx.State):
                 return rx.toast.error(prefs.say("The text is too long: at most %s characters", str(CODE_LIMIT)))
         else:
             value = "" if value == EMPTY_CHOICE else value[:TEXT_LIMIT]
+        refused = await self._refused(field, {**self.values, key: value}, self.flags)
+        if refused is not None:
+            return refused
         self.dirty = self.dirty or self.values.get(key) != value
         self.values[key] = value
         if field is not None and field.copy_to and field.copy_to not in self.locked and re.fullmatch(
@@ -200,18 +226,26 @@ class Editing(Rows, Picking, rx.State):
         self.dirty = True
 
     @rx.event
-    def set_flag(self, key: str, value: bool):
-        if key not in self.locked:
-            self.dirty = self.dirty or self.flags.get(key) != bool(value)
-            self.flags[key] = bool(value)
-            self._then(key, self.flags[key])
+    async def set_flag(self, key: str, value: bool):
+        field = self._field(key)
+        if key in self.locked or not self._enabled(field):
+            return
+        refused = await self._refused(field, self.values, {**self.flags, key: bool(value)})
+        if refused is not None:
+            return refused
+        self.dirty = self.dirty or self.flags.get(key) != bool(value)
+        self.flags[key] = bool(value)
+        self._then(key, self.flags[key])
 
     def _then(self, key: str, value: Any) -> None:
-        field = next((f for f in self._screen.fields if f.key == key), None)
+        field = self._field(key)
         if field is not None:
-            for other, text in then_values(field, value, self.values).items():
+            for other, set_to in then_values(field, value, self.values).items():
                 if other not in self.locked:
-                    self.values[other] = text
+                    if isinstance(set_to, bool):  # a switch
+                        self.flags[other] = set_to
+                    else:
+                        self.values[other] = set_to
 
     def _changes(self) -> dict[str, Any]:
         """What the page edits, in its wire types, from the form's strings (and the sections'
@@ -285,7 +319,7 @@ class Editing(Rows, Picking, rx.State):
         return rx.redirect(self.return_url or screen.exit_url(self._record))
 
 
-def then_values(field: Field, value: Any, values: dict[str, str]) -> dict[str, str]:
+def then_values(field: Field, value: Any, values: dict[str, str]) -> dict[str, Any]:
     """What a change of the field also sets: its `then` of the new value, or, for a `then` of two
     parameters, of the new value and the form's texts as they are now."""
     if field.then is None:

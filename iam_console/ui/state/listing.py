@@ -281,9 +281,11 @@ def _route_organization(path: str, screen: Screen) -> str:
 
 def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
     name = str(record.get(wire_name(screen.kind.model, "name"), ""))
-    row = {c.key: cell(c, record.get(c.key)) for c in screen.columns}
+    row = {c.key: cell(c, c.value(record) if c.value else record.get(c.key)) for c in screen.columns}
     for c in screen.columns:
-        if c.link:
+        if c.link and c.kind == "links":  # each entry's href is this and the entry
+            row[f"{c.key}__href"] = link(c.link, {**record, "item": ""}) if isinstance(c.link, str) else ""
+        elif c.link:
             row[f"{c.key}__href"] = link(c.link, record)
         if c.kind == "media":  # what the URL holds: the record's fileType (image, video, ...)
             row[f"{c.key}__media"] = str(record.get("fileType", ""))
