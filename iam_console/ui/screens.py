@@ -30,6 +30,16 @@ class Column:
     shown_as: tuple[tuple[str, str], ...] = ()
     virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
     value: Callable[[dict[str, Any]], Any] | None = None  # the shown value made from the record (else its key's)
+    # the filter's values in groups (catalog key of the group, its values): the same values as
+    # `filters`, offered under headings (a provider's types by category)
+    filter_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class ViewerValue:
+    """A value a Field's `then` takes from the signed-in viewer's own record (its wire key): the
+    receiver of a provider's test email is the admin's own address."""
+    key: str
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class Field:
-    key: str  # the wire name
+    key: str  # the wire name; "a.b": the entry b of the object field a (a provider's userMapping.id)
     label: str  # a catalog key
     # input | password | number | switch | textarea | select | list | checks | rows | pick | code
     widget: str = "input"
@@ -82,11 +92,17 @@ class Field:
     maximum: int | None = None
     help: str = ""
     empty: str = ""  # what an empty value shows as (and is saved as, once the form is saved)
-    # other values this one's change sets: {wire name: text, or a bool for a switch} from the new value
-    # (a str, or a bool for a switch); a function of two parameters also gets the form's texts as they
-    # are now (`values`)
+    # other values this one's change sets: {wire name: value} from the new value (a str, or a bool for
+    # a switch); a function of two parameters also gets the form's texts as they are now (`values`);
+    # a value set is a text, a bool (a switch's), or a ViewerValue
     then: Callable[..., dict[str, Any]] | None = None
     rows: int = 4  # a textarea's height in lines
+    # the label chosen by the edited values: (condition of (values, flags) as in `shown_when`, catalog
+    # key), the first that holds; `label` otherwise (a provider's client ID is an Access key for some types)
+    relabel: tuple[tuple[Callable[[Any, Any], Any], str], ...] = ()
+    # a select whose options depend on another field's edited value: (that field's key, {its value:
+    # options}) (a provider's types by its category); the current value is kept when not among them
+    options_by: tuple[str, dict[str, tuple[str, ...]]] | None = None
     addon: Callable[[], Any] | None = None  # the screen's own component under the widget (a preview, a dialog)
     # a select's options read when the record is: (db, actor, record) -> [(value, label)] or
     # [(value, label, icon)] (icon: a key of the edit page's CHOICE_ICONS, "Physical" or "Virtual");
@@ -205,6 +221,10 @@ class Screen:
     sections: tuple[type, ...] = ()
     restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
     admins_only: bool = False  # the edit page is an admin's: anyone else gets the 403 page
+    # conditions judged on the server from the edited values, whenever one changes, read by the
+    # screen's parts as `Editing.checked[name]` (an address's validity enabling a test button):
+    # (name, function of (values, flags) -> bool)
+    checks: tuple[tuple[str, Callable[[dict[str, str], dict[str, bool]], bool]], ...] = ()
     list_scope: ListScope | None = None  # what the list shows (an organization admin: their own organization)
 
     @property

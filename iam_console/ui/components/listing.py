@@ -106,12 +106,26 @@ def _search(screen: Screen, state: type[Lists]) -> rx.Component:
                  id="search-value", width="16em", aria_label=t("Search")),
         *[rx.select.root(
             rx.select.trigger(placeholder=t(c.label), id=f"filter-{c.key}", aria_label=t(c.label)),
-            rx.select.content(rx.select.item(t("All"), value="__all__"),
-                              *[rx.select.item(option, value=option) for option in c.filters]),
+            rx.select.content(rx.select.item(t("All"), value="__all__"), *_filter_options(c)),
             on_change=lambda value, key=c.key: state.filter(key, value), size="2",
         ) for c in filters],
         spacing="2", align="center", wrap="wrap",
     )
+
+
+def _filter_options(column: Column) -> list[rx.Component]:
+    """A filter's values, under their groups' headings when it has groups (a value listed in two
+    groups is offered in the first)."""
+    if not column.filter_groups:
+        return [rx.select.item(option, value=option) for option in column.filters]
+    seen: set[str] = set()
+    groups = []
+    for label, values in column.filter_groups:
+        fresh = [v for v in values if v not in seen]
+        seen |= set(fresh)
+        groups.append(rx.select.group(rx.select.label(t(label)),
+                                      *[rx.select.item(v, value=v) for v in fresh]))
+    return groups
 
 
 def pager(state: type[Paging], prefix: str = "") -> rx.Component:

@@ -19,7 +19,7 @@ from ...services import crud, policy
 from ...services.access import Actor
 from ...services.errors import ServiceError
 from ...services.resources import Ownership
-from ..screens import SCREENS, Field, Screen
+from ..screens import SCREENS, Field, Screen, ViewerValue
 from .picking import Picking
 from .prefs import Prefs
 from .rows import Rows
@@ -62,9 +62,11 @@ class Editing(Rows, Picking, rx.State):
     saved_name: str = ""
     return_url: str = ""
     busy: bool = False
+    checked: dict[str, bool] = {}  # the screen's `checks` of the edited values
     dirty: bool = False  # edited since read or saved: leaving the page asks first (docs/architecture.md)
     _record: dict[str, Any] = {}  # the record as last read, sent back with the changes
     _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
+    _viewer: dict[str, str] = {}  # the signed-in viewer's own contact fields (a Field's ViewerValue)
 
     @property
     def _screen(self) -> Screen:
@@ -99,6 +101,8 @@ class Editing(Rows, Picking, rx.State):
                 raise ServiceError(policy.UNAUTHORIZED)
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
+                user = actor.user
+                self._viewer = {"email": user.email or "", "phone": user.phone or ""} if user is not None else {}
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
                 for part in parts:
                     part._load(db, actor, record)
@@ -113,14 +117,15 @@ class Editing(Rows, Picking, rx.State):
             return rx.redirect("/404")
         self._record = record
         self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
-        self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields
+        self.values = {f.key: _text(_entry(record, f.key)) or f.empty for f in screen.fields
                        if f.widget != "switch" and f.widget not in STRUCTURED}
         self.values |= {"owner": self.saved_owner, "name": self.saved_name}
-        self.flags = {f.key: bool(record.get(f.key)) for f in screen.fields if f.widget == "switch"}
+        self.flags = {f.key: bool(_entry(record, f.key)) for f in screen.fields if f.widget == "switch"}
         self._staged = {}
         for key in self._row_fields():
             self._load_rows(key, record.get(key))
         self.dirty = False
+        self._check()
         return screen.after_read  # the screen's own parts that load after the record (an event)
 
     def stage(self, key: str, value: Any) -> None:
@@ -170,7 +175,8 @@ class Editing(Rows, Picking, rx.State):
         kind = self._screen.kind
         if kind.ownership is Ownership.ADMIN:
             return str(self._record.get(wire_name(kind.model, kind.organization_attr)) or self.saved_owner)
-        return self.saved_owner
+        # the organization as edited: a record moved to another organization picks from that one
+        return self.values.get("owner") or self.saved_owner
 
     def _pick_get(self, ident: str) -> list[str]:
         return [v.strip() for v in self.values.get(ident, "").split(",") if v.strip()]
@@ -237,15 +243,20 @@ class Editing(Rows, Picking, rx.State):
         self.flags[key] = bool(value)
         self._then(key, self.flags[key])
 
+    def _check(self) -> None:
+        self.checked = {name: bool(judge(self.values, self.flags)) for name, judge in self._screen.checks}
+
     def _then(self, key: str, value: Any) -> None:
         field = self._field(key)
         if field is not None:
-            for other, set_to in then_values(field, value, self.values).items():
-                if other not in self.locked:
-                    if isinstance(set_to, bool):  # a switch
-                        self.flags[other] = set_to
-                    else:
-                        self.values[other] = set_to
+            for other, text in then_values(field, value, self.values).items():
+                if other in self.locked:
+                    continue
+                if isinstance(text, bool):
+                    self.flags[other] = text
+                else:
+                    self.values[other] = self._viewer.get(text.key, "") if isinstance(text, ViewerValue) else text
+        self._check()
 
     def _changes(self) -> dict[str, Any]:
         """What the page edits, in its wire types, from the form's strings (and the sections'
@@ -255,7 +266,12 @@ class Editing(Rows, Picking, rx.State):
         for field in self._screen.fields:
             if field.key in self.locked or field.key in self.hidden or field.widget in STRUCTURED:
                 continue
-            if field.widget == "switch":
+            if "." in field.key:  # an entry of an object field
+                whole, _, entry = field.key.partition(".")
+                before = record.get(whole, self._record.get(whole))
+                record[whole] = {**(before if isinstance(before, dict) else {}), entry: (
+                    self.flags.get(field.key, False) if field.widget == "switch" else self.values.get(field.key, ""))}
+            elif field.widget == "switch":
                 record[field.key] = self.flags.get(field.key, False)
             elif field.key in self.values:
                 record[field.key] = _typed(field, self.values[field.key], self._record.get(field.key))
@@ -349,6 +365,15 @@ def _reference_form(screen: Screen, key: str) -> str:
     """"id" when the kind's reference declaration says the field stores owner/name, else "name"."""
     ref = next((r for r in screen.kind.references if wire_name(screen.kind.model, r.attribute) == key), None)
     return "id" if ref is not None and ref.form == "id" else "name"
+
+
+def _entry(record: dict[str, Any], key: str) -> Any:
+    """A wire field, or with "a.b" the entry b of the object field a."""
+    whole, dot, entry = key.partition(".")
+    if not dot:
+        return record.get(key)
+    value = record.get(whole)
+    return value.get(entry) if isinstance(value, dict) else None
 
 
 def _text(value: Any) -> str:
