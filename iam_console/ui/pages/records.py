@@ -45,5 +45,5 @@ RECORDS = screen(Screen(
         Column("isTriggered", "Is triggered", "bool", searchable=False,
                shown_when=lambda record: record.get("action") in TRIGGERING),
     ),
-    fields=(), page_size=20, read_only=True, export="/api/export-records",
+    fields=(), page_size=20, addable=False, read_only=True, export="/api/export-records",
 ))

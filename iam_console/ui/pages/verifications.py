@@ -23,5 +23,5 @@ VERIFICATIONS = screen(Screen(
         Column("code", "Verification code", searchable=False, sortable=False),
         Column("isUsed", "Is used", "bool", searchable=False),
     ),
-    fields=(), read_only=True,
+    fields=(), addable=False, read_only=True,
 ))
