@@ -115,9 +115,12 @@ for _action, _run, _summary in (
     router.add_api_route(f"/{_action}", _write(_action, _run), methods=["POST"], summary=_summary)
 
 
-@router.post("/refresh-engines", summary="Forget every enforcer kept in memory (admins)")
+@router.post("/refresh-engines", summary="Forget every enforcer this worker keeps in memory (global admins)")
 async def refresh_engines(request: Request) -> JSONResponse:
     with session_scope() as db:
-        policy.require_admin(actor(db, request))
+        caller = actor(db, request)
+        policy.require_admin(caller)
+        if not caller.is_global_admin:
+            raise ServiceError(policy.UNAUTHORIZED)  # every organization's enforcers
     enforcement.refresh()
     return ok(True)

@@ -13,14 +13,12 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import masked, to_wire
-from . import accounts, authz_version, counts, groups, kinds, lookup, policy, query, rules, wire
+from . import accounts, counts, groups, kinds, lookup, policy, query, rules, wire
 from . import builtin as b
 from .access import Actor
 from .errors import ServiceError
 from .records import audit, redact_json_text, redact_text
 from .resources import REGISTRY, Kind, is_shared, organization_of
-
-authz_version.install()  # every write of the process raises the authorization counters
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
 # what an update ignores rather than refuses: clients send whole objects back, with the

@@ -151,6 +151,8 @@ def _selected(db: Session, actor: Actor, params: dict[str, str], batch: bool) ->
     else:
         owner, name = crud.split_id(value)
         where = []
+    if not actor.is_global_admin and owner != actor.organization:
+        raise ServiceError(policy.UNAUTHORIZED)  # an organization's admin asks about their own
     scope = policy.read_scope(actor, REGISTRY["permission"], owner=owner)
     found = db.exec(select(perm).where(perm.owner == owner, *where, *scope)
                     .order_by(perm.created_time.desc(), perm.pk.desc())).all()
