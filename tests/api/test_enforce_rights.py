@@ -50,7 +50,7 @@ def _ask(client, params: dict, request: list) -> list:
 
 def test_roles_and_groups_give_the_rules_casdoor_gives(admin, org):
     by_role = _permission(admin, org, roles=[f"{org}/reader"])
-    by_group = _permission(admin, org, groups=[f"{org}/team"], actions=["write"])
+    by_group = _permission(admin, org, groups=[f"{org}/team"], users=[f"{org}/boss"], actions=["write"])
     for user, action, allowed in (("alice", "read", True), ("bob", "read", True), ("carol", "read", False),
                                   ("carol", "write", True), ("alice", "write", False), ("boss", "read", False)):
         assert _ask(admin, {"permissionId": by_role if action == "read" else by_group},
@@ -86,7 +86,7 @@ def test_only_enabled_and_approved_permissions_are_in_force(admin, org):
 
 
 def test_a_users_groups_reach_the_next_call(admin, org):
-    pid = _permission(admin, org, groups=[f"{org}/team"], resources=["board"])
+    pid = _permission(admin, org, groups=[f"{org}/team"], users=[f"{org}/boss"], resources=["board"])
     assert _ask(admin, {"permissionId": pid}, [f"{org}/alice", "board", "read"]) == [False]
     ok_body(admin.post("/api/update-user", params={"id": f"{org}/alice", "columns": "groups"},
                        json={"owner": org, "name": "alice", "groups": [f"{org}/team"]}))
