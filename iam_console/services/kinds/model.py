@@ -12,7 +12,9 @@ from .common import BUILT_IN_CASBIN, KindRules, fixed
 
 
 def validate(db: Session, actor: Actor, row: m.CasbinModel) -> None:
-    parse_model(row.model_text)  # Casbin's own error when it is not a model
+    # a model not written yet (empty) is kept, as Casdoor keeps it; any text must be a model
+    if row.model_text.strip():
+        parse_model(row.model_text)  # Casbin's own error when it is not one
 
 
 RULES = KindRules(validate=validate, protect=BUILT_IN_CASBIN,
