@@ -2,7 +2,7 @@
 
 from .applications import Application, Cert, Provider
 from .audit import AuthSession, MfaSetup, PendingSignIn, Record, Session, Throttle
-from .authz import Adapter, AuthzVersion, CasbinModel, CasbinRule, Enforcer, Permission, Role
+from .authz import Adapter, AuthzChange, AuthzVersion, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from .credentials import Key, Resource, Token, Verification, WebAuthnChallenge
@@ -15,6 +15,7 @@ __all__ = [
     "Adapter",
     "Application",
     "AuthSession",
+    "AuthzChange",
     "AuthzVersion",
     "CasbinModel",
     "CasbinRule",

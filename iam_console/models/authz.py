@@ -134,3 +134,19 @@ class AuthzVersion(SQLModel, table=True):
 
     scope: str = text(100, primary_key=True)
     version: int = Field(default=0, sa_type=sa.BigInteger, nullable=False)
+
+
+class AuthzChange(SQLModel, table=True):
+    """The policy lines a counter's step changed, written in the same transaction: a worker whose
+    enforcer is a few steps behind applies them in place instead of rebuilding it. A step with
+    no row here (or an `other` row: something else changed too) means a rebuild."""
+
+    __tablename__ = "authz_change"
+    __table_args__ = (sa.Index("ix_authz_change_scope_version", "scope", "version"),)
+
+    pk: int | None = Field(default=None, primary_key=True)
+    scope: str = text(100)
+    version: int = Field(default=0, sa_type=sa.BigInteger, nullable=False)
+    adapter: str = text(200)  # casbin_rule.adapter: owner/table
+    op: str = text(10)  # add, remove, other
+    rule: list[str] = json_list()  # [ptype, v0, ...]

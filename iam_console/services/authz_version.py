@@ -57,20 +57,71 @@ def _groups_changed(user: m.User) -> bool:
     return any(state.attrs[name].history.has_changes() for name in ("groups", "owner"))
 
 
-def _scopes_of_flush(session: OrmSession) -> set[str]:
-    scopes: set[str] = set()
-    for row in (*session.new, *session.deleted):
-        if isinstance(row, WATCHED) or (isinstance(row, m.User) and row.groups):
-            scopes.add(scope_of(row))
+def line_of(row: m.CasbinRule, old: bool = False) -> list[str]:
+    values = [row.ptype, *[getattr(row, f"v{i}") for i in range(6)]]
+    if old:  # the values before this flush's change
+        state = inspect(row)
+        for i, name in enumerate(("ptype", *[f"v{i}" for i in range(6)])):
+            deleted = state.attrs[name].history.deleted
+            if deleted:
+                values[i] = deleted[0]
+    while len(values) > 1 and values[-1] == "":
+        values.pop()
+    return values
+
+
+Change = tuple[str, str, list[str]]  # (adapter key, add/remove/other, line)
+
+
+def _changes_of_flush(session: OrmSession) -> dict[str, list[Change]]:
+    """{scope: the changes of this flush}; a change that is not a policy line is ('', 'other', [])."""
+    changes: dict[str, list[Change]] = {}
+    for row, op in [*((r, "add") for r in session.new), *((r, "remove") for r in session.deleted)]:
+        if isinstance(row, m.CasbinRule):
+            changes.setdefault(scope_of(row), []).append((row.adapter, op, line_of(row)))
+        elif isinstance(row, WATCHED) or (isinstance(row, m.User) and row.groups):
+            changes.setdefault(scope_of(row), []).append(("", "other", []))
     for row in session.dirty:
-        if isinstance(row, WATCHED) and session.is_modified(row):
-            scopes.add(scope_of(row))
+        if isinstance(row, m.CasbinRule) and session.is_modified(row):
+            changes.setdefault(scope_of(row), []).extend([(row.adapter, "remove", line_of(row, old=True)),
+                                                           (row.adapter, "add", line_of(row))])
+        elif isinstance(row, WATCHED) and session.is_modified(row):
+            changes.setdefault(scope_of(row), []).append(("", "other", []))
         elif isinstance(row, m.User) and _groups_changed(row):
-            scopes.update({row.owner, *inspect(row).attrs.owner.history.deleted})
-    return scopes
+            for scope in {row.owner, *inspect(row).attrs.owner.history.deleted}:
+                changes.setdefault(scope, []).append(("", "other", []))
+    return changes
 
 
-_ready: set[str] = set()  # the databases known to hold the table (by URL)
+KEEP = 10000  # steps of change rows kept per scope: a worker further behind rebuilds
+
+
+def record(connection: sa.Connection, scope: str, changes: list[Change]) -> None:
+    """Raise the scope's counter by one step and write the lines that step changed."""
+    raise_versions(connection, [scope])
+    version = connection.execute(sa.select(_TABLE.c.version).where(_TABLE.c.scope == scope)).scalar_one()
+    if any(op == "other" for _, op, _ in changes):
+        changes = [("", "other", [])]
+    table = m.AuthzChange.__table__
+    connection.execute(table.insert(), [{"scope": scope, "version": version, "adapter": adapter, "op": op,
+                                         "rule": line} for adapter, op, line in changes])
+    if version % 100 == 0:
+        connection.execute(table.delete().where(table.c.scope == scope, table.c.version <= version - KEEP))
+
+
+def steps(connection: sa.Connection, scope: str, after: int, upto: int) -> list[Change] | None:
+    """The line changes of steps after..upto, in order; None when one of them was something else
+    (or is no longer kept)."""
+    table = m.AuthzChange.__table__
+    rows = connection.execute(sa.select(table.c.version, table.c.adapter, table.c.op, table.c.rule)
+                              .where(table.c.scope == scope, table.c.version > after, table.c.version <= upto)
+                              .order_by(table.c.version, table.c.pk)).all()
+    if {row.version for row in rows} != set(range(after + 1, upto + 1)) or any(row.op == "other" for row in rows):
+        return None
+    return [(row.adapter, row.op, list(row.rule)) for row in rows]
+
+
+_ready: set[str] = set()  # the databases known to hold the tables (by URL)
 
 
 def _has_table(connection: sa.Connection) -> bool:
@@ -87,9 +138,10 @@ def forget() -> None:
 
 
 def _before_flush(session: OrmSession, _context, _instances) -> None:
-    scopes = _scopes_of_flush(session)
-    if scopes and _has_table(session.connection()):
-        raise_versions(session.connection(), scopes)
+    changes = _changes_of_flush(session)
+    if changes and _has_table(session.connection()):
+        for scope, scope_changes in sorted(changes.items()):
+            record(session.connection(), scope, scope_changes)
 
 
 def _bulk_scopes(state) -> set[str]:

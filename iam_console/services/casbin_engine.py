@@ -100,6 +100,17 @@ class Engine(casbin.Enforcer):
         self.enable_auto_save(False)
         self._lock = threading.RLock()
         self._index: list[tuple[int, dict[str, list[int]]]] = []
+        self._expressions: dict[str, Any] = {}
+
+    def _get_expression(self, expr, functions=None):
+        """pycasbin parses the matcher on every call: parsed once here. The g functions it binds read
+        the role managers, which stay the same objects until the next load (which forgets these)."""
+        found = self._expressions.get(expr)
+        if found is None:
+            if len(self._expressions) > 64:  # eval() matchers: one expression per policy
+                self._expressions.clear()
+            found = self._expressions[expr] = casbin.Enforcer._get_expression(expr, functions)
+        return found
 
     # --- loading ---
 
@@ -134,6 +145,7 @@ class Engine(casbin.Enforcer):
             self.model.sort_policies_by_subject_hierarchy()
             self.model.sort_policies_by_priority()
             self.init_rm_map()
+            self._expressions.clear()
             self.build_role_links()
             self.reindex()
 

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
 from sqlmodel import Session, or_, select
 
 from .. import models as m
@@ -32,6 +31,7 @@ ONE_OF = ("permissionId", "modelId", "resourceId", "enforcerId", "owner")
 class _Entry:
     engine: Engine
     token: tuple[int, int]
+    lines: str = ""  # the policy lines it holds (casbin_rule.adapter), for an enforcer record's engine
 
 
 _cache: OrderedDict[tuple, _Entry] = OrderedDict()
@@ -44,20 +44,48 @@ def refresh() -> None:
         _cache.clear()
 
 
-def _cached(db: Session, organization: str, key: tuple, build: Callable[[], Engine]) -> Engine:
-    token = authz_version.read(db.connection(), organization)
+def _cached(db: Session, organization: str, key: tuple, build: Callable[[], Engine], lines: str = "") -> Engine:
+    """The engine under `key`, built again when its organization changed since, unless every step
+    since changed only policy lines: those are applied to it in place."""
+    connection = db.connection()
+    token = authz_version.read(connection, organization)
     with _cache_lock:
         entry = _cache.get(key)
-        if entry is not None and entry.token == token:
+        if entry is not None:
             _cache.move_to_end(key)
+    if entry is not None and entry.token == token:
+        return entry.engine
+    if entry is not None and entry.token[1] == token[1] and token[0] > entry.token[0]:
+        changed = authz_version.steps(connection, organization, entry.token[0], token[0])
+        if changed is not None:
+            with entry.engine._lock:
+                if entry.token[0] < token[0]:
+                    _apply(entry.engine, [(op, line) for adapter, op, line in changed if lines and adapter == lines])
+                    entry.token = token
             return entry.engine
     engine = build()
     with _cache_lock:
-        _cache[key] = _Entry(engine, token)
+        _cache[key] = _Entry(engine, token, lines)
         _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return engine
+
+
+def _apply(engine: Engine, changes: list[tuple[str, list[str]]]) -> None:
+    """Policy lines added and removed, in order, through pycasbin's incremental calls."""
+    for op, (ptype, *values) in changes:
+        rule = engine.fitted(ptype, values)
+        if rule is None:
+            continue
+        grouping = ptype.startswith("g")
+        present = _has(engine, ptype, rule)
+        if op == "add" and not present:
+            (engine.add_named_grouping_policy if grouping else engine.add_named_policy)(ptype, *rule)
+        elif op == "remove" and present:
+            (engine.remove_named_grouping_policy if grouping else engine.remove_named_policy)(ptype, *rule)
+    if changes:
+        engine.reindex()
 
 
 # --- finding what an enforcer is built from ---
@@ -100,7 +128,8 @@ def enforcer_engine(db: Session, enforcer: m.Enforcer) -> Engine:
         engine.load_lines(policy_store.lines(db, adapter))
         return engine
     key = ("enforcer", enforcer.owner, enforcer.name, enforcer.model, enforcer.adapter)
-    return _cached(db, enforcer.owner, key, build)
+    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter) if enforcer.adapter else None
+    return _cached(db, enforcer.owner, key, build, policy_store.key(adapter) if adapter is not None else "")
 
 
 def permission_engine(db: Session, permissions: list[m.Permission]) -> Engine:
@@ -290,10 +319,12 @@ def rule_of(body: Any) -> tuple[str, list[str]]:
     return ptype, policy_store.trimmed(["x", *values])[1:]
 
 
-def _writable(db: Session, actor: Actor, enforcer_id: str) -> tuple[m.Enforcer, m.Adapter, Engine]:
+def _writable(db: Session, actor: Actor, enforcer_id: str) -> tuple[m.Adapter, Engine]:
+    """The enforcer's adapter and engine: the engine applies the write at its next call, from the
+    counter's step (services/authz_version.py)."""
     enforcer = _row(db, actor, "enforcer", enforcer_id)
     _, adapter = _enforcer_parts(db, enforcer)
-    return enforcer, adapter, enforcer_engine(db, enforcer)
+    return adapter, enforcer_engine(db, enforcer)
 
 
 def _has(engine: Engine, ptype: str, rule: list[str]) -> bool:
@@ -301,55 +332,24 @@ def _has(engine: Engine, ptype: str, rule: list[str]) -> bool:
         else engine.has_named_policy(ptype, *rule)
 
 
-def _after_commit(db: Session, enforcer: m.Enforcer, engine: Engine, before: tuple[int, int],
-                  change: Callable[[], None]) -> None:
-    """Apply `change` to this worker's copy once committed, if this write was the only change since
-    the copy was built; otherwise the next call rebuilds it."""
-    after = authz_version.read(db.connection(), enforcer.owner)
-    key = ("enforcer", enforcer.owner, enforcer.name, enforcer.model, enforcer.adapter)
-
-    def apply(_session) -> None:
-        with _cache_lock:
-            entry = _cache.get(key)
-            if entry is None or entry.engine is not engine or entry.token != before \
-                    or after != (before[0] + 1, before[1]):
-                return
-        with engine._lock:
-            change()
-            engine.reindex()
-        with _cache_lock:
-            entry.token = after
-    sa.event.listen(db, "after_commit", apply, once=True)
-
-
-def _token(db: Session, organization: str) -> tuple[int, int]:
-    return authz_version.read(db.connection(), organization)
-
-
 def add_policy(db: Session, actor: Actor, enforcer_id: str, body: Any) -> None:
     ptype, values = rule_of(body)
-    enforcer, adapter, engine = _writable(db, actor, enforcer_id)
+    adapter, engine = _writable(db, actor, enforcer_id)
     rule = engine.fitted(ptype, values)
     if rule is None:
         raise ServiceError("The model has no policy type %s of this size", ptype)
     if _has(engine, ptype, rule):
         raise ServiceError("Duplicated policy rules")
-    before = _token(db, enforcer.owner)
     policy_store.add(db, adapter, [[ptype, *values]])
-    adder = engine.add_named_grouping_policy if ptype.startswith("g") else engine.add_named_policy
-    _after_commit(db, enforcer, engine, before, lambda: adder(ptype, *rule))
 
 
 def remove_policy(db: Session, actor: Actor, enforcer_id: str, body: Any) -> bool:
     ptype, values = rule_of(body)
-    enforcer, adapter, engine = _writable(db, actor, enforcer_id)
+    adapter, engine = _writable(db, actor, enforcer_id)
     rule = engine.fitted(ptype, values)
     if rule is None or not _has(engine, ptype, rule):
         return False
-    before = _token(db, enforcer.owner)
     policy_store.remove(db, adapter, [[ptype, *values]])
-    remover = engine.remove_named_grouping_policy if ptype.startswith("g") else engine.remove_named_policy
-    _after_commit(db, enforcer, engine, before, lambda: remover(ptype, *rule))
     return True
 
 
@@ -357,21 +357,10 @@ def update_policy(db: Session, actor: Actor, enforcer_id: str, body: Any) -> boo
     if not isinstance(body, list) or len(body) != 2:
         raise ServiceError("The body must be a pair of policy rules: the old one and the new one")
     (ptype, old_values), (_, new_values) = rule_of(body[0]), rule_of(body[1])
-    enforcer, adapter, engine = _writable(db, actor, enforcer_id)
+    adapter, engine = _writable(db, actor, enforcer_id)
     old, new = engine.fitted(ptype, old_values), engine.fitted(ptype, new_values)
     if old is None or new is None or not _has(engine, ptype, old):
         return False
     if _has(engine, ptype, new):
         raise ServiceError("Duplicated policy rules")
-    before = _token(db, enforcer.owner)
-    if not policy_store.update(db, adapter, [ptype, *old_values], [ptype, *new_values]):
-        return False
-
-    def change() -> None:
-        if ptype.startswith("g"):
-            engine.remove_named_grouping_policy(ptype, *old)
-            engine.add_named_grouping_policy(ptype, *new)
-        else:
-            engine.update_named_policy(ptype, old, new)
-    _after_commit(db, enforcer, engine, before, change)
-    return True
+    return policy_store.update(db, adapter, [ptype, *old_values], [ptype, *new_values])

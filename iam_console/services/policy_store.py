@@ -110,6 +110,7 @@ def _where(columns, line: list[str]) -> list:
 
 
 def add(db: Session, adapter: m.Adapter, new_lines: Iterable[list[str]]) -> None:
+    new_lines = list(new_lines)
     rows = [_values(line) for line in new_lines]
     if not rows:
         return
@@ -120,7 +121,7 @@ def add(db: Session, adapter: m.Adapter, new_lines: Iterable[list[str]]) -> None
     engine, table = external(adapter)
     with engine.begin() as connection:
         connection.execute(table.insert(), rows)
-    authz_version.raise_versions(db.connection(), [adapter.owner])
+    authz_version.record(db.connection(), adapter.owner, [(key(adapter), "add", trimmed(line)) for line in new_lines])
 
 
 def remove(db: Session, adapter: m.Adapter, old_lines: Iterable[list[str]]) -> None:
@@ -136,7 +137,8 @@ def remove(db: Session, adapter: m.Adapter, old_lines: Iterable[list[str]]) -> N
     with engine.begin() as connection:
         for line in old_lines:
             connection.execute(table.delete().where(*_where(table.c, line)))
-    authz_version.raise_versions(db.connection(), [adapter.owner])
+    authz_version.record(db.connection(), adapter.owner, [(key(adapter), "remove", trimmed(line))
+                                                          for line in old_lines])
 
 
 def remove_filtered(db: Session, adapter: m.Adapter, ptype: str, index: int, values: list[str]) -> None:
@@ -154,7 +156,7 @@ def remove_filtered(db: Session, adapter: m.Adapter, ptype: str, index: int, val
     with engine.begin() as connection:
         connection.execute(table.delete().where(table.c.ptype == ptype,
                                                 *[table.c[k] == v for k, v in conditions.items()]))
-    authz_version.raise_versions(db.connection(), [adapter.owner])
+    authz_version.record(db.connection(), adapter.owner, [("", "other", [])])
 
 
 def update(db: Session, adapter: m.Adapter, old: list[str], new: list[str]) -> bool:
@@ -177,5 +179,6 @@ def update(db: Session, adapter: m.Adapter, old: list[str], new: list[str]) -> b
         if found is None:
             return False
         connection.execute(table.update().where(table.c.id == found[0]).values(**values))
-    authz_version.raise_versions(db.connection(), [adapter.owner])
+    authz_version.record(db.connection(), adapter.owner, [(key(adapter), "remove", trimmed(old)),
+                                                          (key(adapter), "add", trimmed(new))])
     return True

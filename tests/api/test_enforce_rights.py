@@ -93,9 +93,16 @@ def test_a_users_groups_reach_the_next_call(admin, org):
     assert _ask(admin, {"permissionId": pid}, [f"{org}/alice", "board", "read"]) == [True]
 
 
+def _engine_of(eid: str):
+    owner, name = eid.split("/")
+    # the one used last (the cache is kept in order of use)
+    return [entry.engine for key, entry in enforcement._cache.items() if key[:3] == ("enforcer", owner, name)][-1]
+
+
 def test_a_write_by_another_worker_reaches_the_next_call(admin, org):
     eid = make_enforcer(admin, RBAC, [["p", "alice", "data1", "read"]], owner=org)
     assert _ask(admin, {"enforcerId": eid}, ["bob", "data1", "read"]) == [False]
+    before = _engine_of(eid)
     with session_scope() as db:  # as another worker or server would: straight to the database
         adapter = db.exec(select(m.Enforcer.adapter).where(m.Enforcer.owner == org,
                                                            m.Enforcer.name == eid.split("/")[1])).one()
@@ -103,12 +110,14 @@ def test_a_write_by_another_worker_reaches_the_next_call(admin, org):
                                                       m.Adapter.name == adapter.split("/")[1])).one()
         db.add(m.CasbinRule(adapter=f"{org}/{table}", ptype="g", v0="bob", v1="alice"))
     assert _ask(admin, {"enforcerId": eid}, ["bob", "data1", "read"]) == [True]
+    assert _engine_of(eid) is before  # a step that only changed lines is applied in place
     # and a model change: the matcher now ignores roles
     ok_body(admin.post("/api/update-model", params={"id": f"{org}/rbac"}, json={
         "owner": org, "name": "rbac", "modelText": RBAC.replace("g(r.sub, p.sub)", "r.sub == p.sub")}))
     enforcer = ok_body(admin.get("/api/get-enforcer", params={"id": eid}))["data"]
     ok_body(admin.post("/api/update-enforcer", params={"id": eid}, json={**enforcer, "model": f"{org}/rbac"}))
     assert _ask(admin, {"enforcerId": eid}, ["bob", "data1", "read"]) == [False]
+    assert _engine_of(eid) is not before  # rebuilt
     ok_body(admin.post("/api/update-model", params={"id": f"{org}/rbac"}, json={
         "owner": org, "name": "rbac", "modelText": RBAC}))
 
