@@ -1,9 +1,9 @@
 """The enforcement calls (docs/api.md, "Authorization"; docs/architecture.md, "Authorization engine").
 
 Enforcers stay in memory, keyed by what they are built from; each call reads the counters of
-services/authz_version.py and rebuilds an enforcer whose organization changed since it was
-built. A policy write through this module is applied to this worker's copy in place once
-committed, when no other change came between."""
+services/authz_version.py. An enforcer whose organization moved on since it was built takes the
+policy lines those steps changed in place (pycasbin's incremental calls) when that is all they
+changed, and is built again otherwise."""
 
 from __future__ import annotations
 
