@@ -236,11 +236,12 @@ window.addEventListener("beforeunload", (event) => {
 });
 // Back and Forward ask too: assets/history_guard.js, inlined in the page head so that it runs
 // before the router starts listening.
-// in-app links: asked before the router sees the click (capture phase, on the document)
+// in-app links: asked before the router sees the click (capture phase, on the document);
+// a download link (a cert's files) leaves nothing
 document.addEventListener("click", (event) => {
   const question = window.iamUnsavedQuestion();
   const link = question && event.target.closest ? event.target.closest("a[href]") : null;
-  if (!link || link.target === "_blank") return;
+  if (!link || link.target === "_blank" || link.hasAttribute("download")) return;
   if (!window.confirm(question)) {
     event.preventDefault();
     event.stopImmediatePropagation();

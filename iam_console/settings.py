@@ -19,6 +19,12 @@ class Settings:
     cookie_secure: bool
     files_dir: Path  # uploaded files (avatars), served at /files/
     outbound_allow: str  # internal hosts and networks outbound connections may reach (services/outbound.py)
+    # the chat services' API base URLs the Telegram, Slack and Discord notification types call
+    # (IAM_TELEGRAM_API, IAM_SLACK_API, IAM_DISCORD_API): the services' own by default, a local
+    # stand-in in tests
+    telegram_api: str
+    slack_api: str
+    discord_api: str
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
@@ -39,6 +45,9 @@ def load() -> Settings:
         cookie_secure=origin.startswith("https://"),
         files_dir=Path(os.environ.get("IAM_FILES_DIR") or PROJECT_ROOT / "data" / "files"),
         outbound_allow=os.environ.get("IAM_OUTBOUND_ALLOW", ""),
+        telegram_api=os.environ.get("IAM_TELEGRAM_API", "https://api.telegram.org").rstrip("/"),
+        slack_api=os.environ.get("IAM_SLACK_API", "https://slack.com/api").rstrip("/"),
+        discord_api=os.environ.get("IAM_DISCORD_API", "https://discord.com/api/v10").rstrip("/"),
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
     )
 

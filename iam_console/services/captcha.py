@@ -96,11 +96,17 @@ def challenge(db: Session, application_id: str, client_ip: str) -> dict[str, Any
     if provider.type != DEFAULT:
         return {**answer, "subType": provider.sub_type, "clientId": provider.client_id, "clientSecret": "***",
                 "clientId2": provider.client_id2, "clientSecret2": "***"}
+    return {**answer, **picture(db, client_ip)}
+
+
+def picture(db: Session, client_ip: str) -> dict[str, str]:
+    """A new Default captcha: its id (what verify checks an answer against) and its picture
+    (PNG, base64), counted against the asking address."""
     throttle.hit(db, f"captcha:{client_ip}", *PER_ADDRESS)
     digits, nonce, expires = _answer(), secrets.token_hex(12), int(time.time()) + LIFETIME_SECONDS
-    picture = _drawer.generate(digits).getvalue()
-    return {**answer, "captchaId": f"{nonce}.{expires}.{_mac(db, nonce, expires, digits)}",
-            "captchaImage": base64.b64encode(picture).decode()}
+    drawn = _drawer.generate(digits).getvalue()
+    return {"captchaId": f"{nonce}.{expires}.{_mac(db, nonce, expires, digits)}",
+            "captchaImage": base64.b64encode(drawn).decode()}
 
 
 def verify(db: Session, captcha_type: str, token: str, captcha_id: str) -> bool:

@@ -14,6 +14,7 @@ from .errors import ServiceError
 
 ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
 RSA_BIT_SIZES = (1024, 2048, 4096)
+DEFAULT_RSA_BITS = 2048  # what an RSA or PSS cert falls back to from a bit size it cannot have
 _CURVES = {"ES256": ec.SECP256R1, "ES384": ec.SECP384R1, "ES512": ec.SECP521R1}
 _DIGESTS = {"256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
 

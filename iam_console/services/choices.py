@@ -26,7 +26,8 @@ class Choices:
 def names(db: Session, actor: Actor, kind: str, organization: str, typed: str = "", *, page: int = 1,
           size: int = PAGE_SIZE, category: str = "", form: str = "name") -> Choices:
     """Page `page` of the records of `kind` in `organization` (with the shared ones, for a kind that
-    has them) whose name contains `typed`, sorted by name; only records of `category` when given."""
+    has them) whose name contains `typed`, sorted by name; only records of `category` when given.
+    Organizations themselves: every one the viewer may read."""
     found = REGISTRY.get(kind)
     if found is None or not found.named:
         raise ServiceError("Unknown kind: %s", kind[:100])
@@ -42,7 +43,10 @@ def names(db: Session, actor: Actor, kind: str, organization: str, typed: str = 
         if not hasattr(found.model, "category"):
             raise ServiceError("The kind %s has no category", kind)
         where.append(found.model.category == category)
-    scope = {"organization": organization} if found.ownership is Ownership.ADMIN else {"owner": organization}
+    if found.organization_attr == "name":
+        scope = {}  # organizations themselves: every one the viewer may read
+    else:
+        scope = {"organization": organization} if found.ownership is Ownership.ADMIN else {"owner": organization}
     listed = crud.list_records(db, actor, found, params, where=where, **scope)
     rows = listed.rows
     values = [f"{row['owner']}/{row['name']}" if form == "id" else str(row["name"]) for row in rows]

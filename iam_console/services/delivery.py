@@ -15,7 +15,11 @@
   them (keys phoneNumber, content, code), httpHeaders are sent as headers, and the body is JSON
   when a Content-Type header (or issuerUrl, where Casdoor keeps it) says application/json, a form
   otherwise. Any 2xx answer is success; redirects are followed (at most 5, each hop checked).
-- Notification: Casdoor's "Custom HTTP": the content and recipient to the provider's receiver URL.
+- Notification: Casdoor's "Custom HTTP": the content and recipient to the provider's receiver URL;
+  Telegram, Slack and Discord: the content to the chat named by the provider's receiver (its Chat
+  ID) through the service's bot API, the provider's clientSecret being the bot's token. The APIs'
+  base URLs are settings (IAM_TELEGRAM_API, IAM_SLACK_API, IAM_DISCORD_API), so that a local
+  stand-in can receive them.
 - All connect through services/outbound.py: an internal address is refused unless
   IAM_OUTBOUND_ALLOW lists it, and the whole exchange has a time limit.
 - Every other type needs a third-party service on the internet and is refused with a clear
@@ -30,10 +34,12 @@ import ssl
 from collections.abc import Iterator
 from email.message import EmailMessage
 from email.utils import formataddr
+from urllib.parse import quote
 
 import httpx
 
 from ..models import Provider
+from ..settings import settings
 from . import outbound
 from .errors import ServiceError
 
@@ -149,10 +155,53 @@ def send_sms(provider: Provider, phone: str, text: str, code: str = "") -> None:
         raise ServiceError("Failed to send the SMS: the gateway answered %d", answer.status_code)
 
 
+CHATS = ("Telegram", "Slack", "Discord")
+
+
+def _chat_request(provider: Provider, content: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """(URL, headers, JSON body) of a chat service's "post a message" call."""
+    token, chat = provider.client_secret.strip(), provider.receiver.strip()
+    if not token or not chat:
+        raise ServiceError("The %s provider %s needs its secret key (the bot token) and its Chat ID",
+                           provider.type, provider.name)
+    if provider.type == "Telegram":
+        return f"{settings.telegram_api}/bot{quote(token, safe=':')}/sendMessage", {}, {"chat_id": chat,
+                                                                                      "text": content}
+    if provider.type == "Slack":
+        return f"{settings.slack_api}/chat.postMessage", {"Authorization": f"Bearer {token}"}, {
+            "channel": chat, "text": content}
+    return (f"{settings.discord_api}/channels/{quote(chat, safe='')}/messages", {"Authorization": f"Bot {token}"},
+            {"content": content})
+
+
+def _send_chat(provider: Provider, content: str) -> None:
+    """A message through a chat service's bot API; its refusal (an error status, or Slack's
+    `"ok": false` on a 200) is the error."""
+    url, headers, body = _chat_request(provider, content)
+    try:
+        with outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
+            answer = client.post(url, headers=headers, json=body)
+    except (httpx.HTTPError, outbound.OutboundError) as exc:
+        raise ServiceError("Failed to send the notification: %s", str(exc)[:300]) from None
+    try:
+        data = answer.json()
+    except ValueError:
+        data = {}
+    refused = isinstance(data, dict) and data.get("ok") is False
+    if not answer.is_success or refused:
+        detail = data.get("description") or data.get("error") or data.get("message") if isinstance(data, dict) \
+            else ""
+        raise ServiceError("Failed to send the notification: the %s API answered %s", provider.type,
+                           str(detail or answer.status_code)[:200])
+
+
 def send_notification(provider: Provider, content: str, recipient: str) -> None:
     """Casdoor's "Custom HTTP" notification: the content (field: the provider's title, else
     "content") and the recipient to the provider's receiver URL, as a form (POST) or in the
     query (GET); any 2xx answer is success."""
+    if provider.type in CHATS:
+        _send_chat(provider, content)
+        return
     if provider.type != HTTP_NOTIFICATION:
         raise ServiceError("The Notification provider type %s is not supported here", provider.type)
     endpoint = provider.receiver.strip()

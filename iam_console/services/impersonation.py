@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from sqlmodel import Session
 
-from ..models import AuthSession
+from ..models import AuthSession, User
 from ..models.base import utcnow
 from . import auth, lookup, policy
 from . import builtin as b
@@ -31,6 +31,12 @@ class Started:
     user_id: str
 
 
+def impersonable(target: User) -> bool:
+    """Whether a global admin may act as this account (the console shows Impersonate for it):
+    a live account that is not itself a global admin."""
+    return not (target.is_deleted or target.is_forbidden or (target.is_admin and target.owner == b.BUILT_IN_ORG))
+
+
 def start(db: Session, actor: Actor, own_token: str, owner: str, name: str, client_ip: str = "") -> Started:
     policy.require_user(actor)
     found = auth.account_for_token(db, own_token)
@@ -43,7 +49,7 @@ def start(db: Session, actor: Actor, own_token: str, owner: str, name: str, clie
     target = lookup.user(db, owner, name)
     if target is None or target.is_deleted or target.is_forbidden:
         raise ServiceError("The user: %s/%s doesn't exist", owner[:100], name[:100])
-    if target.is_admin and target.owner == b.BUILT_IN_ORG:
+    if not impersonable(target):
         raise ServiceError("A global admin cannot be impersonated")
     now = utcnow()
     token = secrets.token_urlsafe(32)

@@ -67,7 +67,7 @@ def provider(db: Session, actor: Actor, category: str, name: str = "") -> m.Prov
     return found
 
 
-def _count(db: Session, actor: Actor, calls: int) -> None:
+def count(db: Session, actor: Actor, calls: int) -> None:
     for _ in range(calls):
         throttle.hit(db, f"send:{actor.id}", SENDS, WINDOW_SECONDS)
 
@@ -86,7 +86,7 @@ def send_email(db: Session, actor: Actor, data: dict, request: Request) -> None:
     invalid = [r for r in receivers if not wire.EMAIL.match(r)]
     if invalid:
         raise ServiceError("Invalid Email receivers: %s", ", ".join(invalid)[:300])
-    _count(db, actor, len(receivers))
+    count(db, actor, len(receivers))
     for receiver in receivers:
         delivery.send_email(chosen, receiver, title, content, sender)
     _record(db, actor, "send-email", chosen, receivers, request)
@@ -102,7 +102,7 @@ def send_sms(db: Session, actor: Actor, data: dict, request: Request) -> None:
     invalid = [r for r in receivers if not r.lstrip("+").isdigit()]
     if invalid:
         raise ServiceError("Invalid phone receivers: %s", ", ".join(invalid)[:300])
-    _count(db, actor, len(receivers))
+    count(db, actor, len(receivers))
     for receiver in receivers:
         delivery.send_sms(chosen, receiver, content)
     _record(db, actor, "send-sms", chosen, receivers, request)
@@ -115,7 +115,7 @@ def send_notification(db: Session, actor: Actor, data: dict, request: Request) -
     if not content:
         raise ServiceError("The content cannot be empty")
     chosen = provider(db, actor, "Notification")
-    _count(db, actor, 1)
+    count(db, actor, 1)
     delivery.send_notification(chosen, content, recipient)
     _record(db, actor, "send-notification", chosen, [recipient] if recipient else [], request)
 
@@ -152,7 +152,7 @@ def send_invitation(db: Session, actor: Actor, owner: str, name: str, destinatio
                                          purpose="invitation")
     link = f"{settings.origin}/signup/{quote(application.name, safe='')}?invitationCode={quote(invitation.code)}"
     content = (chosen.metadata_ or DEFAULT_INVITATION).replace("%code", invitation.code).replace("%link", link)
-    _count(db, actor, len(receivers))
+    count(db, actor, len(receivers))
     for receiver in receivers:
         delivery.send_email(chosen, receiver, chosen.title or "Invitation", content,
                             organization.display_name or organization.name)

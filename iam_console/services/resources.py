@@ -28,6 +28,9 @@ class Ref:
     also: tuple[str, ...] = ()  # values that name nothing ("All")
     organization_itself: bool = False  # the organization's own name is accepted (a top group's parent)
     when: tuple[str, tuple[str, ...]] | None = None  # checked only while this attribute holds one of these
+    # entries naming no record the organization may use are dropped on save by the kind's rules
+    # (an application's providers), so the check never meets one
+    dropped: bool = False
 
 
 class Ownership(enum.Enum):
@@ -76,7 +79,8 @@ def _kinds() -> list[Kind]:
                          Ref("signup_group", "group", form="id"))),
         Kind("ldap", m.Ldap, name_prefix="ldap", references=(Ref("default_group", "group", form="id"),)),
         Kind("application", m.Application, **admin_owned, name_prefix="application",
-             references=(Ref("cert", "cert", shared=True), Ref("providers", "provider", key="name", shared=True),
+             references=(Ref("cert", "cert", shared=True),
+                         Ref("providers", "provider", key="name", shared=True, dropped=True),
                          Ref("default_group", "group", form="either"))),
         Kind("provider", m.Provider, Ownership.SHARED, global_list=True, name_prefix="provider"),
         Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert"),

@@ -16,14 +16,28 @@ from ..services.resources import REGISTRY, Kind
 class Column:
     key: str  # the wire name in the record
     label: str  # a catalog key
-    kind: str = "text"  # text | bool | time | tags | avatar
-    # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record
+    kind: str = "text"  # text | bool | time | tags | avatar | links (a list, each entry a link)
+    # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record;
+    # for links, the template's "{item}" (at its end) stands for each entry
     link: str | Callable[[dict[str, Any]], str] = ""
     caption: str = ""  # a catalog key shown instead of the value (a link to somewhere else)
     sortable: bool = True
     searchable: bool = True
     filters: tuple[str, ...] = ()  # values offered as filters (exact match through the search)
+    # values shown as a catalog text instead: (("admin", "admin (Shared)"),), the owner of shared records
+    shown_as: tuple[tuple[str, str], ...] = ()
     virtual: bool = False  # not a wire field of the kind: a link or value the screen makes itself
+    value: Callable[[dict[str, Any]], Any] | None = None  # the shown value made from the record (else its key's)
+    # the filter's values in groups (catalog key of the group, its values): the same values as
+    # `filters`, offered under headings (a provider's types by category)
+    filter_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class ViewerValue:
+    """A value a Field's `then` takes from the signed-in viewer's own record (its wire key): the
+    receiver of a provider's test email is the admin's own address."""
+    key: str
 
 
 @dataclass(frozen=True)
@@ -42,16 +56,24 @@ class Cell:
     translate: bool = False  # a select's values are shown through the catalog
     disabled_when: Callable[[dict[str, Any]], bool] | None = None  # of the row; the server ignores edits
     hidden_when: Callable[[dict[str, Any]], bool] | None = None  # of the row
+    # the whole column is shown only when true of the edit page's (values, flags), like Field.shown_when
+    # (a table on an edit page only); the state ignores edits of a column not shown
+    shown_when: Callable[[Any, Any], Any] | None = None
     key_row: bool = False  # a switch on in exactly one row (turning one on turns the others off)
     default: Any = ""  # a new row's value
     kind: str = ""  # pick: the registry kind offered
     category: str = ""  # pick: only records of this category (providers)
     form: str = "name"  # pick: values are "name" or "id" (owner/name)
+    # this cell's change also sets other cells of its row: the new value -> {column key: value}
+    then: Callable[[Any], dict[str, Any]] | None = None
+    # pick: the chosen record fills other keys of the row, read with the viewer's rights:
+    # (db, actor, the edited record's organization, the chosen value) -> {key: value}
+    fill: Callable[[Any, Any, str, str], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
 class Field:
-    key: str  # the wire name
+    key: str  # the wire name; "a.b": the entry b of the object field a (a provider's userMapping.id)
     label: str  # a catalog key
     # input | password | number | switch | textarea | select | list | checks | rows | pick | code
     widget: str = "input"
@@ -60,12 +82,25 @@ class Field:
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
     # hidden unless true of the edited (values, flags): Vars, evaluated in the browser
     shown_when: Callable[[Any, Any], Any] | None = None
+    # disabled unless true of the edited (values, flags), like shown_when; the state ignores edits then
+    enabled_when: Callable[[Any, Any], Any] | None = None
+    # a change refused: the edited (values, flags) as plain dicts after it -> a catalog message, "" to allow
+    check: Callable[[dict[str, str], dict[str, bool]], str] | None = None
     minimum: int | None = None
     maximum: int | None = None
     help: str = ""
     empty: str = ""  # what an empty value shows as (and is saved as, once the form is saved)
-    # other values this one's change sets: {wire name: text} from the new value (a str, or a bool for a switch)
-    then: Callable[[Any], dict[str, str]] | None = None
+    # other values this one's change sets: {wire name: value} from the new value (a str, or a bool for
+    # a switch); a function of two parameters also gets the form's texts as they are now (`values`);
+    # a value set is a text, a bool (a switch's), or a ViewerValue
+    then: Callable[..., dict[str, Any]] | None = None
+    rows: int = 4  # a textarea's height in lines
+    # the label chosen by the edited values: (condition of (values, flags) as in `shown_when`, catalog
+    # key), the first that holds; `label` otherwise (a provider's client ID is an Access key for some types)
+    relabel: tuple[tuple[Callable[[Any, Any], Any], str], ...] = ()
+    # a select whose options depend on another field's edited value: (that field's key, {its value:
+    # options}) (a provider's types by its category); the current value is kept when not among them
+    options_by: tuple[str, dict[str, tuple[str, ...]]] | None = None
     addon: Callable[[], Any] | None = None  # the screen's own component under the widget (a preview, a dialog)
     # a select's options read when the record is: (db, actor, record) -> [(value, label)] or
     # [(value, label, icon)] (icon: a key of the edit page's CHOICE_ICONS, "Physical" or "Virtual");
@@ -90,6 +125,7 @@ class Field:
     columns: tuple[Cell, ...] = ()
     new_row: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None  # None: the table is full
     fixed_row: Callable[[dict[str, Any]], bool] | None = None  # a row that cannot be deleted
+    min_rows: int = 0  # Delete is disabled while the table holds this many rows (1: the last row stays)
     settle: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a changed row made consistent
     # a change refused: the rows as they would be -> a catalog message, "" to allow it
     refuse: Callable[[list[dict[str, Any]]], str] | None = None
@@ -145,6 +181,10 @@ class Screen:
     # ("/organizations/{owner}" for an LDAP server, reached from its organization); the list by default
     exit_route: str = ""
     name_label: str = "Name"  # the catalog key labelling the name (an LDAP server's is its ID)
+    owner_label: str = "Organization"  # the catalog key labelling the owner (an application's is "admin")
+    # the global admin chooses the owner from the organizations (and 'admin (Shared)' for a kind with
+    # shared records); everyone else sees it fixed to their own organization
+    owner_picker: bool = False
     messages: Messages = Messages()
     # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
     edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")
@@ -159,6 +199,11 @@ class Screen:
     # (tables, trees, lists), loaded with the record and merged into it on save
     sections: tuple[type, ...] = ()
     restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
+    admins_only: bool = False  # the edit page is an admin's: anyone else gets the 403 page
+    # conditions judged on the server from the edited values, whenever one changes, read by the
+    # screen's parts as `Editing.checked[name]` (an address's validity enabling a test button):
+    # (name, function of (values, flags) -> bool)
+    checks: tuple[tuple[str, Callable[[dict[str, str], dict[str, bool]], bool]], ...] = ()
     list_scope: ListScope | None = None  # what the list shows (an organization admin: their own organization)
 
     @property

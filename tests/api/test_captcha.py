@@ -24,7 +24,7 @@ def apps(admin) -> dict[str, str]:
     ok_body(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-default", "category": "Captcha",
                                               "type": "Default"}))
     ok_body(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-recaptcha", "category": "Captcha",
-                                              "type": "reCAPTCHA", "clientId": "site-key",
+                                              "type": "reCAPTCHA v2", "clientId": "site-key",
                                               "clientSecret": "server-secret"}))
     names = {}
     for label, provider, rule in (("always", "default", "Always"), ("none", "default", "None"),
@@ -79,7 +79,7 @@ def test_the_rule_decides_whether_there_is_a_captcha(apps):
 
 def test_another_types_settings_are_public_but_its_secrets_are_not(apps):
     shown = _challenge(apps, "third")
-    assert (shown["type"], shown["clientId"], shown["clientSecret"]) == ("reCAPTCHA", "site-key", "***")
+    assert (shown["type"], shown["clientId"], shown["clientSecret"]) == ("reCAPTCHA v2", "site-key", "***")
     refused = _verify("x", "y", "reCAPTCHA")
     assert refused["status"] == "error" and "not supported" in refused["msg"]
 

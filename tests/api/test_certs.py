@@ -129,7 +129,7 @@ def test_clearing_the_pem_on_update_regenerates_them(admin):
 
 def test_a_cert_that_is_not_x509_is_left_alone(admin):
     name = unique("cert")
-    admin.post("/api/add-cert", json=_cert("built-in", name, type="SSL", cryptoAlgorithm="", bitSize=0))
+    admin.post("/api/add-cert", json=_cert("built-in", name, type="Payment", cryptoAlgorithm="", bitSize=0))
     saved = _get(admin, "built-in", name)
     assert (saved["certificate"], saved["privateKey"]) == ("", "")
 
@@ -137,6 +137,8 @@ def test_a_cert_that_is_not_x509_is_left_alone(admin):
 @pytest.mark.parametrize(("fields", "message"), [
     ({"cryptoAlgorithm": "XS256"}, "Unknown crypto algorithm: XS256"),
     ({"cryptoAlgorithm": "RS384", "bitSize": 3000}, "The bit size must be 1024, 2048 or 4096"),
+    ({"type": "SSL"}, "The type must be x509 or Payment"),
+    ({"scope": "SAML"}, "The scope must be JWT"),
 ])
 def test_generation_on_save_refuses_unknown_settings(admin, fields, message):
     name = unique("cert")
@@ -262,6 +264,66 @@ def test_download_refuses_what_it_cannot_serve(admin):
     bad_id = admin.get("/api/download-cert", params={"file": "certificate"}).json()
     assert bad_id["status"] == "error"
     name = unique("cert")
-    admin.post("/api/add-cert", json=_cert("built-in", name, type="SSL", cryptoAlgorithm="", bitSize=0))
+    admin.post("/api/add-cert", json=_cert("built-in", name, type="Payment", cryptoAlgorithm="", bitSize=0))
     empty = _download(admin, "built-in", name, "privateKey").json()
     assert empty["status"] == "error" and "has no privateKey" in empty["msg"]
+
+
+# --- rights: shared certs (owner admin) are the global admin's; an organization admin edits their own ---
+
+def _ok(answer) -> bool:
+    body = answer.json()
+    return body["status"] == "ok" and body["data"] == "Affected"
+
+
+def test_an_organization_admin_edits_their_own_certs_and_never_a_shared_one(admin, org_admin):
+    org, boss = org_admin
+    own, shared = unique("cert"), unique("cert")
+    assert _ok(boss.post("/api/add-cert", json=_cert(org, own, cryptoAlgorithm="ES256")))
+    assert _ok(admin.post("/api/add-cert", json=_cert("admin", shared, cryptoAlgorithm="ES256")))
+    mine = _get(boss, org, own)
+    assert _ok(boss.post("/api/update-cert", params={"id": f"{org}/{own}"}, json={**mine, "displayName": "mine"}))
+    theirs = _get(boss, "admin", shared)  # readable: the shared certs are offered to every organization
+    assert theirs is not None and theirs["privateKey"] == "***"
+    refusals = [
+        boss.post("/api/update-cert", params={"id": f"admin/{shared}"}, json={**theirs, "displayName": "taken"}),
+        boss.post("/api/delete-cert", json=theirs),
+        boss.post("/api/add-cert", json=_cert("admin", unique("cert"), cryptoAlgorithm="ES256")),
+        boss.post("/api/update-cert", params={"id": f"{org}/{own}"}, json={**mine, "owner": "admin"}),
+    ]
+    for answer in refusals:
+        body = answer.json()
+        assert body["status"] == "error", body
+    assert _stored("admin", shared).display_name == shared and _stored(org, own) is not None
+    # the global admin edits and deletes the shared cert
+    assert _ok(admin.post("/api/update-cert", params={"id": f"admin/{shared}"},
+                          json={**_get(admin, "admin", shared), "displayName": "shared"}))
+    assert _stored("admin", shared).display_name == "shared"
+    assert _ok(admin.post("/api/delete-cert", json=_get(admin, "admin", shared)))
+
+
+def test_generate_is_for_those_who_may_change_the_cert(admin, org_admin):
+    from iam_console.services import cert_keys
+    from iam_console.services.access import Actor
+
+    org, _ = org_admin
+    with session_scope() as db:
+        boss = Actor(user=db.exec(select(m.User).where(m.User.owner == org, m.User.name == "boss")).one())
+        god = Actor(user=db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one())
+        with pytest.raises(ServiceError) as refused:
+            cert_keys.check_may_change(db, boss, "admin", "cert-built-in")
+        assert str(refused.value) == "Unauthorized operation"
+        with pytest.raises(ServiceError) as missing:
+            cert_keys.check_may_change(db, boss, "built-in", "cert-built-in")  # out of reach: as if missing
+        assert str(missing.value) == "The cert: built-in/cert-built-in does not exist"
+        cert_keys.check_may_change(db, god, "admin", "cert-built-in")
+    cert_pem, key_pem, years = cert_keys.new_pair("PS384", 1024, 0, "generated")
+    assert years == 20  # 0 years: the default, as a save with empty keys
+    certificate = _signs_and_verifies("PS384", cert_pem, key_pem)
+    assert certificate.public_key().key_size == 1024
+    lifetime = certificate.not_valid_after_utc - datetime.now(timezone.utc)
+    assert timedelta(days=20 * 365 - 1) < lifetime <= timedelta(days=20 * 365)
+    _, es_key, _ = cert_keys.new_pair("ES512", 4096, 2, "generated")  # ES: the curve, whatever the bit size
+    assert isinstance(serialization.load_pem_private_key(es_key.encode(), None).curve, ec.SECP521R1)
+    with pytest.raises(ServiceError):
+        cert_keys.new_pair("RS256", 1024, -1, "x")

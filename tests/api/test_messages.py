@@ -34,7 +34,7 @@ def orgs(admin, sinks) -> dict:
             ok_body(admin.post("/api/add-user", json={"owner": org, "name": user, "password": PASSWORD,
                                                   "isAdmin": is_admin}))
         ok_body(admin.post("/api/add-provider", json={
-            "owner": org, "name": f"{org}-mail", "category": "Email", "type": "SMTP", "host": "127.0.0.1",
+            "owner": org, "name": f"{org}-mail", "category": "Email", "type": "Default", "host": "127.0.0.1",
             "port": sinks["smtp"].port, "disableSsl": True, "clientId": SMTP_USER, "clientSecret": SMTP_PASSWORD,
             "clientId2": f"noreply@{org}.test"}))
     ok_body(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-sms", "category": "SMS",

@@ -36,7 +36,7 @@ def _populate(admin, org: str) -> None:
     _ok(admin.post("/api/add-token", json={"owner": "admin", "name": f"{org}-token", "organization": org,
                                            "application": f"{org}-app", "user": "alice"}))
     _ok(admin.post("/api/add-provider", json={"owner": org, "name": f"{org}-mail", "category": "Email",
-                                              "type": "SMTP"}))
+                                              "type": "Default"}))
     _ok(admin.post("/api/add-cert", json={"owner": org, "name": f"{org}-cert", "scope": "JWT", "type": "x509",
                                           "cryptoAlgorithm": "RS256", "bitSize": 2048, "expireInYears": 1}))
     _ok(admin.post("/api/add-role", json={"owner": org, "name": "readers", "users": [f"{org}/alice"]}))

@@ -121,7 +121,7 @@ def test_a_gateway_redirecting_to_an_internal_address_is_refused_at_the_hop(boss
 ])
 def test_an_smtp_server_at_an_internal_address_is_refused_until_allowed(boss, allow, host, allowed):
     with SmtpSink() as smtp:
-        boss.add("provider", category="Email", type="SMTP", host=host, port=smtp.port, disableSsl=True,
+        boss.add("provider", category="Email", type="Default", host=host, port=smtp.port, disableSsl=True,
                  clientId="mailer@corp.test")
         address = f"{uuid.uuid4().hex[:10]}@new.test"
         answer = boss.send_email(address)

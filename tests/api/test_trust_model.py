@@ -336,18 +336,40 @@ def test_every_reference_names_a_record_of_the_records_own_organization(two_orgs
         body.update({"owner": _target_body(kind, a, "x")["owner"]})
         if kind.ownership is Ownership.ADMIN:
             body[kind.organization_attr] = a
+        if ref.dropped:  # saved without the entry
+            _saved_without(god, kind, ref, body)
+            continue
         with session_scope() as db, pytest.raises(ServiceError, match="names"):
             crud.add_record(db, god, kind, body)
     missing = _naming(kind, ref, a, unique("missing"))
-    with session_scope() as db, pytest.raises(ServiceError, match="names"):
-        crud.add_record(db, god, kind, missing)
+    if ref.dropped:
+        _saved_without(god, kind, ref, missing)
+    else:
+        with session_scope() as db, pytest.raises(ServiceError, match="names"):
+            crud.add_record(db, god, kind, missing)
     # its own organization's record: accepted, on add and on update
     own = _naming(kind, ref, a, names[a])
     with session_scope() as db:
         assert crud.add_record(db, god, kind, own) in ("Affected", own[m.wire_name(kind.model, "name")])
+    name = own[m.wire_name(kind.model, "name")]
+    if ref.dropped:
+        with session_scope() as db:
+            crud.update_record(db, god, kind, own["owner"], name, foreign[0] | {m.wire_name(kind.model, "name"): name})
+        with session_scope() as db:
+            assert crud.get_record(db, god, kind, own["owner"], name)[m.wire_name(kind.model, ref.attribute)] == []
+        return
     with session_scope() as db, pytest.raises(ServiceError, match="names"):
-        name = own[m.wire_name(kind.model, "name")]
         crud.update_record(db, god, kind, own["owner"], name, foreign[0] | {m.wire_name(kind.model, "name"): name})
+
+
+def _saved_without(god, kind: Kind, ref, body: dict) -> None:
+    """A reference whose foreign entries are dropped: the record is saved with none of them."""
+    body = {**body, m.wire_name(kind.model, "name"): unique(kind.name)}
+    with session_scope() as db:
+        crud.add_record(db, god, kind, body)
+    with session_scope() as db:
+        saved = crud.get_record(db, god, kind, body["owner"], body[m.wire_name(kind.model, "name")])
+    assert saved[m.wire_name(kind.model, ref.attribute)] == [], saved
 
 
 def test_a_role_and_a_group_stay_within_their_organization_through_the_api(two_orgs):

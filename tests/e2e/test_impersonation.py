@@ -31,3 +31,17 @@ def test_an_organization_admin_is_offered_no_impersonation(visit, page, api_logi
     visit(f"/users/{accounts.alice.organization}/{accounts.alice.username}")
     expect(page.locator("#edit-save")).to_be_visible()
     expect(page.locator("#impersonate")).to_have_count(0)
+
+
+def test_impersonate_follows_the_servers_rule(visit, page, api_login, accounts):
+    """Offered for a member of the built-in organization who is no admin, never for a global admin
+    (the service's `impersonation.impersonable` decides both)."""
+    api_login(accounts.admin)
+    created = page.request.post("/api/add-user", data={"owner": "built-in", "name": "plain-member",
+                                                       "displayName": "Plain member"}).json()
+    assert created["status"] == "ok", created
+    visit("/users/built-in/plain-member")
+    expect(page.locator("#impersonate")).to_be_visible()
+    visit("/users/built-in/admin")
+    expect(page.locator("#edit-save")).to_be_visible()
+    expect(page.locator("#impersonate")).to_have_count(0)

@@ -50,7 +50,8 @@ class Walk:
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
-         Walk("invitation", "displayName")]
+         Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
+         Walk("provider", "displayName")]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -70,7 +71,10 @@ def _seed(server, screen, owner: str, names: list[str]) -> None:
     try:
         with Session(engine) as db:
             for name in names:
-                unique = {"uuid": str(uuid.uuid4())} if "uuid" in screen.kind.model.model_fields else {}
+                fields = screen.kind.model.model_fields
+                unique = {"uuid": str(uuid.uuid4())} if "uuid" in fields else {}
+                if "client_id" in fields:  # an application's client id is unique
+                    unique["client_id"] = uuid.uuid4().hex
                 db.add(screen.kind.model(owner=owner, name=name, **unique))
             db.commit()
     finally:
@@ -110,7 +114,9 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     expect(page.locator("#edit-cancel")).to_be_visible()
     name = page.locator("#field-name").input_value()
     assert name.startswith(screen.kind.name_prefix + "_")
-    owner = "admin" if walk.screen == "organization" else page.locator("#field-owner").input_value()
+    # the owner: a text, or a picker of organizations (its button shows the chosen one)
+    owner = "admin" if walk.screen == "organization" else page.locator("#field-owner").evaluate(
+        "e => e.tagName === 'INPUT' ? e.value : e.textContent.trim()")
     _no_serious_violations(page, screen.edit_pattern)
 
     # Cancel in add mode deletes the record it opened

@@ -130,3 +130,25 @@ def test_every_screen_has_its_pages_and_no_key_tests_in_the_generic_states():
     generic = Path(__file__).parents[2] / "iam_console" / "ui"
     for module in ("state/listing.py", "state/editing.py", "components/listing.py", "components/editing.py"):
         assert "screen.key ==" not in (generic / module).read_text(), module
+
+
+@pytest.mark.parametrize(("algorithm", "bits", "expected"), [
+    ("ES256", "2048", "0"), ("ES512", "0", "0"), ("RS256", "0", "2048"), ("PS384", "4096", "4096"),
+    ("RS512", "1024", "1024"), ("PS256", "3000", "2048"), ("RS384", "", "2048"),
+])
+def test_a_certs_new_algorithm_settles_the_bit_size_and_clears_the_pair(algorithm, bits, expected):
+    fields = {f.key: f for f in SCREENS["cert"].fields}
+    assert fields["cryptoAlgorithm"].then(algorithm, {"bitSize": bits, "certificate": "x", "privateKey": "y"}) == {
+        "bitSize": expected, "certificate": "", "privateKey": ""}
+    assert fields["bitSize"].then("1024") == {"certificate": "", "privateKey": ""}
+    assert fields["certificate"].rows == fields["privateKey"].rows == 30
+
+
+def test_a_then_of_one_or_two_parameters():
+    from iam_console.ui.state.editing import then_values
+
+    seen = []
+    both = Field("a", "A", then=lambda value, values: seen.append((value, values)) or {"b": value + "!"})
+    assert then_values(both, "x", {"a": "x", "b": ""}) == {"b": "x!"} and seen == [("x", {"a": "x", "b": ""})]
+    assert then_values(Field("s", "S", "switch", then=lambda on: {} if on else {"t": ""}), False, {}) == {"t": ""}
+    assert then_values(Field("n", "N"), "x", {}) == {}

@@ -8,17 +8,34 @@ from ... import models as m
 from .. import builtin as b
 from .. import certs
 from ..access import Actor
-from .common import KindRules, built_in, check_range, fixed
+from .common import Choice, KindRules, built_in, check_range, fixed
 
 # what a pasted certificate and private key are checked again on
 MATERIAL = {"type", "crypto_algorithm", "bit_size", "certificate", "private_key"}
 DEFAULT_YEARS = 20
+SCOPES = ("JWT",)
+TYPES = ("x509", "Payment")
+CHOICES = (Choice("scope", SCOPES), Choice("type", TYPES),
+           Choice("crypto_algorithm", certs.ALGORITHMS, message="Unknown crypto algorithm: %s"))
+
+
+def is_elliptic(algorithm: str) -> bool:
+    """ES algorithms: the curve decides the key's size, the bit size is 0."""
+    return algorithm.startswith("ES")
+
+
+def settled_bit_size(algorithm: str, bit_size: str) -> str:
+    """The bit size that goes with a newly chosen algorithm: 0 for ES; for RSA and PSS the
+    current one when it is 1024, 2048 or 4096, else 2048."""
+    if is_elliptic(algorithm):
+        return "0"
+    return bit_size if bit_size in {str(bits) for bits in certs.RSA_BIT_SIZES} else str(certs.DEFAULT_RSA_BITS)
 
 
 def validate(db: Session, actor: Actor, row: m.Cert) -> None:
     if row.crypto_algorithm:
         certs.check_settings(row.crypto_algorithm, row.bit_size)
-    if row.crypto_algorithm.startswith("ES"):
+    if is_elliptic(row.crypto_algorithm):
         row.bit_size = 0
     check_range(row.expire_in_years, 0, None, "expire in years")
 
@@ -29,7 +46,7 @@ def before_save(db: Session, actor: Actor, old: m.Cert | None, row: m.Cert, chan
     and self-signed certificate; a pasted pair must parse and fit the settings."""
     if row.type != "x509":
         return
-    if row.crypto_algorithm.startswith("ES"):
+    if is_elliptic(row.crypto_algorithm):
         row.bit_size = 0
     if not row.certificate or not row.private_key:
         row.expire_in_years = row.expire_in_years or DEFAULT_YEARS
@@ -44,7 +61,7 @@ def before_save(db: Session, actor: Actor, old: m.Cert | None, row: m.Cert, chan
 
 
 RULES = KindRules(
-    validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_CERT),
+    choices=CHOICES, validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_CERT),
     new=fixed(displayName="New Cert - {suffix}", scope="JWT", type="x509", cryptoAlgorithm="RS256",
               bitSize=4096, expireInYears=DEFAULT_YEARS),
 )

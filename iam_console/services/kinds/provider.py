@@ -1,8 +1,97 @@
-"""Providers: the third-party services (OAuth, email, SMS, payment...) an organization uses."""
+"""Providers: the third-party services (OAuth, email, SMS, payment...) an organization uses.
+
+The categories and the types each offers are Casdoor's (its provider edit page's lists); a
+provider's type must be one of its category's. A category's default type is what choosing the
+category in the console sets. Custom OAuth providers map the user's fields from the userinfo
+answer: their mapping's id, username and displayName cannot be empty."""
 
 from __future__ import annotations
 
-from .common import KindRules, fixed
+from sqlmodel import Session
 
-RULES = KindRules(new=fixed(displayName="New Provider - {suffix}", category="OAuth", type="GitHub", method="Normal",
-                            enableSignUp=True, port=0))
+from ... import models as m
+from ..access import Actor
+from ..errors import ServiceError
+from .common import Choice, KindRules, check_port, fixed
+
+CUSTOM_OAUTH = ("Custom", *(f"Custom{n}" for n in range(2, 11)), "Custom Flexible")
+TYPES: dict[str, tuple[str, ...]] = {
+    "Captcha": ("Default", "reCAPTCHA v2", "reCAPTCHA v3", "hCaptcha", "Aliyun Captcha", "GEETEST",
+                "Cloudflare Turnstile"),
+    "Email": ("Default", "SUBMAIL", "Mailtrap", "Azure ACS", "SendGrid", "Custom HTTP Email", "Resend"),
+    "Notification": ("Telegram", "Custom HTTP", "DingTalk", "Lark", "Microsoft Teams", "Bark", "Pushover",
+                     "Pushbullet", "Slack", "Webpush", "Discord", "Google Chat", "Line", "Matrix", "Twitter",
+                     "Reddit", "Rocket Chat", "Viber", "CUCloud", "WeCom"),
+    "OAuth": ("Google", "GitHub", "QQ", "WeChat", "WeChatMiniProgram", "Facebook", "DingTalk", "Weibo", "Gitee",
+              "LinkedIn", "WeCom", "Lark", "GitLab", "ADFS", "Baidu", "Alipay", "Casdoor", "Infoflow", "Apple",
+              "AzureAD", "AzureADB2C", "Slack", "Steam", "Bilibili", "Okta", "Douyin", "Kwai", "Line", "Amazon",
+              "Auth0", "BattleNet", "Bitbucket", "Box", "CloudFoundry", "Dailymotion", "Deezer", "DigitalOcean",
+              "Discord", "Dropbox", "EveOnline", "Fitbit", "Gitea", "Heroku", "InfluxCloud", "Instagram",
+              "Intercom", "Kakao", "Lastfm", "Mailru", "Meetup", "MicrosoftOnline", "Naver", "Nextcloud",
+              "OneDrive", "Oura", "Patreon", "PayPal", "SalesForce", "Shopify", "Soundcloud", "Spotify", "Strava",
+              "Stripe", "Telegram", "TikTok", "Tumblr", "Twitch", "Twitter", "Typetalk", "Uber", "VK", "Wepay",
+              "Xero", "Yahoo", "Yammer", "Yandex", "Zoom", *CUSTOM_OAUTH),
+    "Payment": ("Dummy", "Balance", "Alipay", "WeChat Pay", "PayPal", "Stripe", "AirWallex", "GC", "Polar",
+                "Paddle", "FastSpring", "Lemon Squeezy", "Adyen"),
+    "SAML": ("Aliyun IDaaS", "Keycloak", "Custom", "Custom Flexible"),
+    "SMS": ("Aliyun SMS", "Alibaba Cloud PNVS SMS", "Amazon SNS", "Azure ACS", "Custom HTTP SMS", "Mock SMS",
+            "OSON SMS", "Infobip SMS", "Tencent Cloud SMS", "Baidu Cloud SMS", "Volc Engine SMS",
+            "Huawei Cloud SMS", "UCloud SMS", "Twilio SMS", "SmsBao SMS", "SUBMAIL SMS", "Msg91 SMS"),
+    "Storage": ("Local File System", "AWS S3", "MinIO", "Aliyun OSS", "Tencent Cloud COS", "Azure Blob",
+                "Qiniu Cloud Kodo", "Google Cloud Storage", "Synology", "Casdoor", "CUCloud OSS"),
+    "Web3": ("MetaMask", "Web3Onboard"),
+}
+CATEGORIES = tuple(TYPES)  # alphabetical, as the console lists them
+ALL_TYPES = tuple(dict.fromkeys(t for types in TYPES.values() for t in types))
+# what choosing a category sets the type to
+DEFAULT_TYPE = {"OAuth": "Google", "Email": "Default", "SMS": "Twilio SMS", "Storage": "AWS S3", "SAML": "Keycloak",
+                "Payment": "PayPal", "Captcha": "Default", "Web3": "MetaMask", "Notification": "Telegram"}
+# sub types: WeCom and Infoflow sign in as an internal or a third-party application; WeChat from the
+# web or a mobile app; Aliyun Captcha slides (nc) or judges (ic)
+SUB_TYPES = {"WeCom": ("Internal", "Third-party"), "Infoflow": ("Internal", "Third-party"),
+             "WeChat": ("Web", "Mobile"), "Aliyun Captcha": ("nc", "ic")}
+ALL_SUB_TYPES = tuple(dict.fromkeys(s for subs in SUB_TYPES.values() for s in subs))
+WECOM_METHODS = ("Normal", "Silent")  # WeCom's sign-in: with the user's consent, or silently
+HTTP_METHODS = ("GET", "POST")  # the custom HTTP types' request method
+SSL_MODES = ("Auto", "Enable", "Disable")  # an Email provider's encryption (services/delivery.py)
+REQUIRED_MAPPING = ("id", "username", "displayName")  # a custom OAuth provider's user mapping
+MAPPING_KEYS = (*REQUIRED_MAPPING, "email", "avatarUrl")
+
+
+def needs_mapping(category: str, kind: str) -> bool:
+    """Custom OAuth providers read the user from their userinfo answer through the mapping."""
+    return category == "OAuth" and kind in CUSTOM_OAUTH
+
+
+def validate(db: Session, actor: Actor, row: m.Provider) -> None:
+    check_port(db, actor, row)
+    if row.category in TYPES and row.type and row.type not in TYPES[row.category]:
+        raise ServiceError("The type %s is not a type of the category %s", row.type[:100], row.category)
+    allowed = SUB_TYPES.get(row.type, ())
+    if row.sub_type and row.sub_type not in allowed:
+        raise ServiceError("The sub type %s is not a sub type of %s", row.sub_type[:100], row.type[:100])
+    if needs_mapping(row.category, row.type):
+        mapping = row.user_mapping or {}
+        missing = [key for key in REQUIRED_MAPPING if not str(mapping.get(key) or "").strip()]
+        if missing:
+            raise ServiceError("The user mapping's %s: This field is required", ", ".join(missing))
+
+
+RULES = KindRules(
+    choices=(Choice("category", CATEGORIES), Choice("type", ALL_TYPES),
+             Choice("sub_type", ALL_SUB_TYPES, label="sub type"), Choice("ssl_mode", SSL_MODES, label="SSL mode")),
+    validate=validate,
+    new=fixed(displayName="New Provider - {suffix}", category="OAuth", type="GitHub", method="Normal",
+              enableSignUp=True, port=0))
+
+# what choosing the Email category also sets (the receiver of the test email is the admin's own address)
+EMAIL_HOST, EMAIL_PORT = "smtp.example.com", 465
+EMAIL_TITLE = "Verification code"
+EMAIL_CONTENT = """<!DOCTYPE html>
+<html>
+<body style="font-family: Arial, sans-serif; color: #222;">
+  <h2>Your verification code</h2>
+  <p>Here is your code: <strong style="font-size: 1.4em;">%s</strong></p>
+  <p>Please enter it within 5 minutes. If you did not ask for it, ignore this email.</p>
+</body>
+</html>"""

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ...services import builtin as b
+from ...services.resources import Ownership
 from ..screens import Field, Screen
+from ..state.account import Account
 from ..state.editing import EMPTY_CHOICE, Editing
 from ..text import t
 from .code_editor import code_editor
@@ -48,9 +51,32 @@ def _checks(field: Field, disabled: rx.Var) -> rx.Component:
         aria_labelledby=f"field-{field.key}-label")
 
 
+def _ident(field: Field) -> str:
+    """The widget's id: field-<key>, a dotted key's dot a dash (field-userMapping-id)."""
+    return f"field-{field.key.replace('.', '-')}"
+
+
+def _options_by(field: Field, ident: str, value: rx.Var, on_change, disabled: rx.Var) -> rx.Component:
+    """A select whose options follow another field's edited value (a provider's types by category);
+    a value not among them stays shown."""
+    other, table = field.options_by
+    options = rx.Var.create({k: list(v) for k, v in table.items()})
+    chosen = rx.cond(options.contains(_text(other)), options[_text(other)], [])
+    return rx.select.root(
+        rx.select.trigger(id=ident, width="100%", aria_labelledby=f"{ident}-label"),
+        rx.select.content(
+            rx.foreach(chosen, lambda option: rx.select.item(option, value=option)),
+            rx.cond(chosen.contains(value) | (value == ""), rx.fragment(), rx.select.item(value, value=value)),
+        ),
+        value=rx.cond(value == "", EMPTY_CHOICE, value), on_change=on_change, disabled=disabled,
+    )
+
+
 def _widget(field: Field) -> rx.Component:
     disabled = Editing.locked.contains(field.key)
-    ident = f"field-{field.key}"
+    if field.enabled_when is not None:
+        disabled = disabled | ~field.enabled_when(Editing.values, Editing.flags)
+    ident = _ident(field)
     if field.widget == "checks":
         return _checks(field, disabled)
     if field.widget == "rows":
@@ -66,6 +92,8 @@ def _widget(field: Field) -> rx.Component:
     if field.widget == "pick":
         return picker(Editing, field.key, value, on_change, label=t(field.label), disabled=disabled,
                       multiple=field.multiple, also=field.also, id=ident)
+    if field.widget == "select" and field.options_by is not None:
+        return _options_by(field, ident, value, on_change, disabled)
     if field.widget == "select" and field.choices is not None:
         return rx.select.root(
             rx.select.trigger(id=ident, width="100%", aria_labelledby=f"{ident}-label"),
@@ -77,16 +105,26 @@ def _widget(field: Field) -> rx.Component:
         return rx.select(list(field.options), value=value, on_change=on_change, disabled=disabled, id=ident,
                          custom_attrs={"aria-labelledby": f"{ident}-label"})
     if field.widget == "textarea":
-        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows="4", width="100%")
+        return rx.text_area(value=value, on_change=on_change, disabled=disabled, id=ident, rows=str(field.rows),
+                           width="100%")
     kind = {"password": "password", "number": "number"}.get(field.widget, "text")
     bounds = {k: str(v) for k, v in (("min", field.minimum), ("max", field.maximum)) if v is not None}
     return rx.input(value=value, on_change=on_change, disabled=disabled, type=kind, id=ident, width="100%",
                     **bounds)
 
 
+def _label(field: Field) -> rx.Component:
+    """The field's label, or the first of its `relabel` whose condition holds for the edited values."""
+    ident = _ident(field)
+    label = field_label(field.label, ident)
+    for condition, other in reversed(field.relabel):
+        label = rx.cond(condition(Editing.values, Editing.flags), field_label(other, ident), label)
+    return label
+
+
 def _row(field: Field) -> rx.Component:
     row = rx.grid(
-        field_label(field.label, f"field-{field.key}"),
+        _label(field),
         rx.box(_widget(field), field.addon() if field.addon else rx.fragment(), width="100%"),
         columns="12em 1fr", spacing="3", width="100%",
     )
@@ -97,11 +135,19 @@ def _row(field: Field) -> rx.Component:
 
 
 def _identity(screen: Screen) -> list[rx.Component]:
+    on_owner = lambda v: Editing.set_value("owner", v)  # noqa: E731
+    owner_input = rx.input(value=Editing.values["owner"], on_change=on_owner, disabled=Editing.locked.contains("owner"),
+                           id="field-owner", width="100%")
+    if screen.owner_picker:
+        # the organizations, for those who may move the record; a fixed text for everyone else
+        shared = ((b.ADMIN_OWNER, "admin (Shared)"),) if screen.kind.ownership is Ownership.SHARED else ()
+        # (the viewer's rank is known before the record is read: no picker flashes for the others)
+        owner_input = rx.cond(~Account.is_global_admin | Editing.locked.contains("owner"), owner_input, picker(
+            Editing, "owner", _text("owner"), on_owner, label=t("Organization"), disabled=False, also=shared,
+            id="field-owner"))
     owner = rx.grid(
-        field_label("Organization", "field-owner"),
-        rx.input(value=Editing.values["owner"], on_change=lambda v: Editing.set_value("owner", v),
-                 disabled=Editing.locked.contains("owner"), id="field-owner", width="100%"),
-        columns="12em 1fr", spacing="3", width="100%",
+        field_label(screen.owner_label, "field-owner"), owner_input, columns="12em 1fr", spacing="3",
+        width="100%",
     )
     name = rx.grid(
         field_label(screen.name_label, "field-name"),
@@ -141,8 +187,8 @@ def edit_page(screen: Screen, *extra: rx.Component, actions: tuple[rx.Component,
     return rx.vstack(
         rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons("top", actions), width="100%",
                   align="center"),
-        rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields], *extra, spacing="3",
-                          width="100%"), width="100%", id="edit-form"),
+        rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields if f.key != "owner"], *extra,
+                          spacing="3", width="100%"), width="100%", id="edit-form"),
         _unsaved_marker(),
         _buttons("bottom"),
         spacing="3", width="100%", max_width="60em",

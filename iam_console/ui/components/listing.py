@@ -46,11 +46,22 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
         # read-only: the theme's switch rules show a disabled "on" in the accent colour
         shown = rx.switch(checked=value == "true", disabled=True, size="1", aria_label=t(column.label))
     elif column.kind == "avatar":
-        shown = rx.cond(value != "", rx.avatar(src=value, fallback="?", size="2", radius="full"), rx.fragment())
+        # a picture named after its column (a Radix avatar's picture carries no alternative text)
+        shown = rx.cond(value != "", rx.image(src=value, alt=t(column.label), width="32px", height="32px",
+                                              border_radius="50%", object_fit="cover"), rx.fragment())
+    elif column.kind == "links":  # entries joined by ", ", each a link to the href and the entry
+        # (a row of the screen shown before this one, for a moment after a navigation, has no such key)
+        listed = row.get(column.key, "").to(str)
+        return rx.table.cell(rx.cond(listed != "", rx.vstack(rx.foreach(
+            listed.split(", "), lambda item: rx.link(item, href=row.get(f"{column.key}__href", "").to(str) + item,
+                                                     size="2")),
+            spacing="0"), rx.fragment()))
     elif column.kind == "tags":
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
     else:
         shown = rx.text(value, size="2")
+    for raw, caption in column.shown_as:
+        shown = rx.cond(value == raw, rx.text(t(caption), size="2"), shown)
     if column.link and column.caption:
         shown = rx.link(shown, href=row[f"{column.key}__href"])
     elif column.link:  # an empty value is no link: a link needs text to be named by
@@ -88,12 +99,26 @@ def _search(screen: Screen, state: type[Lists]) -> rx.Component:
                  id="search-value", width="16em", aria_label=t("Search")),
         *[rx.select.root(
             rx.select.trigger(placeholder=t(c.label), id=f"filter-{c.key}", aria_label=t(c.label)),
-            rx.select.content(rx.select.item(t("All"), value="__all__"),
-                              *[rx.select.item(option, value=option) for option in c.filters]),
+            rx.select.content(rx.select.item(t("All"), value="__all__"), *_filter_options(c)),
             on_change=lambda value, key=c.key: state.filter(key, value), size="2",
         ) for c in filters],
         spacing="2", align="center", wrap="wrap",
     )
+
+
+def _filter_options(column: Column) -> list[rx.Component]:
+    """A filter's values, under their groups' headings when it has groups (a value listed in two
+    groups is offered in the first)."""
+    if not column.filter_groups:
+        return [rx.select.item(option, value=option) for option in column.filters]
+    seen: set[str] = set()
+    groups = []
+    for label, values in column.filter_groups:
+        fresh = [v for v in values if v not in seen]
+        seen |= set(fresh)
+        groups.append(rx.select.group(rx.select.label(t(label)),
+                                      *[rx.select.item(v, value=v) for v in fresh]))
+    return groups
 
 
 def pager(state: type[Paging], prefix: str = "") -> rx.Component:

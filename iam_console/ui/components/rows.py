@@ -113,6 +113,13 @@ def _actions(field: Field, state: Any, row: rx.Var, index: rx.Var, locked: rx.Va
     return rx.hstack(*buttons, spacing="1")
 
 
+def _column_shown(column: Cell, state: Any, part: rx.Component) -> rx.Component:
+    """A column whose `shown_when` is false of the edit page's values is left out."""
+    if column.shown_when is None:
+        return part
+    return rx.cond(column.shown_when(state.values, state.flags), part, rx.fragment())
+
+
 def rows_table(field: Field, state: Any, locked: rx.Var | bool = False) -> rx.Component:
     """The table of `field` in `state` (a Rows host); `locked`: shown, never edited."""
     ident = kebab(field.key)
@@ -122,10 +129,12 @@ def rows_table(field: Field, state: Any, locked: rx.Var | bool = False) -> rx.Co
         add_off = add_off | (state.row_editing.get(field.key, "") != "")
     return rx.vstack(
         rx.box(rx.table.root(
-            rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(c.label)) for c in field.columns],
+            rx.table.header(rx.table.row(*[_column_shown(c, state, rx.table.column_header_cell(t(c.label)))
+                                           for c in field.columns],
                                          rx.table.column_header_cell(t("Action")))),
             rx.table.body(rx.foreach(state.tables.get(field.key, []), lambda row, index: rx.table.row(
-                *[rx.table.cell(_cell(field, c, state, row, index, locked)) for c in field.columns],
+                *[_column_shown(c, state, rx.table.cell(_cell(field, c, state, row, index, locked)))
+                  for c in field.columns],
                 rx.table.cell(_actions(field, state, row, index, locked)),
                 custom_attrs={"data-row-id": row["__id"]},
             ))),

@@ -51,7 +51,7 @@ ORGANIZATIONS = screen(Screen(
     list_scope=lambda actor, owner: {"owner": "", "organization": owner if actor.is_global_admin
                                      else actor.organization},
     sections=(Theme, NavItems, LdapServers), edit_title="Organization",
-    parts=lambda: (_navigation(), _theme(), sublist(LDAP, LdapServers, "LDAP servers", "ldap")),
+    parts=lambda: (_navigation(), theme_section(), sublist(LDAP, LdapServers, "LDAP servers", "ldap")),
     columns=(
         Column("name", "Name", link="/organizations/{name}"),
         Column("createdTime", "Created time", "time", searchable=False),
@@ -132,7 +132,9 @@ def _swatch(color: str) -> rx.Component:
     )
 
 
-def _theme() -> rx.Component:
+def theme_section(follow: str = "Follow global theme") -> rx.Component:
+    """themeData's editor (the `Theme` section state): `follow` labels the choice of no theme of
+    its own (an application follows its organization's)."""
     row = lambda label, widget: rx.grid(  # noqa: E731
         rx.text(t(label), size="2", weight="medium", padding_top="0.3em"), widget, columns="12em 1fr", spacing="3",
         width="100%")
@@ -160,7 +162,7 @@ def _theme() -> rx.Component:
     return section(
         "Theme", "theme",
         rx.segmented_control.root(
-            rx.segmented_control.item(t("Follow global theme"), value="global"),
+            rx.segmented_control.item(t(follow), value="global"),
             rx.segmented_control.item(t("Customize"), value="custom"),
             value=rx.cond(Theme.custom, "custom", "global"), on_change=Theme.set_mode, size="1", id="theme-mode",
         ),

@@ -351,8 +351,7 @@ def _user_parts() -> tuple[rx.Component, ...]:
 def _impersonate_button() -> rx.Component:
     """A global admin acts as this user (never from /account, never as another global admin)."""
     return rx.cond(
-        Account.is_global_admin & (Editing.saved_owner != b.BUILT_IN_ORG) & (Editing.saved_name != "")
-        & ~rx.State.router.url.path.startswith("/account"),
+        UserEdit.impersonable & (Editing.saved_name != "") & ~rx.State.router.url.path.startswith("/account"),
         rx.button(rx.icon("venetian-mask", size=14), t("Impersonate"), variant="outline", id="impersonate",
                   on_click=Account.impersonate(Editing.saved_owner, Editing.saved_name)),
     )

@@ -7,6 +7,7 @@ crud.update_record, as a Casdoor client would."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 from urllib.parse import quote
@@ -14,10 +15,11 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...models.base import wire_name
-from ...services import crud
+from ...services import crud, policy
 from ...services.access import Actor
+from ...services.errors import ServiceError
 from ...services.resources import Ownership
-from ..screens import SCREENS, Field, Screen
+from ..screens import SCREENS, Field, Screen, ViewerValue
 from .picking import Picking
 from .prefs import Prefs
 from .rows import Rows
@@ -60,9 +62,11 @@ class Editing(Rows, Picking, rx.State):
     saved_name: str = ""
     return_url: str = ""
     busy: bool = False
+    checked: dict[str, bool] = {}  # the screen's `checks` of the edited values
     dirty: bool = False  # edited since read or saved: leaving the page asks first (docs/architecture.md)
     _record: dict[str, Any] = {}  # the record as last read, sent back with the changes
     _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
+    _viewer: dict[str, str] = {}  # the signed-in viewer's own contact fields (a Field's ViewerValue)
 
     @property
     def _screen(self) -> Screen:
@@ -93,8 +97,12 @@ class Editing(Rows, Picking, rx.State):
         parts = [await self.get_state(part) for part in screen.sections]
 
         def read(db, actor):
+            if screen.admins_only and not actor.is_admin:
+                raise ServiceError(policy.UNAUTHORIZED)
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
+                user = actor.user
+                self._viewer = {"email": user.email or "", "phone": user.phone or ""} if user is not None else {}
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
                 for part in parts:
                     part._load(db, actor, record)
@@ -109,14 +117,15 @@ class Editing(Rows, Picking, rx.State):
             return rx.redirect("/404")
         self._record = record
         self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
-        self.values = {f.key: _text(record.get(f.key)) or f.empty for f in screen.fields
+        self.values = {f.key: _text(_entry(record, f.key)) or f.empty for f in screen.fields
                        if f.widget != "switch" and f.widget not in STRUCTURED}
         self.values |= {"owner": self.saved_owner, "name": self.saved_name}
-        self.flags = {f.key: bool(record.get(f.key)) for f in screen.fields if f.widget == "switch"}
+        self.flags = {f.key: bool(_entry(record, f.key)) for f in screen.fields if f.widget == "switch"}
         self._staged = {}
         for key in self._row_fields():
             self._load_rows(key, record.get(key))
         self.dirty = False
+        self._check()
         return screen.after_read  # the screen's own parts that load after the record (an event)
 
     def stage(self, key: str, value: Any) -> None:
@@ -124,6 +133,14 @@ class Editing(Rows, Picking, rx.State):
         if key not in self.locked and key not in self.hidden:
             self._staged = {**self._staged, key: value}
             self.dirty = True
+
+    def put_value(self, key: str, value: str) -> bool:
+        """A value set by the page's own tools (an uploaded file's URL), saved with the form."""
+        if key in self.locked or key in self.hidden:
+            return False
+        self.values = {**self.values, key: value}
+        self.dirty = True
+        return True
 
     # --- the row tables' and pickers' declarations (the Rows and Picking mixins) ---
 
@@ -142,6 +159,8 @@ class Editing(Rows, Picking, rx.State):
         self.dirty = True
 
     def _pick_spec(self, ident: str) -> tuple[str, str, str] | None:
+        if ident == "owner":
+            return ("organization", "", "name") if self.screen_key and self._screen.owner_picker else None
         key, _, column = ident.partition(".")
         field = self._field(key)
         if field is not None and column:
@@ -156,7 +175,8 @@ class Editing(Rows, Picking, rx.State):
         kind = self._screen.kind
         if kind.ownership is Ownership.ADMIN:
             return str(self._record.get(wire_name(kind.model, kind.organization_attr)) or self.saved_owner)
-        return self.saved_owner
+        # the organization as edited: a record moved to another organization picks from that one
+        return self.values.get("owner") or self.saved_owner
 
     def _pick_get(self, ident: str) -> list[str]:
         return [v.strip() for v in self.values.get(ident, "").split(",") if v.strip()]
@@ -166,11 +186,23 @@ class Editing(Rows, Picking, rx.State):
         if field is not None and field.widget == "pick" and field.multiple and ident not in self.locked:
             self.values[ident] = ", ".join(values)
 
+    def _enabled(self, field: Field | None) -> bool:
+        """A field whose `enabled_when` is false of the edited values takes no edit."""
+        return field is None or field.enabled_when is None or bool(field.enabled_when(self.values, self.flags))
+
+    async def _refused(self, field: Field | None, values: dict[str, str], flags: dict[str, bool]) -> Any:
+        """The field's `check` of the values after a change: a toast when it refuses it."""
+        message = field.check(values, flags) if field is not None and field.check is not None else ""
+        if message:
+            prefs = await self.get_state(Prefs)
+            return rx.toast.error(prefs.say(message))
+        return None
+
     @rx.event
     async def set_value(self, key: str, value: str):
-        if key in self.locked:
-            return
         field = self._field(key)
+        if key in self.locked or not self._enabled(field):
+            return
         if field is not None and field.widget == "code":
             # code is never cut short: a text over the limit is refused, the editor keeps it
             if len(value) > CODE_LIMIT:
@@ -178,6 +210,9 @@ class Editing(Rows, Picking, rx.State):
                 return rx.toast.error(prefs.say("The text is too long: at most %s characters", str(CODE_LIMIT)))
         else:
             value = "" if value == EMPTY_CHOICE else value[:TEXT_LIMIT]
+        refused = await self._refused(field, {**self.values, key: value}, self.flags)
+        if refused is not None:
+            return refused
         self.dirty = self.dirty or self.values.get(key) != value
         self.values[key] = value
         if field is not None and field.copy_to and field.copy_to not in self.locked and re.fullmatch(
@@ -197,18 +232,31 @@ class Editing(Rows, Picking, rx.State):
         self.dirty = True
 
     @rx.event
-    def set_flag(self, key: str, value: bool):
-        if key not in self.locked:
-            self.dirty = self.dirty or self.flags.get(key) != bool(value)
-            self.flags[key] = bool(value)
-            self._then(key, self.flags[key])
+    async def set_flag(self, key: str, value: bool):
+        field = self._field(key)
+        if key in self.locked or not self._enabled(field):
+            return
+        refused = await self._refused(field, self.values, {**self.flags, key: bool(value)})
+        if refused is not None:
+            return refused
+        self.dirty = self.dirty or self.flags.get(key) != bool(value)
+        self.flags[key] = bool(value)
+        self._then(key, self.flags[key])
+
+    def _check(self) -> None:
+        self.checked = {name: bool(judge(self.values, self.flags)) for name, judge in self._screen.checks}
 
     def _then(self, key: str, value: Any) -> None:
-        field = next((f for f in self._screen.fields if f.key == key), None)
-        if field is not None and field.then is not None:
-            for other, text in field.then(value).items():
-                if other not in self.locked:
-                    self.values[other] = text
+        field = self._field(key)
+        if field is not None:
+            for other, text in then_values(field, value, self.values).items():
+                if other in self.locked:
+                    continue
+                if isinstance(text, bool):
+                    self.flags[other] = text
+                else:
+                    self.values[other] = self._viewer.get(text.key, "") if isinstance(text, ViewerValue) else text
+        self._check()
 
     def _changes(self) -> dict[str, Any]:
         """What the page edits, in its wire types, from the form's strings (and the sections'
@@ -218,7 +266,12 @@ class Editing(Rows, Picking, rx.State):
         for field in self._screen.fields:
             if field.key in self.locked or field.key in self.hidden or field.widget in STRUCTURED:
                 continue
-            if field.widget == "switch":
+            if "." in field.key:  # an entry of an object field
+                whole, _, entry = field.key.partition(".")
+                before = record.get(whole, self._record.get(whole))
+                record[whole] = {**(before if isinstance(before, dict) else {}), entry: (
+                    self.flags.get(field.key, False) if field.widget == "switch" else self.values.get(field.key, ""))}
+            elif field.widget == "switch":
                 record[field.key] = self.flags.get(field.key, False)
             elif field.key in self.values:
                 record[field.key] = _typed(field, self.values[field.key], self._record.get(field.key))
@@ -282,6 +335,16 @@ class Editing(Rows, Picking, rx.State):
         return rx.redirect(self.return_url or screen.exit_url(self._record))
 
 
+def then_values(field: Field, value: Any, values: dict[str, str]) -> dict[str, Any]:
+    """What a change of the field also sets: its `then` of the new value, or, for a `then` of two
+    parameters, of the new value and the form's texts as they are now."""
+    if field.then is None:
+        return {}
+    if len(inspect.signature(field.then).parameters) > 1:
+        return field.then(value, dict(values))
+    return field.then(value)
+
+
 def _local(url: str) -> str:
     """A return URL within the console only."""
     return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
@@ -302,6 +365,15 @@ def _reference_form(screen: Screen, key: str) -> str:
     """"id" when the kind's reference declaration says the field stores owner/name, else "name"."""
     ref = next((r for r in screen.kind.references if wire_name(screen.kind.model, r.attribute) == key), None)
     return "id" if ref is not None and ref.form == "id" else "name"
+
+
+def _entry(record: dict[str, Any], key: str) -> Any:
+    """A wire field, or with "a.b" the entry b of the object field a."""
+    whole, dot, entry = key.partition(".")
+    if not dot:
+        return record.get(key)
+    value = record.get(whole)
+    return value.get(entry) if isinstance(value, dict) else None
 
 
 def _text(value: Any) -> str:

@@ -276,9 +276,11 @@ def _route_organization(path: str, screen: Screen) -> str:
 
 def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
     name = str(record.get(wire_name(screen.kind.model, "name"), ""))
-    row = {c.key: cell(c, record.get(c.key)) for c in screen.columns}
+    row = {c.key: cell(c, c.value(record) if c.value else record.get(c.key)) for c in screen.columns}
     for c in screen.columns:
-        if c.link:
+        if c.link and c.kind == "links":  # each entry's href is this and the entry
+            row[f"{c.key}__href"] = link(c.link, {**record, "item": ""}) if isinstance(c.link, str) else ""
+        elif c.link:
             row[f"{c.key}__href"] = link(c.link, record)
     row["__key"] = f"{record.get('owner', '')}/{name}"
     row["__name"] = name

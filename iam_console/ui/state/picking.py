@@ -36,7 +36,9 @@ class Picking(rx.State, mixin=True):
         if spec is None:
             return
         kind, category, form = spec
-        organization, typed = self._pick_organization(), self.pick_typed.get(ident, "")
+        # organizations are in no organization: a picker of them offers every one the viewer may read
+        organization = "" if kind == "organization" else self._pick_organization()
+        typed = self.pick_typed.get(ident, "")
         page = self.pick_page.get(ident, 1)
         found = await call(self, lambda db, actor: choices.names(db, actor, kind, organization, typed, page=page,
                                                                  category=category, form=form))

@@ -17,6 +17,7 @@ import reflex as rx
 
 from ..screens import Cell, Field
 from .prefs import Prefs
+from .service import call
 
 MAX_TEXT = 1000  # a cell's text
 OPTION_SEPARATOR = "\n"  # a row's own select options travel as one string
@@ -127,7 +128,8 @@ class Rows(rx.State, mixin=True):
             # the key row stays while other rows exist: it is neither switched off nor deleted
             holds_key = bool(keyed and item.get(keyed) and len(items) > 1)
             row["__id"] = item["__id"]
-            row["__fixed"] = flag(holds_key or bool(field.fixed_row and field.fixed_row(item)))
+            row["__fixed"] = flag(holds_key or bool(field.fixed_row and field.fixed_row(item))
+                                  or len(items) <= field.min_rows)
             for column in field.columns:
                 row[f"__off_{column.key}"] = flag(self._cell_disabled(field, column, items, index))
                 row[f"__hide_{column.key}"] = flag(bool(column.hidden_when and column.hidden_when(item)))
@@ -219,7 +221,7 @@ class Rows(rx.State, mixin=True):
         if self._busy_elsewhere(key, items, index) or (field.one_at_a_time and not self.row_editing.get(key)):
             return
         if self._cell_disabled(field, column, items, index) or (
-                column.hidden_when and column.hidden_when(items[index])):
+                column.hidden_when and column.hidden_when(items[index])) or not self._column_shown(column):
             return
         if column.widget == "switch":
             value = bool(value)
@@ -230,6 +232,13 @@ class Rows(rx.State, mixin=True):
         if column.widget == "select" and value not in options(column, items, index):
             return
         changed = {**items[index], column.key: value}
+        if column.then is not None:
+            changed |= column.then(value)
+        if column.fill is not None and value:
+            filled = await self._filled(column, str(value))
+            if filled is None:
+                return None
+            changed |= filled
         if field.settle:
             changed = {**field.settle(changed), "__id": changed["__id"]}
         items[index] = changed
@@ -243,6 +252,19 @@ class Rows(rx.State, mixin=True):
                 prefs = await self.get_state(Prefs)
                 return rx.toast.error(prefs.say(message))
         self._put(key, items)
+
+    def _column_shown(self, column: Cell) -> bool:
+        """A column's `shown_when`, of the host's values and flags (an edit page's)."""
+        if column.shown_when is None:
+            return True
+        return bool(column.shown_when(getattr(self, "values", {}), getattr(self, "flags", {})))
+
+    async def _filled(self, column: Cell, value: str) -> dict[str, Any] | None:
+        """What a pick cell's chosen record fills in its row (`Cell.fill`), read with the
+        viewer's rights in the edited record's organization; None when it cannot be read."""
+        organization = self._pick_organization()
+        done = await call(self, lambda db, actor: column.fill(db, actor, organization, value))
+        return None if done.failed else dict(done.value or {})
 
     @rx.event
     def edit_row(self, key: str, index: int):

@@ -15,7 +15,7 @@ import reflex as rx
 
 from ...models import User
 from ...models.base import wire_names
-from ...services import accounts, groups, lookup, users, verifications
+from ...services import accounts, groups, impersonation, lookup, users, verifications
 from ...services.errors import ServiceError
 from .editing import Editing
 from .listing import Paging
@@ -63,6 +63,7 @@ class UserEdit(rx.State):
     # read-only
     roles: list[str] = []
     permissions: list[str] = []
+    impersonable: bool = False  # a global admin sees Impersonate (services/impersonation.impersonable)
 
     @rx.event
     async def load(self):
@@ -77,11 +78,13 @@ class UserEdit(rx.State):
         self.group_options = []
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
         sections = [await self.get_state(part) for part in (ContactReset, WebauthnSection, MfaSection)]
+        self.impersonable = False
 
         def read(db, actor) -> None:
             target = lookup.user(db, owner, name)
             if target is None:
                 return
+            self.impersonable = actor.is_global_admin and impersonation.impersonable(target)
             hidden = accounts.hidden_items(actor, lookup.organization(db, owner), target)
             self.hidden_items = [item for item in PAGE_ITEMS if item in hidden]
             self.asks_old_password = bool(target.password or target.ldap) and not actor.is_global_admin
