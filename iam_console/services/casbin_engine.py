@@ -19,6 +19,7 @@ from typing import Any
 import casbin
 from casbin import util as casbin_util
 from casbin.model import Model
+from simpleeval import FeatureNotAvailable, FunctionNotDefined, NameNotDefined, OperatorNotDefined
 
 from .errors import ServiceError
 
@@ -39,7 +40,8 @@ def parse_model(text: str) -> Model:
     try:
         engine = Engine(model)
         engine.enforce(*[""] * len(model["r"]["r"].tokens))
-    except (SyntaxError, RuntimeError, KeyError, NameError) as exc:
+    except (SyntaxError, RuntimeError, KeyError, NameError, FunctionNotDefined, NameNotDefined, OperatorNotDefined,
+            FeatureNotAvailable) as exc:
         raise ServiceError("The model is not valid: %s", str(exc) or type(exc).__name__) from None
     except Exception:  # an ABAC matcher reads attributes an empty request lacks: not the model's fault
         return model

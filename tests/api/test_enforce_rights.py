@@ -128,6 +128,9 @@ def test_model_text_is_checked_by_casbin(admin, org):
     broken = RBAC.replace("r.act == p.act", "r.act === p.act")
     bad = admin.post("/api/add-model", json={"owner": org, "name": unique("bad"), "modelText": broken}).json()
     assert bad["status"] == "error" and "invalid syntax" in bad["msg"], bad
+    unknown = RBAC.replace("r.act == p.act", "keyMatch9(r.act, p.act)")
+    bad = admin.post("/api/add-model", json={"owner": org, "name": unique("bad"), "modelText": unknown}).json()
+    assert bad["status"] == "error" and "keyMatch9" in bad["msg"], bad
     missing = admin.post("/api/add-model", json={"owner": org, "name": unique("bad"),
                                                  "modelText": "[request_definition]\nr = sub\n"}).json()
     assert "missing required sections" in missing["msg"], missing
