@@ -54,7 +54,8 @@ async def upload_resource(request: Request) -> JSONResponse:
             url, relative = files.upload_file(
                 db, caller, params.get("owner", ""), params.get("user", ""), params.get("application", ""),
                 params.get("tag", ""), params.get("parent", ""), params.get("fullFilePath", ""),
-                params.get("description", ""), content, audit_context(request))
+                params.get("description", ""), content, audit_context(request),
+                provider=params.get("provider", ""))
     return ok(url, relative)
 
 

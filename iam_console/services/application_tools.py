@@ -48,8 +48,8 @@ def saml_metadata_url(name: str, post_binding: bool) -> str:
 
 
 def provider_entry(db: Session, actor: Actor, organization: str, name: str) -> dict[str, Any]:
-    """What choosing a provider in an application's providers row sets: the provider's category and
-    type (the row's rules depend on them) and the rule it starts with (All for Email and SMS);
+    """What choosing a provider in an application's providers row sets: the provider's owner,
+    category and type (the row's rules depend on them) and the rule it starts with (All for Email and SMS);
     the sign-up, sign-in and unlink switches apply to OAuth and Web3 providers only."""
     kind = REGISTRY["provider"]
     found = crud.get_record(db, actor, kind, organization, name) or crud.get_record(
@@ -57,7 +57,8 @@ def provider_entry(db: Session, actor: Actor, organization: str, name: str) -> d
     if found is None:
         raise ServiceError("The provider: %s does not exist", name[:100])
     category, type_ = str(found.get("category", "")), str(found.get("type", ""))
-    entry: dict[str, Any] = {"provider": {"category": category, "type": type_}, "rule": default_rule(category, type_)}
+    entry: dict[str, Any] = {"provider": {"owner": str(found.get("owner", "")), "category": category, "type": type_},
+                             "rule": default_rule(category, type_)}
     if category not in ACCOUNT_CATEGORIES:
         entry |= {"canSignUp": False, "canSignIn": False, "canUnlink": False, "prompted": False, "signupGroup": ""}
     else:

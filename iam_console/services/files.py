@@ -23,7 +23,8 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..settings import settings
-from . import crud, storage
+from . import builtin as b
+from . import crud, lookup, media, object_storage, storage, verifications
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -61,7 +62,8 @@ def is_picture(content_type: str) -> bool:
 
 def stored_file(relative: str) -> tuple[Path, str] | None:
     """(path, content type) of a stored file; None for anything else (outside the folder, missing).
-    Only pictures have a type of their own; anything else is served as a download."""
+    Pictures, videos and audio have a type of their own (a player reads it); anything else is
+    served as a download."""
     root = settings.files_dir.resolve()
     try:
         target = (root / relative).resolve()
@@ -69,7 +71,8 @@ def stored_file(relative: str) -> tuple[Path, str] | None:
         return None
     if root not in target.parents or not target.is_file():
         return None
-    return target, CONTENT_TYPES.get(target.suffix.lstrip(".").lower(), "application/octet-stream")
+    extension = target.suffix.lstrip(".").lower()
+    return target, CONTENT_TYPES.get(extension) or media.SERVED_TYPES.get(extension, "application/octet-stream")
 
 
 def _write(relative: str, content: bytes) -> None:
@@ -143,27 +146,56 @@ def _free_name(db: Session, owner: str, path: str) -> str:
 
 def upload_file(db: Session, actor: Actor, owner: str, user: str, application: str, tag: str, parent: str,
                 full_path: str, description: str, content: bytes,
-                request: crud.Request = crud.NO_REQUEST) -> tuple[str, str]:
+                request: crud.Request = crud.NO_REQUEST, *, provider: str = "",
+                sniffed: tuple[str, str, str] | None = None) -> tuple[str, str]:
     """(URL, resource name) of a file stored for organization `owner`; the Resource row goes
     through add-resource's rules (the caller must be an admin of the organization, or its
-    application's client; the user and application must be the organization's)."""
+    application's client; the user and application must be the organization's). `provider`
+    names a storage provider (services/object_storage.py; none: the local files directory);
+    `sniffed` is what services/media.py read from the content, when the caller checked it."""
     if not content:
         raise ServiceError("You must select a file first!")
     if len(content) > MAX_FILE_BYTES:
         raise ServiceError("The file is too large (at most %d MB)", MAX_FILE_BYTES >> 20)
     if not owner or "/" in owner or owner.startswith("."):
         raise ServiceError("The owner cannot be empty")
+    store = object_storage.store_of(db, owner, provider)
     name = _free_name(db, owner, _clean_path(full_path))
     relative = f"{storage.RESOURCE_FOLDER}/{owner}/{name}"
     file_name = full_path.strip().rstrip("/").rsplit("/", 1)[-1]
     guessed = mimetypes.guess_type(file_name)[0] or ""
-    url = f"{settings.origin}/files/{quote(relative)}"
+    file_type, file_format, content_type = sniffed or (
+        guessed.partition("/")[0] or "unknown", file_name.rpartition(".")[2] if "." in file_name else "",
+        guessed or "application/octet-stream")
+    key = store.key(relative) if store else relative
+    url = store.url(key) if store else f"{settings.origin}/files/{quote(relative)}"
     crud.add_record(db, actor, REGISTRY["resource"], {
         "owner": owner, "name": name, "user": user, "application": application, "tag": tag, "parent": parent,
-        "fileName": file_name, "fileType": guessed.partition("/")[0] or "unknown",
-        "fileFormat": f".{file_name.rpartition('.')[2]}" if "." in file_name else "", "fileSize": len(content),
+        "provider": provider if store else "", "fileName": file_name, "fileType": file_type,
+        "fileFormat": f".{file_format}" if file_format else "", "fileSize": len(content),
         "url": url, "description": description}, request)
     db.flush()
-    _write(relative, content)
+    if store:
+        store.put(key, content, content_type)
+    else:
+        _write(relative, content)
     return url, name
 
+
+def upload_listed_file(db: Session, actor: Actor, owner: str, file_name: str, content: bytes) -> tuple[str, str]:
+    """The resources list's Upload: one image, video, audio, PDF, Word, Excel or CSV file,
+    judged by its content (services/media.py), stored for `owner` by the signed-in user with the
+    organization's storage provider (the first of its default application's Providers list, else
+    its own, else a shared one; none: the local files directory)."""
+    if not content:
+        raise ServiceError("You must select a file first!")
+    sniffed = media.sniff(content, file_name)
+    organization = lookup.organization(db, owner)
+    chosen = verifications.first_provider(db, owner, verifications.default_application(db, organization),
+                                          object_storage.STORAGE)
+    provider = chosen.name if chosen else ""
+    # the uploader and the built-in application, where they belong to that organization
+    user = actor.user.name if actor.user and actor.user.owner == owner else ""
+    application = b.BUILT_IN_APP if owner == b.BUILT_IN_ORG else ""
+    return upload_file(db, actor, owner, user, application, "custom", "ResourceListPage", file_name, "",
+                       content, provider=provider, sniffed=sniffed)

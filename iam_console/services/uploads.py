@@ -58,6 +58,7 @@ from .resources import REGISTRY, Kind
 
 UPLOADABLE = ("user", "role", "permission", "group")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+XLSX_ACCEPT = {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": [".xlsx"]}  # a file picker's
 MAX_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024
 # the workbook reader's limits (docs/api.md, "Uploads"): its address space, the rows it
 # reads after the header (twice the 100,000 users a bulk import is sized for) and its

@@ -16,7 +16,9 @@ from ..services.resources import REGISTRY, Kind
 class Column:
     key: str  # the wire name in the record
     label: str  # a catalog key
-    kind: str = "text"  # text | bool | time | tags | avatar | links (a list, each entry a link)
+    # text | bool | time | tags | avatar | links (a list, each entry a link) | media (the URL previewed:
+    # a picture or a video player)
+    kind: str = "text"
     # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record;
     # for links, the template's "{item}" (at its end) stands for each entry
     link: str | Callable[[dict[str, Any]], str] = ""
@@ -155,6 +157,19 @@ class Route:
     on_load: Any = None
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A list's Upload button: one file, sent through Reflex's upload to the service (run on a
+    worker thread)."""
+    label: str  # the button's catalog key
+    accept: dict[str, list[str]]  # the file picker's types (the service judges the file itself)
+    max_bytes: int
+    # (db, viewer, the organization the list shows, file name, file object) -> None; a ServiceError refuses
+    run: Callable[[Any, Any, str, str, Any], Any]
+    uploaded: str  # the toast of a success, a catalog key
+    failed: str = "%s"  # the toast of a refusal, "%s" standing for the service's message
+
+
 # (db, viewer, record) -> (locked, hidden) wire names beyond the fields' own rules
 Restrictions = Callable[[Any, Any, dict[str, Any]], tuple[set[str], set[str]]]
 # (viewer, owner the list shows) -> the list's owner/organization filters
@@ -166,13 +181,19 @@ class Screen:
     key: str  # the registry kind
     title: str  # the list's heading, a catalog key
     list_route: str  # "/organizations"
-    edit_route: str  # "/organizations/{name}": placeholders are wire fields of the record
+    edit_route: str  # "/organizations/{name}": placeholders are wire fields of the record; "": no edit page
     columns: tuple[Column, ...]
     fields: tuple[Field, ...]
     page_size: int = 10
     add_global_admin_only: bool = False
     delete_global_admin_only: bool = False  # the list is read-only to everyone else
-    upload: bool = False  # an Upload (.xlsx) button for admins (services/uploads.py)
+    upload: Upload | None = None  # an Upload button for admins
+    addable: bool = True  # False: the list has no Add (records the server writes, uploads)
+    # a row's own buttons after Edit and Delete, from the row's Var (a resource's Copy link)
+    row_actions: Callable[[Any], list[Any]] | None = None
+    # a kind not addressed by owner/name alone (sessions): the row's key, and its delete by that key
+    row_key: Callable[[dict[str, Any]], str] | None = None
+    remove: Callable[[Any, Any, str], str] | None = None  # (db, viewer, row key) -> crud.AFFECTED or not
     name_locked: Callable[[dict[str, Any]], bool] = lambda record: False  # the built-in ones
     owner_locked: Callable[[dict[str, Any]], bool] = lambda record: False  # beyond "global admins only"
     # delete disabled for this record and viewer (record, viewer's "owner/name")
@@ -211,6 +232,10 @@ class Screen:
         return REGISTRY[self.key]
 
     @property
+    def has_edit_page(self) -> bool:
+        return bool(self.edit_route)
+
+    @property
     def edit_pattern(self) -> str:
         """The Reflex route of the edit page: "/organizations/[p0]"."""
         parts = []
@@ -229,6 +254,8 @@ class Screen:
         return [part[1:-1] for part in self.edit_route.split("/") if part.startswith("{")]
 
     def edit_url(self, record: dict[str, Any]) -> str:
+        if not self.edit_route:
+            return ""
         return self.edit_route.format(**{k: record.get(k, "") for k in self.edit_keys})
 
     def exit_url(self, record: dict[str, Any]) -> str:

@@ -143,7 +143,7 @@ def test_a_chosen_provider_fills_its_row(admin, world):
         mail = tools.provider_entry(db, boss, a, f"{a}-mail")
         github = tools.provider_entry(db, boss, a, f"{a}-github")
         captcha = tools.provider_entry(db, boss, a, world["shared"])
-    assert mail["provider"] == {"category": "Email", "type": "Default"} and mail["rule"] == "All"
+    assert mail["provider"] == {"owner": a, "category": "Email", "type": "Default"} and mail["rule"] == "All"
     assert mail["canSignUp"] is False and mail["canSignIn"] is False
     assert github["rule"] == "None" and github["canSignIn"] is True
     assert captcha["provider"]["category"] == "Captcha" and captcha["rule"] == "None"
@@ -153,7 +153,7 @@ def test_a_chosen_provider_fills_its_row(admin, world):
     name = unique("app")
     ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": a,
                                                      "providers": [{"name": f"{a}-mail"}]}))
-    assert _get(admin, name)["providers"][0]["provider"] == {"category": "Email", "type": "Default"}
+    assert _get(admin, name)["providers"][0]["provider"] == {"owner": a, "category": "Email", "type": "Default"}
 
 
 def test_the_terms_of_use_are_stored_as_a_resource(admin, world):

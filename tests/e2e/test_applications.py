@@ -50,7 +50,7 @@ def test_the_list_and_add_with_the_defaults(visit, page, api_login, accounts):
     expect(built_in).to_have_count(1)
     expect(built_in.get_by_role("button", name="Delete")).to_be_disabled()
     # the providers, in two columns of links
-    expect(built_in.get_by_role("link", name="provider_captcha_default")).to_have_attribute(
+    expect(built_in.get_by_role("link", name="built-in/provider_captcha_default")).to_have_attribute(
         "href", "/providers/built-in/provider_captcha_default")
 
     name = _add(page)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pytest
 from playwright.sync_api import expect
 
+from iam_console.services.resources import Ownership
 from tests.e2e.axe import serious
 from tests.e2e.test_accessibility import report
 
@@ -45,13 +46,17 @@ class Walk:
     """One screen's place in the generated walk: a new screen joins with one line in WALKS."""
 
     screen: str  # the key of ui.screens.SCREENS
-    text_field: str  # a plain text field the walk edits and expects back after a reload
+    text_field: str = ""  # a plain text field the walk edits and expects back after a reload
+    # False: a list without Add or edit page (sessions, resources): the walk reads, pages, sorts,
+    # searches and deletes records it seeded
+    addable: bool = True
 
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
          Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
-         Walk("provider", "displayName")]
+         Walk("provider", "displayName"), Walk("token", "scope"), Walk("resource", addable=False),
+         Walk("session", addable=False)]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -73,6 +78,8 @@ def _seed(server, screen, owner: str, names: list[str]) -> None:
             for name in names:
                 fields = screen.kind.model.model_fields
                 unique = {"uuid": str(uuid.uuid4())} if "uuid" in fields else {}
+                # a session is addressed by its application too
+                unique |= {"application": "app-built-in"} if "application" in fields else {}
                 if "client_id" in fields:  # an application's client id is unique
                     unique["client_id"] = uuid.uuid4().hex
                 db.add(screen.kind.model(owner=owner, name=name, **unique))
@@ -93,29 +100,18 @@ def _search_by_name(page, text: str) -> None:
     page.fill("#search-value", text)
 
 
-@pytest.mark.parametrize("walk", WALKS, ids=lambda w: w.screen)
-def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, server):
-    """Add; the edit page in add mode; Cancel deletes the record; Add again and Save; rename; a failed
-    save puts the name back; Save & Exit; delete with its question; paging, sorting and search.
-    axe-core checks the list and the edit page on the way."""
-    from iam_console.ui import pages  # noqa: F401
-    from iam_console.ui.screens import SCREENS
-
-    screen = SCREENS[walk.screen]
+def _add_and_edit(walk, screen, page, server, prefix: str, taken: str) -> str:
+    """Add, add mode, Cancel, Add and Save, rename, a failed save, Save & Exit, delete: the owner."""
     list_url = re.compile(re.escape(screen.list_route) + r"(\?.*)?$")
     add_url = re.compile(re.escape(screen.list_route.rstrip("s")) + r".*\?mode=add")
-    api_login(accounts.admin)
-    visit(screen.list_route)
-    expect(page.locator("#list-table")).to_be_visible()
-    _no_serious_violations(page, screen.list_route)
-
     page.click("#list-add")
     page.wait_for_url(add_url)
     expect(page.locator("#edit-cancel")).to_be_visible()
     name = page.locator("#field-name").input_value()
     assert name.startswith(screen.kind.name_prefix + "_")
-    # the owner: a text, or a picker of organizations (its button shows the chosen one)
-    owner = "admin" if walk.screen == "organization" else page.locator("#field-owner").evaluate(
+    # the owner: a text, or a picker of organizations (its button shows the chosen one); a kind
+    # owned by admin (organizations, tokens) shows none
+    owner = "admin" if screen.kind.ownership is Ownership.ADMIN else page.locator("#field-owner").evaluate(
         "e => e.tagName === 'INPUT' ? e.value : e.textContent.trim()")
     _no_serious_violations(page, screen.edit_pattern)
 
@@ -125,8 +121,6 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     _search_by_name(page, name)
     expect(page.locator("#list-total")).to_have_text("Total 0")
 
-    prefix = f"walk-{uuid.uuid4().hex[:6]}"
-    taken = f"{prefix}-taken"
     _seed(server, screen, owner, [taken])
     page.click("#list-add")
     page.wait_for_url(add_url)
@@ -159,6 +153,33 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     expect(page.get_by_text("Successfully deleted")).to_be_visible()
     expect(_row(page, renamed)).to_have_count(0)
 
+    return owner
+
+
+@pytest.mark.parametrize("walk", WALKS, ids=lambda w: w.screen)
+def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, server):
+    """Add; the edit page in add mode; Cancel deletes the record; Add again and Save; rename; a failed
+    save puts the name back; Save & Exit; delete with its question; paging, sorting and search.
+    axe-core checks the list and the edit page on the way."""
+    from iam_console.ui import pages  # noqa: F401
+    from iam_console.ui.screens import SCREENS
+
+    screen = SCREENS[walk.screen]
+    api_login(accounts.admin)
+    visit(screen.list_route)
+    expect(page.locator("#list-table")).to_be_visible()
+    _no_serious_violations(page, screen.list_route)
+
+    prefix = f"walk-{uuid.uuid4().hex[:6]}"
+    taken = f"{prefix}-taken"
+    if walk.addable:
+        owner = _add_and_edit(walk, screen, page, server, prefix, taken)
+    else:
+        expect(page.locator("#list-add")).to_have_count(0)
+        expect(page.get_by_role("link", name="Edit")).to_have_count(0)
+        owner = "built-in"
+        _seed(server, screen, owner, [taken])
+
     # paging, sorting and search over a page and one more of the screen's records
     count = screen.page_size + 1
     _seed(server, screen, owner, [f"{prefix}-{i:02d}" for i in range(count - 1)])  # and the taken one
@@ -177,6 +198,12 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
     page.keyboard.press("Enter")
     expect(page.locator("#list-table tbody tr").first).to_contain_text(taken)
     _no_serious_violations(page, screen.list_route + " (searched, sorted)")
+    if not walk.addable:  # delete, with its question
+        _row(page, taken).get_by_role("button", name="Delete").click()
+        expect(page.locator("#delete-question")).to_have_text(f"Sure to delete: {taken} ?")
+        page.click("#delete-confirm")
+        expect(page.get_by_text("Successfully deleted")).to_be_visible()
+        expect(page.locator("#list-total")).to_have_text(f"Total {count - 1}")
 
 
 def test_the_built_in_organization_is_protected(visit, page, api_login, accounts):

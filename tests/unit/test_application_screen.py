@@ -72,9 +72,11 @@ def test_the_form_conditions():
 
 def test_the_providers_in_two_columns_of_links():
     record = {"owner": "admin", "name": "app", "organization": "acme", "createdTime": "", "displayName": "",
-              "logo": "", "providers": [{"name": n} for n in ("a", "b", "c")]}
+              "logo": "", "providers": [{"name": "a"}, {"name": "b", "provider": {"owner": "admin"}},
+                                        {"name": "c", "provider": {"owner": "acme"}}]}
     row = _display(SCREEN, record, "built-in/admin")
-    assert (row["providers"], row["moreProviders"]) == ("a, b", "c")
-    assert row["providers__href"] == row["moreProviders__href"] == "/providers/acme/"
+    # owner/name: a shared provider is admin's (an entry saved without its owner: the organization's)
+    assert (row["providers"], row["moreProviders"]) == ("acme/a, admin/b", "acme/c")
+    assert row["providers__href"] == row["moreProviders__href"] == "/providers/"
     assert row["__protected"] == "false"
     assert _display(SCREEN, {**record, "name": "app-built-in"}, "built-in/admin")["__protected"] == "true"

@@ -49,7 +49,7 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
 
 def organization_providers(db: Session, organization: str, names: set[str]) -> dict[str, dict[str, str]]:
     """Which of `names` are providers the organization may use (its own, else a shared one), with
-    the category and type of each."""
+    the owner, category and type of each."""
     if not names:
         return {}
     found: dict[str, dict[str, str]] = {}
@@ -58,7 +58,7 @@ def organization_providers(db: Session, organization: str, names: set[str]) -> d
             m.Provider.name.in_(sorted(names)), or_(m.Provider.owner == organization,
                                                     m.Provider.owner == b.ADMIN_OWNER))):
         if owner == organization or name not in found:
-            found[name] = {"category": category, "type": type_}
+            found[name] = {"owner": owner, "category": category, "type": type_}
     return found
 
 
@@ -72,7 +72,7 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     row.signin_methods = [s for s in row.signin_methods if isinstance(s, dict) and s.get("name") in SIGNIN_METHODS]
     entries = [p for p in row.providers if isinstance(p, dict) and isinstance(p.get("name"), str)]
     usable = organization_providers(db, row.organization, {p["name"] for p in entries})
-    # each entry carries its provider's category and type, which the console's row rules read
+    # each entry carries its provider's owner, category and type, which the console's list and row rules read
     row.providers = [{**p, "provider": usable[p["name"]]} for p in entries if p["name"] in usable]
     row.signup_items = settle_signup_items(row.signup_items)
     row.signin_items = settle_signin_items(row.signin_items)

@@ -1,4 +1,5 @@
-"""Resources: files stored for an organization (services/files.py). A deleted resource's
+"""Resources: files stored for an organization (services/files.py), in the local files
+directory or a storage provider's bucket (services/object_storage.py). A deleted resource's
 file goes with it, once the deletion is committed."""
 
 from __future__ import annotations
@@ -6,7 +7,8 @@ from __future__ import annotations
 from sqlmodel import Session
 
 from ... import models as m
-from .. import storage
+from .. import object_storage, storage
+from ..errors import ServiceError
 from .common import KindRules
 
 
@@ -14,6 +16,14 @@ def take_along(db: Session, row: m.Resource) -> None:
     relative = storage.stored_path(row.url)
     if relative:
         storage.remove_after_commit(db, relative)
+        return
+    try:
+        store = object_storage.store_of(db, row.owner, row.provider)
+    except ServiceError:  # the provider is gone or changed: nothing of ours to delete
+        return
+    key = store.key_of(row.url) if store else None
+    if key:
+        store.delete_after_commit(db, key)
 
 
 RULES = KindRules(take_along=take_along)

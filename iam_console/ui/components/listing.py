@@ -45,6 +45,11 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
     elif column.kind == "bool":
         # read-only: the theme's switch rules show a disabled "on" in the accent colour
         shown = rx.switch(checked=value == "true", disabled=True, size="1", aria_label=t(column.label))
+    elif column.kind == "media":  # a picture, or a video player; nothing for other files
+        kind = row[f"{column.key}__media"]
+        shown = rx.cond(kind == "image", rx.image(src=value, alt=row["__name"], height="40px", max_width="80px"),
+                        rx.cond(kind == "video", rx.video(src=value, controls=True, width="160px", height="90px"),
+                                rx.fragment()))
     elif column.kind == "avatar":
         # a picture named after its column (a Radix avatar's picture carries no alternative text)
         shown = rx.cond(value != "", rx.image(src=value, alt=t(column.label), width="32px", height="32px",
@@ -78,8 +83,10 @@ def _actions(screen: Screen, row: rx.Var, extra: RowActions | None, state: type[
                        on_click=state.ask_delete(row["__key"], row["__name"]))
     if screen.delete_global_admin_only:
         delete = rx.cond(Account.is_global_admin, delete, rx.fragment())
+    edit = rx.link(rx.button(t("Edit"), size="1", variant="soft"), href=row["__edit"]) if screen.has_edit_page \
+        else rx.fragment()
     return rx.table.cell(rx.hstack(
-        rx.link(rx.button(t("Edit"), size="1", variant="soft"), href=row["__edit"]),
+        edit,
         delete,
         *(extra(row) if extra else []),
         spacing="2",
@@ -149,23 +156,21 @@ def _confirm_delete(state: type[Lists], ident: str = "delete") -> rx.Component:
                    ident=ident)
 
 
-XLSX = {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": [".xlsx"]}
-
-
 def _upload(screen: Screen, state: type[Lists]) -> rx.Component:
-    """Upload (.xlsx): choosing the file sends it (.xlsx only)."""
+    """The screen's Upload: choosing one file (of the picker's types) sends it."""
     # the drop zone's hidden file input is named by the label around it
     return rx.el.label(rx.upload.root(
-        rx.button(rx.icon("upload", size=14), t("Upload (.xlsx)"), variant="soft", type="button"),
-        id=f"upload-{screen.key}", accept=XLSX, multiple=False, max_files=1, no_drag=True,
+        rx.button(rx.icon("upload", size=14), t(screen.upload.label), variant="soft", type="button"),
+        id=f"upload-{screen.key}", accept=screen.upload.accept, multiple=False, max_files=1, no_drag=True,
         on_drop=state.upload, on_drop_rejected=state.upload_rejected,
-    ), id="list-upload", aria_label=t("Upload (.xlsx)"))
+    ), id="list-upload", aria_label=t(screen.upload.label))
 
 
 def list_page(screen: Screen, row_actions: RowActions | None = None, state: type[Lists] = Listing) -> rx.Component:
     """`row_actions`: buttons after Edit and Delete, from the row's Var (the group view's Remove);
     `state`: the list's state (the list pages' `Listing` by default)."""
-    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, id="list-add")
+    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, id="list-add") if screen.addable \
+        else rx.fragment()
     if screen.add_global_admin_only:
         add = rx.cond(Account.is_global_admin, add, rx.fragment())
     if screen.upload:

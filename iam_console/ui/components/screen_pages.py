@@ -23,9 +23,10 @@ def register(screen: Screen) -> None:
     if screen.list_page:
         # the header's organization selector reloads the list; a nested route has its own organization
         page(screen.list_route, screen.title, on_load=Listing.open(screen.key),
-             follows_organization=True)(lambda: list_page(screen))
+             follows_organization=True)(lambda: list_page(screen, screen.row_actions))
         for route in screen.list_routes:
-            page(route, screen.title, on_load=Listing.open(screen.key))(lambda: list_page(screen))
-    page(screen.edit_pattern, screen.edit_title or screen.title, on_load=Editing.open(screen.key))(edit)
+            page(route, screen.title, on_load=Listing.open(screen.key))(lambda: list_page(screen, screen.row_actions))
+    if screen.has_edit_page:
+        page(screen.edit_pattern, screen.edit_title or screen.title, on_load=Editing.open(screen.key))(edit)
     for extra in screen.routes:
         page(extra.path, extra.title, on_load=extra.on_load)(extra.component or edit)

@@ -62,9 +62,11 @@ def _visible(on: bool) -> dict:
 
 
 def _half(record, second: bool) -> list[str]:
-    names = [p.get("name", "") for p in record.get("providers") or [] if isinstance(p, dict)]
-    middle = (len(names) + 1) // 2
-    return names[middle:] if second else names[:middle]
+    """Half of the providers as owner/name (a shared one is admin's), for the list's two columns."""
+    ids = [f"{(p.get('provider') or {}).get('owner') or record.get('organization', '')}/{p.get('name', '')}"
+           for p in record.get("providers") or [] if isinstance(p, dict)]
+    middle = (len(ids) + 1) // 2
+    return ids[middle:] if second else ids[:middle]
 
 
 def _account(key: str, label: str) -> Cell:
@@ -85,9 +87,9 @@ APPLICATIONS = screen(Screen(
         Column("displayName", "Display name"),
         Column("logo", "Logo", "avatar", sortable=False, searchable=False),
         Column("organization", "Organization", link="/organizations/{organization}"),
-        Column("providers", "Providers", "links", link="/providers/{organization}/{item}", sortable=False,
+        Column("providers", "Providers", "links", link="/providers/{item}", sortable=False,
                searchable=False, value=lambda record: _half(record, False)),
-        Column("moreProviders", "Providers", "links", link="/providers/{organization}/{item}", sortable=False,
+        Column("moreProviders", "Providers", "links", link="/providers/{item}", sortable=False,
                searchable=False, virtual=True, value=lambda record: _half(record, True)),
     ),
     fields=(

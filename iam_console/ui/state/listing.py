@@ -12,7 +12,7 @@ from urllib.parse import quote, unquote
 import reflex as rx
 
 from ...models.base import wire_name
-from ...services import crud, defaults, uploads
+from ...services import crud, defaults
 from ...services.resources import Ownership
 from ..screens import SCREENS, Screen, cell, link
 from .prefs import ALL_ORGANIZATIONS, Prefs
@@ -201,24 +201,28 @@ class Lists(Paging, mixin=True):
 
     @rx.event
     async def upload(self, files: list[rx.UploadFile]):
-        """Upload (.xlsx): every row through add-X's rules, all or none (services/uploads.py);
-        then the list again. Messages: "{title} uploaded successfully, refreshing the page",
-        "{title} failed to upload: %s" (for users), or "File failed to upload"."""
-        screen = self._screen
+        """The screen's Upload: one file, through the service (`Screen.upload.run`); then the list
+        again. A refusal shows the service's message (`Upload.failed`); a file the picker or the
+        size limit refuses, "File failed to upload"."""
+        spec = self._screen.upload
         if not files:
             return None  # the picker refused the file: upload_rejected says so
-        if not screen.upload or len(files) != 1 or (files[0].size or 0) > uploads.MAX_UPLOAD_BYTES:
+        if spec is None or len(files) != 1 or (files[0].size or 0) > spec.max_bytes:
             return rx.toast.error(await say(self, "File failed to upload"))
-        upload = files[0]
-        try:  # on a worker thread: a large file takes a while
-            imported = await in_thread(self.router, lambda db, actor: uploads.import_workbook(
-                db, actor, uploads.uploadable(screen.key), upload.file, upload.filename or ""))
+        upload, chosen = files[0], await self._chosen()
+
+        def run(db, actor):
+            return spec.run(db, actor, self._owner(actor, chosen) or actor.organization, upload.filename or "",
+                            upload.file)
+
+        try:  # on a worker thread: a large import, or a bucket far away, takes a while
+            done = await in_thread(self.router, run)
         except OSError:
             return rx.toast.error(await say(self, "File failed to upload"))
-        if imported.failed:
-            return await failure(self, imported.error, f"{screen.title} failed to upload: %s")
+        if done.failed:
+            return await failure(self, done.error, spec.failed)
         await self._refresh()
-        return rx.toast.success(await say(self, f"{screen.title} uploaded successfully, refreshing the page"))
+        return rx.toast.success(await say(self, spec.uploaded))
 
     @rx.event
     async def upload_rejected(self, rejected: list[dict]):
@@ -238,7 +242,8 @@ class Lists(Paging, mixin=True):
         screen, key = self._screen, self.deleting
         self.deleting = self.deleting_label = ""
         owner, _, name = key.partition("/")
-        done = await call(self, lambda db, actor: crud.delete_record(db, actor, screen.kind, owner, name),
+        done = await call(self, lambda db, actor: screen.remove(db, actor, key) if screen.remove
+                          else crud.delete_record(db, actor, screen.kind, owner, name),
                           failed=screen.messages.delete_failed)
         if not done.failed and done.value != crud.AFFECTED and screen.messages.unaffected_delete_fails:
             await self._refresh()
@@ -282,7 +287,9 @@ def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
             row[f"{c.key}__href"] = link(c.link, {**record, "item": ""}) if isinstance(c.link, str) else ""
         elif c.link:
             row[f"{c.key}__href"] = link(c.link, record)
-    row["__key"] = f"{record.get('owner', '')}/{name}"
+        if c.kind == "media":  # what the URL holds: the record's fileType (image, video, ...)
+            row[f"{c.key}__media"] = str(record.get("fileType", ""))
+    row["__key"] = screen.row_key(record) if screen.row_key else f"{record.get('owner', '')}/{name}"
     row["__name"] = name
     row["__edit"] = screen.edit_url(record)
     row["__protected"] = "true" if screen.protected(record, me) else "false"

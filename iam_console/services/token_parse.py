@@ -1,0 +1,59 @@
+"""The token page's parse box: a pasted JWT's header and claims, and whether its signature
+verifies against the cert of the token's application (valid, invalid or expired). Nothing is
+stored and nothing is looked up by the pasted token: it is judged only against the cert of an
+application the viewer may read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import jwt
+from sqlmodel import Session
+
+from .. import models as m
+from . import crud, jwt_tokens
+from .access import Actor
+from .resources import REGISTRY
+
+MAX_TOKEN = 20_000
+VALID, INVALID, EXPIRED = "valid", "invalid", "expired"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    header: str = ""  # pretty JSON
+    claims: str = ""
+    verdict: str = ""  # valid | invalid | expired ("" when it could not be parsed)
+    reason: str = ""  # why it is invalid, or the parser's message (a catalog template of `args`)
+    args: tuple[str, ...] = ()
+
+
+def parse(db: Session, actor: Actor, text: str, application: str) -> Parsed:
+    token = "".join(text.split())
+    if not token:
+        return Parsed(reason="The token is empty")
+    if len(token) > MAX_TOKEN:
+        return Parsed(reason="The token is too long")
+    try:
+        header = jwt.get_unverified_header(token)
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError as exc:
+        return Parsed(reason=str(exc))
+    shown = {"header": json.dumps(header, indent=2, ensure_ascii=False),
+             "claims": json.dumps(claims, indent=2, ensure_ascii=False, default=str)}
+    row = crud.readable_row(db, actor, REGISTRY["application"], "admin", application)
+    if not isinstance(row, m.Application):
+        return Parsed(**shown, verdict=INVALID, reason="The application %s does not exist",
+                      args=(application,))
+    refresh = header.get("alg") == jwt_tokens.REFRESH_ALGORITHM
+    try:
+        jwt_tokens.verify(db, token, row, refresh=refresh)
+        return Parsed(**shown, verdict=VALID)
+    except jwt_tokens.InvalidToken as exc:
+        reason = str(exc)
+    try:
+        jwt_tokens.verify(db, token, row, refresh=refresh, check_expiry=False)
+        return Parsed(**shown, verdict=EXPIRED, reason=reason)
+    except jwt_tokens.InvalidToken:
+        return Parsed(**shown, verdict=INVALID, reason=reason)
