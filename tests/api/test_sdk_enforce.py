@@ -1,16 +1,51 @@
-"""The official Python SDK's Casbin calls against the real HTTP server: enforce and
+"""The official SDKs' Casbin calls against the real HTTP server: enforce and
 batch_enforce (by enforcer and by permission), and its policy calls (get_policies,
 get_filtered_policies, add_policy, update_policy, remove_policy)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+
+import pytest
 import requests
 from casdoor.enforcer import Enforcer
 from casdoor.policy import Policy
+from sqlmodel import select
 
-from tests.api.sdk_server import api_server, sdk  # noqa: F401
+from iam_console import models as m
+from iam_console.db import session_scope
+from iam_console.services import crud
+from iam_console.services.access import Actor
+from iam_console.services.resources import REGISTRY
+from tests.api.sdk_server import api_server, sdk, seeded_credentials  # noqa: F401
 from tests.api.test_enforce import MODELS, local_enforcer
+from tests.api.test_sdk_node import CLIENT, NODE_DIR, Node, call, node  # noqa: F401
 from tests.conftest import unique
+
+
+@pytest.fixture
+def node_sdk(node, api_server) -> Node:  # noqa: F811
+    """casdoor-nodejs-sdk, as the built-in application's client."""
+    credentials = seeded_credentials()
+    return Node(node, api_server, credentials.client_id, credentials.client_secret, credentials.certificate)
+
+
+def _values(client: Node, *calls: dict) -> list:
+    """What each call returned: enforce and batchEnforce answer values, not the envelope that
+    Node.run checks."""
+    job = {"endpoint": client.endpoint, "clientId": client.client_id, "clientSecret": client.client_secret,
+           "certificate": client.certificate, "orgName": "built-in", "appName": "app-built-in", "calls": list(calls)}
+    process = subprocess.run([client.executable, str(CLIENT)], input=json.dumps(job), capture_output=True, text=True,
+                             timeout=60, cwd=NODE_DIR)
+    assert process.returncode == 0, process.stderr
+    answers = [json.loads(line) for line in process.stdout.splitlines()]
+    assert all(answer["ok"] for answer in answers), answers
+    return [answer["value"] for answer in answers]
+
+
+def _built_in_app(db) -> m.Application:
+    return db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()
 
 
 def _post(sdk, path: str, body: dict) -> None:  # noqa: F811
@@ -57,3 +92,18 @@ def test_sdk_enforces_a_permission(sdk):  # noqa: F811
     assert sdk.enforce(pid, "", "", "", "", ["built-in/admin", "ledger", "write"]) is False
     assert sdk.batch_enforce(pid, "", "", "", [["built-in/admin", "ledger", "read"],
                                                ["built-in/other", "ledger", "read"]]) == [True, False]
+
+
+def test_node_sdk_enforces_a_permission(node_sdk):
+    """casdoor-nodejs-sdk 1.24.0's enforce and batchEnforce (by permission, model or resource)."""
+    name = unique("perm")
+    with session_scope() as db:
+        crud.add_record(db, Actor(application=_built_in_app(db)), REGISTRY["permission"], {
+            "owner": "built-in", "name": name, "users": ["built-in/admin"], "resourceType": "Custom",
+            "resources": ["ledger"], "actions": ["read"], "effect": "Allow", "isEnabled": True, "state": "Approved"})
+    pid = f"built-in/{name}"
+    allowed, denied, batch = _values(node_sdk, call("enforce", pid, "", "", ["built-in/admin", "ledger", "read"]),
+                                          call("enforce", pid, "", "", ["built-in/admin", "ledger", "write"]),
+                                          call("batchEnforce", pid, "", "", [["built-in/admin", "ledger", "read"],
+                                                                             ["built-in/bob", "ledger", "read"]]))
+    assert (allowed, denied, batch) == (True, False, [True, False])
