@@ -4,9 +4,11 @@ get_filtered_policies, add_policy, update_policy, remove_policy)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
+import casdoor
 import pytest
 import requests
 from casdoor.enforcer import Enforcer
@@ -107,3 +109,21 @@ def test_node_sdk_enforces_a_permission(node_sdk):
                                           call("batchEnforce", pid, "", "", [["built-in/admin", "ledger", "read"],
                                                                              ["built-in/bob", "ledger", "read"]]))
     assert (allowed, denied, batch) == (True, False, [True, False])
+
+
+def test_async_sdk_enforces_a_permission(sdk):  # noqa: F811
+    name = unique("perm")
+    _post(sdk, "add-permission", {"owner": "built-in", "name": name, "users": ["built-in/admin"],
+                                  "resourceType": "Custom", "resources": ["vault"], "actions": ["open"],
+                                  "effect": "Allow", "isEnabled": True, "state": "Approved"})
+    pid = f"built-in/{name}"
+    client = casdoor.AsyncCasdoorSDK(sdk.endpoint, sdk.client_id, sdk.client_secret, sdk.certificate, "built-in",
+                                     "app-built-in", front_endpoint=sdk.endpoint)
+
+    async def run() -> tuple:
+        return (await client.enforce(pid, "", "", "", "", ["built-in/admin", "vault", "open"]),
+                await client.enforce(pid, "", "", "", "", ["built-in/admin", "vault", "shut"]),
+                await client.batch_enforce(pid, "", "", "", [["built-in/admin", "vault", "open"],
+                                                             ["built-in/other", "vault", "open"]]))
+
+    assert asyncio.run(run()) == (True, False, [True, False])
