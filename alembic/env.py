@@ -5,6 +5,7 @@ from sqlmodel import SQLModel
 import iam_console.models  # noqa: F401  (registers every table)
 from alembic import context
 from iam_console.db import make_engine
+from iam_console.services import authz_version
 from iam_console.settings import settings
 
 config = context.config
@@ -34,6 +35,7 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
     engine.dispose()
+    authz_version.forget()  # the schema changed: whether the counters' table exists is read again
 
 
 if context.is_offline_mode():

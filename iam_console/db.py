@@ -9,6 +9,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from .services import authz_version
 from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
 
@@ -64,6 +65,7 @@ def _make_engine(url: str) -> sa.Engine:
 
 
 engine = make_engine(settings.database_url)
+authz_version.install()  # every Session of the process raises the authorization counters
 
 
 @contextmanager

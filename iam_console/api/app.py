@@ -17,6 +17,7 @@ from ..services.records import redacting_log_records
 from . import (
     account,
     certs,
+    enforce,
     extras,
     files,
     ldap,
@@ -72,6 +73,7 @@ def create_api() -> FastAPI:
     api.include_router(oauth.router)
     api.include_router(resources.router)
     api.include_router(extras.router)
+    api.include_router(enforce.router)
     api.include_router(sessions.router)
     api.include_router(uploads.router)
     api.include_router(verifications.router)

@@ -65,6 +65,25 @@ JSON_BODIES = {
     "/api/check-user-password": ("password",),
     "/api/verify-code": ("organization", "name", "username", "code", "countryCode"),
 }
+# Casbin's routes (api/enforce.py): requests are lists of values, policies Casdoor's rule objects
+_RULE = {"type": "object", "properties": {k: {"type": "string"} for k in ("Ptype", "V0", "V1", "V2", "V3", "V4", "V5")}}
+_REQUEST = {"type": "array", "items": {}, "description": "One Casbin request: sub, obj, act... (objects for ABAC)"}
+CASBIN_BODIES = {
+    "/api/enforce": _REQUEST,
+    "/api/batch-enforce": {"type": "array", "items": _REQUEST},
+    "/api/get-filtered-policies": {"type": "array", "items": {"type": "object", "properties": {
+        "ptype": {"type": "string"}, "fieldIndex": {"type": "integer"},
+        "fieldValues": {"type": "array", "items": {"type": "string"}}}}},
+    "/api/add-policy": _RULE,
+    "/api/remove-policy": _RULE,
+    "/api/update-policy": {"type": "array", "items": _RULE, "minItems": 2, "maxItems": 2},
+}
+_ENFORCE_BY = ("permissionId", "modelId", "resourceId", "enforcerId", "owner")
+CASBIN_QUERIES = {"/api/enforce": _ENFORCE_BY, "/api/batch-enforce": _ENFORCE_BY,
+                  "/api/get-all-objects": ("userId",), "/api/get-all-actions": ("userId",),
+                  "/api/get-all-roles": ("userId",), "/api/get-permissions-by-role": ("id",),
+                  "/api/get-policies": ("id", "adapterId"), "/api/get-filtered-policies": ("id",),
+                  "/api/add-policy": ("id",), "/api/update-policy": ("id",), "/api/remove-policy": ("id",)}
 UPLOADS = ("/api/upload-users", "/api/upload-roles", "/api/upload-permissions", "/api/upload-groups",
            "/api/upload-resource")
 
@@ -80,6 +99,8 @@ def _request_body(path: str) -> dict[str, Any] | None:
             "multipart/form-data", "application/x-www-form-urlencoded", "application/json")}}
     if path in JSON_BODIES:
         return {"content": {"application/json": {"schema": _fields(JSON_BODIES[path])}}}
+    if path in CASBIN_BODIES:
+        return {"required": True, "content": {"application/json": {"schema": CASBIN_BODIES[path]}}}
     if path in UPLOADS:
         upload = {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
         return {"content": {"multipart/form-data": {"schema": upload}}}
@@ -274,6 +295,8 @@ def build(api: FastAPI) -> dict[str, Any]:
             body = _request_body(path) if method == "post" else None
             if body:
                 operation["requestBody"] = body
+            if path in CASBIN_QUERIES:
+                operation["parameters"] = [_query(name) for name in CASBIN_QUERIES[path]]
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for kind in REGISTRY.values():
         for path, operations in kind_operations(kind).items():

@@ -2,7 +2,7 @@
 
 from .applications import Application, Cert, Provider
 from .audit import AuthSession, MfaSetup, PendingSignIn, Record, Session, Throttle
-from .authz import Adapter, CasbinModel, CasbinRule, Enforcer, Permission, Role
+from .authz import Adapter, AuthzChange, AuthzVersion, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from .credentials import Key, Resource, Token, Verification, WebAuthnChallenge
@@ -12,9 +12,47 @@ from .operations import Syncer, Webhook
 from .stats import RowCount, UserGroup
 
 __all__ = [
-    "Adapter", "Application", "AuthSession", "CasbinModel", "CasbinRule", "Cert", "Enforcer", "Group",
-    "Invitation", "Key", "Ldap", "MfaSetup", "Named", "Order", "Organization", "Payment", "PendingSignIn", "Permission",
-    "Plan", "Pricing", "Product", "Provider", "Record", "Resource", "Role", "Row", "RowCount", "Session",
-    "Subscription", "Syncer", "Throttle", "Token", "Transaction", "User", "UserGroup", "Verification",
-    "WebAuthnChallenge", "Webhook", "detached_copy", "to_wire", "wire_name",
+    "Adapter",
+    "Application",
+    "AuthSession",
+    "AuthzChange",
+    "AuthzVersion",
+    "CasbinModel",
+    "CasbinRule",
+    "Cert",
+    "Enforcer",
+    "Group",
+    "Invitation",
+    "Key",
+    "Ldap",
+    "MfaSetup",
+    "Named",
+    "Order",
+    "Organization",
+    "Payment",
+    "PendingSignIn",
+    "Permission",
+    "Plan",
+    "Pricing",
+    "Product",
+    "Provider",
+    "Record",
+    "Resource",
+    "Role",
+    "Row",
+    "RowCount",
+    "Session",
+    "Subscription",
+    "Syncer",
+    "Throttle",
+    "Token",
+    "Transaction",
+    "User",
+    "UserGroup",
+    "Verification",
+    "WebAuthnChallenge",
+    "Webhook",
+    "detached_copy",
+    "to_wire",
+    "wire_name",
 ]

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
 
 from iam_console.models.base import (
     Named,
@@ -96,7 +97,10 @@ class Enforcer(Named, table=True):
 
 
 class CasbinRule(Row, table=True):
-    """One policy line of an adapter that keeps its policies in this database."""
+    """One policy line of an adapter that keeps its policies in this database (useSameDb).
+    `adapter` names the adapter's table within its organization, `owner/table`, so adapters
+    naming one table share its lines, as tables of one database are shared
+    (docs/architecture.md, "Authorization engine")."""
 
     __tablename__ = "casbin_rule"
     __table_args__ = (sa.Index("ix_casbin_rule_adapter_ptype", "adapter", "ptype"),)
@@ -109,7 +113,7 @@ class CasbinRule(Row, table=True):
     }
     json_hidden: ClassVar[frozenset[str]] = frozenset({"adapter"})
 
-    adapter: str = text(200)  # owner/name of the adapter
+    adapter: str = text(200)  # owner/table of the adapter
     ptype: str = text(100)
     v0: str = text(200)
     v1: str = text(200)
@@ -117,3 +121,32 @@ class CasbinRule(Row, table=True):
     v3: str = text(200)
     v4: str = text(200)
     v5: str = text(200)
+
+
+class AuthzVersion(SQLModel, table=True):
+    """A counter per organization, raised in the transaction of every write to what its
+    enforcers are built from (models, adapters, enforcers, policy lines, permissions, roles,
+    groups, users' groups). Every worker reads it on each call and rebuilds a cached
+    enforcer whose counter moved (docs/architecture.md, "Authorization engine").
+    The scope `*` is raised by bulk writes that name no single organization."""
+
+    __tablename__ = "authz_version"
+
+    scope: str = text(100, primary_key=True)
+    version: int = Field(default=0, sa_type=sa.BigInteger, nullable=False)
+
+
+class AuthzChange(SQLModel, table=True):
+    """The policy lines a counter's step changed, written in the same transaction: a worker whose
+    enforcer is a few steps behind applies them in place instead of rebuilding it. A step with
+    no row here (or an `other` row: something else changed too) means a rebuild."""
+
+    __tablename__ = "authz_change"
+    __table_args__ = (sa.Index("ix_authz_change_scope_version", "scope", "version"),)
+
+    pk: int | None = Field(default=None, primary_key=True)
+    scope: str = text(100)
+    version: int = Field(default=0, sa_type=sa.BigInteger, nullable=False)
+    adapter: str = text(200)  # casbin_rule.adapter: owner/table
+    op: str = text(10)  # add, remove, other
+    rule: list[str] = json_list()  # [ptype, v0, ...]

@@ -327,6 +327,27 @@ EXTRAS = {
         "id": f"{o}/{w.names['invitation'][o]}"}, json=[f"x@{o}.test"]),
     # acting as organization o's admin: for a global admin's console session only
     "/api/impersonate-user": lambda c, w, o: c.post("/api/impersonate-user", data={"owner": o, "name": "boss"}),
+    # Casbin: organization o's enforcer, permissions, role and user (tests/api/test_enforce_rights.py)
+    "/api/enforce": lambda c, w, o: c.post("/api/enforce", params={"enforcerId": f"{o}/{w.names['enforcer'][o]}"},
+                                           json=["boss", "data", "read"]),
+    "/api/batch-enforce": lambda c, w, o: c.post("/api/batch-enforce", params={"owner": o},
+                                                 json=[["boss", "data", "read"]]),
+    "/api/get-all-objects": lambda c, w, o: c.get("/api/get-all-objects", params={"userId": f"{o}/boss"}),
+    "/api/get-all-actions": lambda c, w, o: c.get("/api/get-all-actions", params={"userId": f"{o}/boss"}),
+    "/api/get-all-roles": lambda c, w, o: c.get("/api/get-all-roles", params={"userId": f"{o}/boss"}),
+    "/api/get-permissions-by-role": lambda c, w, o: c.get("/api/get-permissions-by-role", params={
+        "id": f"{o}/{w.names['role'][o]}"}),
+    "/api/get-policies": lambda c, w, o: c.get("/api/get-policies", params={"id": f"{o}/{w.names['enforcer'][o]}"}),
+    "/api/get-filtered-policies": lambda c, w, o: c.post("/api/get-filtered-policies", params={
+        "id": f"{o}/{w.names['enforcer'][o]}"}, json=[]),
+    "/api/add-policy": lambda c, w, o: c.post("/api/add-policy", params={"id": f"{o}/{w.names['enforcer'][o]}"},
+                                              json={"Ptype": "p", "V0": "forged"}),
+    "/api/update-policy": lambda c, w, o: c.post("/api/update-policy", params={
+        "id": f"{o}/{w.names['enforcer'][o]}"}, json=[{"Ptype": "p", "V0": "a"}, {"Ptype": "p", "V0": "b"}]),
+    "/api/remove-policy": lambda c, w, o: c.post("/api/remove-policy", params={
+        "id": f"{o}/{w.names['enforcer'][o]}"}, json={"Ptype": "p", "V0": "a"}),
+    # every organization's enforcers: the global admins' alone
+    "/api/refresh-engines": lambda c, w, o: c.post("/api/refresh-engines"),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),

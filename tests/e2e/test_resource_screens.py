@@ -128,6 +128,10 @@ def _add_and_edit(walk, screen, page, server, prefix: str, taken: str) -> str:
     _seed(server, screen, owner, [taken])
     page.click("#list-add")
     page.wait_for_url(add_url)
+    # type only once the new record is read: a late read would overwrite the typing
+    expect(page.locator("#field-name")).to_have_value(re.compile(re.escape(screen.kind.name_prefix + "_")))
+    expect(page.locator("#field-name")).not_to_have_value(name)  # not the cancelled one's, still shown
+    expect(page.locator("#edit-cancel")).to_be_visible()
     name = page.locator("#field-name").input_value()
     page.fill(f"#field-{walk.text_field}", "Walked")
     page.click("#edit-save")

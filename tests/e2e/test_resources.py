@@ -80,6 +80,7 @@ def test_a_file_is_judged_by_its_content_not_its_name(visit, page, api_login, ac
     page.fill("#search-value", suffix)
     expect(page.locator("#list-total")).to_have_text("Total 0")
     assert not _stored(server, "built-in", fake).exists()
+    page.locator("[data-sonner-toast]").first.wait_for(state="detached", timeout=15_000)  # one message at a time
     # a page named as a CSV is no CSV either
     _choose(page, f"table-{suffix}.csv", "text/csv", b"<html><script>alert(1)</script></html>")
     expect(page.get_by_text("The file must be an image, video, audio, PDF, Word, Excel or CSV file")).to_be_visible()

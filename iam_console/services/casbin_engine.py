@@ -1,0 +1,219 @@
+"""pycasbin, as the server runs it (docs/architecture.md, "Authorization engine").
+
+- `parse_model`: a model text checked as Casbin checks it, with Casbin's own error;
+- `Engine`: a pycasbin Enforcer loaded in bulk from policy lines, which answers a request
+  from the policies that can match it: every top-level `r.x == p.y` conjunct of the matcher
+  indexes the policies by `p.y`, and a request is evaluated against the smallest such bucket,
+  in the policies' order. A policy outside the bucket fails that conjunct and so cannot match;
+  an empty bucket is evaluated as one such policy, so the effect of "nothing matched" is
+  Casbin's own. The answers equal pycasbin's over all the policies (tests/api/test_enforce.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import casbin
+from casbin import util as casbin_util
+from casbin.model import Model
+from simpleeval import FeatureNotAvailable, FunctionNotDefined, NameNotDefined, OperatorNotDefined
+
+from .errors import ServiceError
+
+SECTIONS = {"r": "request_definition", "p": "policy_definition", "e": "policy_effect", "m": "matchers"}
+_EQ = re.compile(r"^\(*\s*([rp]_\w+)\s*==\s*([rp]_\w+)\s*\)*$")
+
+
+def parse_model(text: str) -> Model:
+    """The model, or ServiceError with Casbin's own complaint."""
+    model = Model()
+    try:
+        model.load_model_from_text(text)
+    except Exception as exc:  # Casbin's parser raises plain exceptions
+        raise ServiceError("The model is not valid: %s", str(exc) or type(exc).__name__) from None
+    missing = [name for key, name in SECTIONS.items() if key not in model.model]
+    if missing:
+        raise ServiceError("The model is not valid: %s", "missing required sections: " + ", ".join(missing))
+    try:
+        engine = Engine(model)
+        engine.enforce(*[""] * len(model["r"]["r"].tokens))
+    except (SyntaxError, RuntimeError, KeyError, NameError, FunctionNotDefined, NameNotDefined, OperatorNotDefined,
+            FeatureNotAvailable) as exc:
+        raise ServiceError("The model is not valid: %s", str(exc) or type(exc).__name__) from None
+    except Exception:  # an ABAC matcher reads attributes an empty request lacks: not the model's fault
+        return model
+    return model
+
+
+def has_roles(model: Model) -> bool:
+    return "g" in model.model
+
+
+def request_value(value: Any) -> Any:
+    """ABAC: a JSON object (or a string holding one) becomes an object with attributes."""
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(value, dict):
+        return SimpleNamespace(**{str(k): request_value(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [request_value(v) for v in value]
+    return value
+
+
+def _top_level_conjuncts(matcher: str) -> list[str] | None:
+    """The matcher split on its top-level `&&` (or `and`); None when a top-level `||`, `or`, `!` or `not`
+    makes the split unsafe."""
+    depth, quote, parts, start, i = 0, "", [], 0, 0
+    while i < len(matcher):
+        c = matcher[i]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0:
+            joint = next((j for j in ("&&", " and ") if matcher.startswith(j, i)), "")
+            if joint:
+                parts.append(matcher[start:i])
+                start = i = i + len(joint)
+                continue
+            if matcher.startswith(("||", " or ", "not "), i) or (c == "!" and not matcher.startswith("!=", i)):
+                return None
+        i += 1
+    parts.append(matcher[start:])
+    return [p.strip() for p in parts]
+
+
+class Engine(casbin.Enforcer):
+    """An Enforcer whose policies are loaded in bulk and indexed (see the module's docstring)."""
+
+    def __init__(self, model: Model) -> None:
+        super().__init__(model)
+        self.logger.disabled = True
+        self.enable_auto_save(False)
+        self._lock = threading.RLock()
+        self._index: list[tuple[int, dict[str, list[int]]]] = []
+        self._expressions: dict[str, Any] = {}
+
+    def _get_expression(self, expr, functions=None):
+        """pycasbin parses the matcher on every call: parsed once here. The g functions it binds read
+        the role managers, which stay the same objects until the next load (which forgets these)."""
+        found = self._expressions.get(expr)
+        if found is None:
+            if len(self._expressions) > 64:  # eval() matchers: one expression per policy
+                self._expressions.clear()
+            found = self._expressions[expr] = casbin.Enforcer._get_expression(expr, functions)
+        return found
+
+    # --- loading ---
+
+    def fitted(self, ptype: str, values: list[str]) -> list[str] | None:
+        """A rule of ptype cut or padded to the model's size; None when the model has no place for it."""
+        place = self._place(ptype)
+        if not place:
+            return None
+        size = place[1]
+        if len(values) > size and any(values[size:]):
+            return None
+        return (values + [""] * size)[:size]
+
+    def load_lines(self, lines: list[list[str]]) -> None:
+        """Replace every policy with these lines ([ptype, v0, ...]); lines the model has no place for are skipped."""
+        with self._lock:
+            self.model.clear_policy()
+            places: dict[str, Any] = {}
+            for ptype, *values in lines:
+                place = places.get(ptype)
+                if place is None:
+                    place = places[ptype] = self._place(ptype)
+                if not place:
+                    continue
+                assertion, size = place
+                if len(values) != size:
+                    if len(values) > size and any(values[size:]):
+                        continue
+                    values = (values + [""] * size)[:size]
+                assertion.policy_map[",".join(values)] = len(assertion.policy)
+                assertion.policy.append(values)
+            self.model.sort_policies_by_subject_hierarchy()
+            self.model.sort_policies_by_priority()
+            self.init_rm_map()
+            self._expressions.clear()
+            self.build_role_links()
+            self.reindex()
+
+    def _place(self, ptype: str) -> tuple[Any, int] | tuple[()]:
+        sec = ptype[:1]
+        if sec not in ("p", "g") or sec not in self.model.model or ptype not in self.model[sec]:
+            return ()
+        assertion = self.model[sec][ptype]
+        return assertion, len(assertion.tokens)
+
+    def reindex(self) -> None:
+        self._index = []
+        if "p" not in self.model.model or "p" not in self.model["p"]:
+            return
+        matcher = self.model["m"]["m"].value
+        conjuncts = None if casbin_util.has_eval(matcher) else _top_level_conjuncts(matcher)
+        r_tokens, p_tokens = self.model["r"]["r"].tokens, self.model["p"]["p"].tokens
+        for conjunct in conjuncts or []:
+            found = _EQ.match(conjunct)
+            if not found:
+                continue
+            left, right = found.groups()
+            r_name, p_name = (left, right) if left.startswith("r_") else (right, left)
+            if not (r_name.startswith("r_") and p_name.startswith("p_")) or r_name not in r_tokens \
+                    or p_name not in p_tokens:
+                continue
+            column, buckets = p_tokens.index(p_name), {}
+            for position, rule in enumerate(self.model["p"]["p"].policy):
+                bucket = buckets.get(rule[column])
+                if bucket is None:
+                    buckets[rule[column]] = [position]
+                else:
+                    bucket.append(position)
+            self._index.append((r_tokens.index(r_name), buckets))
+
+    # --- enforcing ---
+
+    def _candidates(self, rvals: tuple) -> list[list[str]] | None:
+        best: list[int] | None = None
+        for r_column, buckets in self._index:
+            if r_column >= len(rvals) or not isinstance(rvals[r_column], str):
+                continue
+            bucket = buckets.get(rvals[r_column], [])
+            if best is None or len(bucket) < len(best):
+                best = bucket
+        if best is None:
+            return None
+        policy = self.model["p"]["p"].policy
+        if not best:
+            return policy[:1]  # fails the conjunct: Casbin's effect of no match
+        return [policy[i] for i in best]
+
+    def enforce_ex(self, *rvals):
+        with self._lock:
+            if rvals and isinstance(rvals[0], casbin.core_enforcer.EnforceContext):
+                return super().enforce_ex(*rvals)
+            if len(rvals) != len(self.model["r"]["r"].tokens):
+                raise ServiceError("Invalid request size: expected %s, got %s", len(self.model["r"]["r"].tokens),
+                                   len(rvals))
+            candidates = self._candidates(rvals) if self._index else None
+            if candidates is None:
+                return super().enforce_ex(*rvals)
+            assertion = self.model["p"]["p"]
+            everything = assertion.policy
+            assertion.policy = candidates
+            try:
+                return super().enforce_ex(*rvals)
+            finally:
+                assertion.policy = everything
