@@ -22,7 +22,7 @@ from .resources import REGISTRY
 
 RECORD = REGISTRY["record"]
 # get-records' filters beyond Casdoor's field/value: each is an equality on the first column of
-# an index ending in the list's order (migration 0014), and the time range is that order's range
+# an index ending in the list's order (migration 0015), and the time range is that order's range
 EXACT = {"organization": m.Record.organization, "user": m.Record.user, "action": m.Record.action,
          "method": m.Record.method}
 EXPORT_BATCH = 1_000
