@@ -5,6 +5,8 @@ viewer behind the websocket, and a refusal turned into what the page shows
 `call` runs the work in the event; `in_thread` runs it on a worker thread, for work that
 waits on something slow (an SMTP server, an SMS gateway, a directory, a large workbook)
 while the page's other events go on: a background event calls it outside `async with self`.
+Either way, a record the work writes carries the browser's address and the viewer's language,
+as an API request's records do (services/records.py, CURRENT_CALL).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from ...db import session_scope
-from ...services import crud, policy
+from ...services import crud, policy, records
 from ...services.access import Actor
 from ...services.errors import ServiceError
 from .account import client_ip, viewer
@@ -60,9 +62,13 @@ async def failure(state: rx.State, exc: ServiceError, failed: str = "%s") -> Any
     return rx.toast.error(prefs.say(failed, prefs.say(exc.template, *exc.args_)))
 
 
-def _run(router: Any, work: Callable[[Session, Actor], T]) -> T:
-    with session_scope() as db:
-        return work(db, viewer(db, router))
+def _run(router: Any, work: Callable[[Session, Actor], T], language: str = "") -> T:
+    bound = records.CURRENT_CALL.set(records.Call(client_ip=client_ip(router), language=language))
+    try:
+        with session_scope() as db:
+            return work(db, viewer(db, router))
+    finally:
+        records.CURRENT_CALL.reset(bound)
 
 
 async def call(state: rx.State, work: Callable[[Session, Actor], T], *, failed: str = "%s",
@@ -72,18 +78,18 @@ async def call(state: rx.State, work: Callable[[Session, Actor], T], *, failed: 
     who is refused or not signed in goes to /403 instead; `quiet` makes no event (the page
     shows `message(state, outcome.error)` in place)."""
     try:
-        return Outcome(_run(state.router, work))
+        return Outcome(_run(state.router, work, (await state.get_state(Prefs)).lang))
     except ServiceError as exc:
         if forbidden_page and exc.template in REFUSALS:
             return Outcome(event=rx.redirect("/403"), error=exc)
         return Outcome(event=None if quiet else await failure(state, exc, failed), error=exc)
 
 
-async def in_thread(router: Any, work: Callable[[Session, Actor], T]) -> Outcome[T]:
+async def in_thread(router: Any, work: Callable[[Session, Actor], T], language: str = "") -> Outcome[T]:
     """`call`'s work on a worker thread; a refusal comes back as `outcome.error` (turn it
     into words with `message` once back inside `async with self`)."""
     try:
-        return Outcome(await asyncio.to_thread(_run, router, work))
+        return Outcome(await asyncio.to_thread(_run, router, work, language))
     except ServiceError as exc:
         return Outcome(error=exc)
 
