@@ -141,9 +141,12 @@ def test_pickers_offer_one_page_of_the_records_organization(visit, page, api_log
 
 def test_a_code_field_saves_a_long_text_whole(visit, page, api_login, accounts, server):
     from iam_console.models import CasbinModel
+    from iam_console.services.seed import USER_MODEL_TEXT
 
     name = f"model-{uuid.uuid4().hex[:6]}"
-    text = "".join(f"# line {i:05d} of a long model text, longer than any input field\n" for i in range(400))
+    # a model (Casbin checks every saved text), then a long comment
+    text = USER_MODEL_TEXT.rstrip("\n") + "\n" + "".join(
+        f"# line {i:05d} of a long model text, longer than any input field\n" for i in range(400))
     assert len(text) > 20_000
     _add(server, CasbinModel(owner="acme", name=name, display_name=name, model_text=text))
     api_login(accounts.admin)

@@ -32,7 +32,7 @@ def test_deleting_a_session_ends_its_sign_ins(browser, server, visit, page, api_
         page.fill("#search-value", "alice")
         row = page.locator("#list-table tbody tr").filter(has=page.get_by_role("link", name="alice", exact=True))
         expect(row.first).to_be_visible()
-        expect(row.first.get_by_role("link", name="acme")).to_have_attribute("href", "/organizations/acme")
+        expect(row.first.get_by_role("link", name="acme", exact=True)).to_have_attribute("href", "/organizations/acme")
         expect(row.first.locator("td").nth(4)).to_have_text(re.compile(r"[0-9a-f]{32}"))
         count = row.count()
         for _ in range(count):  # every application she signed in to
