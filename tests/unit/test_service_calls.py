@@ -18,12 +18,14 @@ VIEWER = object()
 
 
 class _Prefs:
+    lang = "en"
+
     def say(self, key: str, *args: object) -> str:
         return key % args if args else key
 
 
 class _State:
-    router = SimpleNamespace()
+    router = SimpleNamespace(headers=SimpleNamespace(raw_headers={}), session=SimpleNamespace(client_ip="192.0.2.1"))
 
     async def get_state(self, cls):
         assert cls is Prefs
