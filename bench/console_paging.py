@@ -41,6 +41,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from timing import timed  # bench/timing.py
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -369,14 +371,7 @@ def in_process(token: str, org: str, runs: int) -> list[tuple[str, float, float]
     for label, params in cases.items():
         measured = []
         for full in (False, True):
-            call = service(params, full)
-            call()
-            samples = []
-            for _ in range(runs):
-                started = time.perf_counter()
-                call()
-                samples.append((time.perf_counter() - started) * 1000)
-            measured.append(stats(samples)[0])
+            measured.append(timed(service(params, full), runs)[0])
         figures.append((label, *measured))
     return figures
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
+
+from timing import timed  # bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -37,17 +37,6 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--url", default="", help="another database (PostgreSQL), seeded server-side")
     return parser.parse_args()
-
-
-def timed(call, runs: int) -> tuple[float, float]:
-    call()  # warm up
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
 def rss_mb() -> float:

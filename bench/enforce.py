@@ -42,17 +42,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ORG, ROLES, PER_ROLE, USERS = "bench-enforce", 1000, 100, 10000
 SERVER_CORE, CLIENT_CORE = 0, 1
-RBAC = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub, obj, act
-[role_definition]
-g = _, _
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act
-"""
 
 
 def pin(core: int) -> None:
@@ -74,14 +63,14 @@ def seed(url: str) -> tuple[str, str]:
 
     from iam_console import models as m
     from iam_console.db import make_engine, migrate, session_scope
-    from iam_console.services.seed import ensure_first_start_data
+    from iam_console.services.seed import USER_MODEL_TEXT, ensure_first_start_data
 
     migrate(url)
     engine = make_engine(url)
     with session_scope(engine) as db:
         ensure_first_start_data(db, "bench-admin-password")
         db.add(m.Organization(owner="admin", name=ORG, display_name="Bench enforce"))
-        db.add(m.CasbinModel(owner=ORG, name="rbac", model_text=RBAC))
+        db.add(m.CasbinModel(owner=ORG, name="rbac", model_text=USER_MODEL_TEXT))  # the seeded RBAC model
         db.add(m.Adapter(owner=ORG, name="rules", table="bench_rules", use_same_db=True))
         db.add(m.Enforcer(owner=ORG, name="bench", model=f"{ORG}/rbac", adapter=f"{ORG}/rules"))
         app = db.exec(select(m.Application).where(m.Application.name == "app-built-in")).one()

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
+
+from timing import timed  # bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -106,21 +107,6 @@ def seed(url: str, applications: int, providers: int) -> None:
                 print(f"  seeded {start + len(rows):,} {model.__tablename__}s "
                       f"({time.perf_counter() - started:.0f} s)", flush=True)
     engine.dispose()
-
-
-def stats(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
-
-
-def timed(call, runs: int) -> tuple[float, float]:
-    call()  # warm up
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - started) * 1000)
-    return stats(samples)
 
 
 def _screens() -> dict:

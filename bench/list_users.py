@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
+
+from timing import timed  # bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -107,17 +108,6 @@ def _seed_server_side(connection, user_table, password: str, start: int, stop: i
     for _, definition in saved:
         connection.execute(sa.text(definition))
     connection.execute(sa.text('ANALYZE "user"'))  # what autovacuum would do after a bulk load
-
-
-def timed(call, runs: int) -> tuple[float, float]:
-    call()  # warm up
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
 
 
 def main() -> None:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from timing import timed  # bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -84,17 +85,6 @@ def seed(url: str, records: int) -> None:
         with engine.begin() as connection:
             connection.execute(sa.text("ANALYZE"))
     engine.dispose()
-
-
-def timed(call, runs: int) -> tuple[float, float]:
-    call()  # warm up
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
 def main() -> None:

@@ -11,20 +11,11 @@ import casbin
 import pytest
 from casbin.model import Model
 
+from iam_console.services.seed import USER_MODEL_TEXT
 from tests.api.conftest import ok_body
 from tests.conftest import unique
 
-RBAC = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub, obj, act
-[role_definition]
-g = _, _
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act
-"""
+RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
 MODELS = {
     "acl": ("""[request_definition]

@@ -1,8 +1,28 @@
-"""Steps several browser tests take on an edit page."""
+"""Steps several browser tests take: on an edit page, and arranging records in the server's
+database directly."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from playwright.sync_api import expect
+
+
+@contextlib.contextmanager
+def server_db(server) -> Iterator:
+    """A session on the browser tests' server's database, committed on leaving."""
+    from sqlmodel import Session
+
+    from iam_console.db import make_engine
+
+    engine = make_engine(server.database_url)
+    try:
+        with Session(engine) as db:
+            yield db
+            db.commit()
+    finally:
+        engine.dispose()
 
 
 def choose(page, trigger, option: str) -> None:

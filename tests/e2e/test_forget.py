@@ -4,7 +4,6 @@ and sets a new password; an account flagged "need update password" is sent there
 
 from __future__ import annotations
 
-import contextlib
 import re
 import uuid
 from dataclasses import dataclass
@@ -13,25 +12,11 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
+from tests.e2e.steps import server_db
 from tests.sinks import SmtpSink, code_in
 
 SMTP_USER, SMTP_PASSWORD = "noreply@forget.test", "forget-smtp-pass"
 PASSWORD, NEW_PASSWORD = "0ld-passw0rd", "N3w-passw0rd"
-
-
-@contextlib.contextmanager
-def _db(server):
-    from sqlmodel import Session
-
-    from iam_console.db import make_engine
-
-    engine = make_engine(server.database_url)
-    try:
-        with Session(engine) as db:
-            yield db
-            db.commit()
-    finally:
-        engine.dispose()
 
 
 @dataclass
@@ -55,7 +40,7 @@ def world(server):
                                                  f"user-{suffix}")
     email = f"{user}@forget.test"
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
-        with _db(server) as db:
+        with server_db(server) as db:
             db.add(Organization(owner="admin", name=organization, display_name=organization,
                                 password_type="argon2id", default_application=application))
             db.add(Provider(owner=organization, name=provider, category="Email", type="SMTP", host="127.0.0.1",
@@ -126,7 +111,7 @@ def test_an_account_that_must_change_its_password_is_sent_here(server, visit, pa
 
     from iam_console.models import User
 
-    with _db(server) as db:
+    with server_db(server) as db:
         user = db.exec(select(User).where(User.owner == world.organization, User.name == world.user)).one()
         user.need_update_password = True
         db.add(user)

@@ -7,7 +7,6 @@ email for another user but cannot set anything up for them."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import secrets
 import time
@@ -18,24 +17,10 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import Account
+from tests.e2e.steps import server_db
 
 PASSWORD = "Mfa-e2e-pass-1"
 CALLBACK = "http://127.0.0.1:9/mfa-callback"
-
-
-@contextlib.contextmanager
-def _db(server):
-    from sqlmodel import Session
-
-    from iam_console.db import make_engine
-
-    engine = make_engine(server.database_url)
-    try:
-        with Session(engine) as db:
-            yield db
-            db.commit()
-    finally:
-        engine.dispose()
 
 
 def _new_user(server, organization: str = "acme", **fields) -> Account:
@@ -43,7 +28,7 @@ def _new_user(server, organization: str = "acme", **fields) -> Account:
     from iam_console.services.passwords import hash_password
 
     name = f"mfa{uuid.uuid4().hex[:8]}"
-    with _db(server) as db:
+    with server_db(server) as db:
         db.add(User(owner=organization, name=name, uuid=str(uuid.uuid4()), type="normal-user", display_name=name,
                     password=hash_password(PASSWORD, "argon2id"), password_type="argon2id",
                     signup_application="app-built-in", **fields))
@@ -54,7 +39,7 @@ def _new_org(server, rule: str, method: str = "App") -> str:
     from iam_console.models import Organization
 
     name = f"mfaorg{uuid.uuid4().hex[:6]}"
-    with _db(server) as db:
+    with server_db(server) as db:
         db.add(Organization(owner="admin", name=name, display_name=name, password_type="argon2id",
                             languages=["en"], nav_items=["all"], mfa_items=[{"name": method, "rule": rule}]))
     return name
@@ -132,7 +117,7 @@ def _client_app(server, organization: str = "acme") -> str:
     from iam_console.models import Application
 
     client_id = secrets.token_hex(10)
-    with _db(server) as db:
+    with server_db(server) as db:
         db.add(Application(owner="admin", name=f"app-mfa-{uuid.uuid4().hex[:6]}", display_name="MFA client",
                            organization=organization, cert="cert-built-in", client_id=client_id,
                            client_secret=secrets.token_hex(20), redirect_uris=[CALLBACK],

@@ -7,7 +7,6 @@ server and HTTP endpoints, and the Default captcha."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import uuid
 
@@ -15,32 +14,17 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
-from tests.e2e.steps import choose
+from tests.e2e.steps import choose, server_db
 from tests.sinks import HttpSink, SmtpSink, code_in
 
 SMTP_USER, SMTP_PASSWORD = "mailer@providers.test", "providers-smtp-pass"
-
-
-@contextlib.contextmanager
-def _db(server):
-    from sqlmodel import Session
-
-    from iam_console.db import make_engine
-
-    engine = make_engine(server.database_url)
-    try:
-        with Session(engine) as db:
-            yield db
-            db.commit()
-    finally:
-        engine.dispose()
 
 
 def _provider(server, owner: str, **fields) -> str:
     from iam_console.models import Provider
 
     name = f"prov-{uuid.uuid4().hex[:8]}"
-    with _db(server) as db:
+    with server_db(server) as db:
         db.add(Provider(owner=owner, name=name, display_name=name, **fields))
     return name
 
@@ -54,7 +38,7 @@ def _no_leftovers(server):
 
     from iam_console.models import Provider
 
-    with _db(server) as db:
+    with server_db(server) as db:
         for row in db.exec(select(Provider).where(Provider.name.startswith("prov-"))):
             db.delete(row)
 
@@ -216,7 +200,7 @@ def test_an_owner_change_empties_the_cert_and_offers_the_new_organizations(visit
     from iam_console.models import Cert
 
     cert = f"acme-cert-{uuid.uuid4().hex[:6]}"
-    with _db(server) as db:
+    with server_db(server) as db:
         db.add(Cert(owner="acme", name=cert, display_name=cert, scope="JWT", type="x509",
                     crypto_algorithm="RS256", bit_size=2048))
     name = _provider(server, "built-in", category="Payment", type="Alipay", cert="cert-built-in")

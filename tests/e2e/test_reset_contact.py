@@ -4,32 +4,17 @@ server, and the page reloads with it; the code is listed for acme's admin."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import uuid
 
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.steps import server_db
 from tests.sinks import SmtpSink, code_in
 
 APPLICATION, PROVIDER = "app-acme-reset", "smtp-acme-reset"
 SMTP_USER, SMTP_PASSWORD = "noreply@acme.test", "acme-smtp-pass"
-
-
-@contextlib.contextmanager
-def _db(server):
-    from sqlmodel import Session
-
-    from iam_console.db import make_engine
-
-    engine = make_engine(server.database_url)
-    try:
-        with Session(engine) as db:
-            yield db
-            db.commit()
-    finally:
-        engine.dispose()
 
 
 def _acme(db):
@@ -49,11 +34,11 @@ def acme_mail(server):
 
     from iam_console.models import Application, Provider
 
-    with _db(server) as db:
+    with server_db(server) as db:
         before = (_acme(db)[1].email, _acme(db)[1].email_verified)
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
         try:
-            with _db(server) as db:
+            with server_db(server) as db:
                 db.add(Provider(owner="acme", name=PROVIDER, display_name="Acme SMTP", category="Email", type="SMTP",
                                 host="127.0.0.1", port=sink.port, disable_ssl=True, client_id=SMTP_USER,
                                 client_secret=SMTP_PASSWORD, title="Acme code",
@@ -66,7 +51,7 @@ def acme_mail(server):
                 db.add(acme)
             yield sink
         finally:
-            with _db(server) as db:
+            with server_db(server) as db:
                 acme, alice = _acme(db)
                 acme.default_application = ""
                 alice.email, alice.email_verified = before
@@ -78,7 +63,7 @@ def acme_mail(server):
 
 
 def _stored_alice(server) -> tuple[str, bool]:
-    with _db(server) as db:
+    with server_db(server) as db:
         alice = _acme(db)[1]
         return alice.email, alice.email_verified
 

@@ -11,7 +11,6 @@ The guard sends an account flagged "need update password" here as well."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import reflex as rx
@@ -21,7 +20,7 @@ from ..routes import page
 from ..shell import themed
 from ..state.account import client_ip
 from ..state.prefs import Prefs
-from ..state.service import call, in_thread, message, say
+from ..state.service import call, count_down, in_thread, message, say
 from ..state.users import INCONSISTENT
 from ..text import t
 
@@ -120,12 +119,8 @@ class Forget(rx.State):
                 await self._new_captcha()
             text = self.error or await say(self, "Code sent")
         yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
-        while not sent.failed:
-            await asyncio.sleep(1)
-            async with self:
-                self.countdown = max(0, self.countdown - 1)
-                if self.countdown == 0:
-                    break
+        if not sent.failed:
+            await count_down(self)
 
     @rx.event
     def verify(self):

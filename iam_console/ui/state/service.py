@@ -97,3 +97,14 @@ async def in_thread(router: Any, work: Callable[[Session, Actor], T], language: 
 async def message(state: rx.State, exc: ServiceError) -> str:
     """A refusal in the viewer's language."""
     return await say(state, exc.template, *exc.args_)
+
+
+async def count_down(state: rx.State) -> None:
+    """A background event's wait before another code may be sent: `state.countdown` seconds,
+    shown falling a second at a time (the page disables Send code meanwhile)."""
+    while True:
+        await asyncio.sleep(1)
+        async with state:
+            state.countdown = max(0, state.countdown - 1)
+            if state.countdown == 0:
+                return

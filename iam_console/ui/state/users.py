@@ -8,7 +8,6 @@ the service layer's."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import reflex as rx
@@ -22,7 +21,7 @@ from .editing import Editing
 from .listing import Paging
 from .mfa import MfaSection
 from .prefs import Prefs
-from .service import call, in_thread, message, say
+from .service import call, count_down, in_thread, message, say
 from .webauthn import WebauthnSection
 
 PROPERTY_PAGE_SIZE = 10  # the pager's first size
@@ -348,12 +347,8 @@ class ContactReset(rx.State):
                 self.countdown = verifications.RESEND_SECONDS
             text = await message(self, sent.error) if sent.failed else await say(self, "Code sent")
         yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
-        while not sent.failed:
-            await asyncio.sleep(1)
-            async with self:
-                self.countdown = max(0, self.countdown - 1)
-                if self.countdown == 0:
-                    break
+        if not sent.failed:
+            await count_down(self)
 
     @rx.event
     async def submit(self):
