@@ -14,6 +14,7 @@ import psutil
 
 from .. import __version__
 from ..settings import settings
+from .errors import ServiceError
 
 PROJECT = Path(__file__).resolve().parents[2]
 VERSION_FILE = "iam_console/__init__.py"  # the commit that last changed it made the release
@@ -55,17 +56,20 @@ def _data_dir() -> Path:
 def system_info() -> dict:
     """CPU usage per core (%), this worker's resident memory and the machine's total (bytes),
     the data disk's used and total bytes, and this process's bytes written and read."""
-    process = psutil.Process()
-    disk = shutil.disk_usage(_data_dir())
     try:
-        io = process.io_counters()
-        sent, received = io.write_bytes, io.read_bytes
-    except (AttributeError, psutil.Error):  # not every platform counts a process's I/O
-        sent = received = 0
-    return {"cpuUsage": [round(value, 1) for value in CPU.usage()],
-            "memoryUsed": process.memory_info().rss, "memoryTotal": psutil.virtual_memory().total,
-            "diskUsed": disk.used, "diskTotal": disk.total,
-            "networkSent": sent, "networkRecv": received, "networkTotal": sent + received}
+        process = psutil.Process()
+        disk = shutil.disk_usage(_data_dir())
+        try:
+            io = process.io_counters()
+            sent, received = io.write_bytes, io.read_bytes
+        except (AttributeError, psutil.AccessDenied):  # not every platform counts a process's I/O
+            sent = received = 0
+        return {"cpuUsage": [round(value, 1) for value in CPU.usage()],
+                "memoryUsed": process.memory_info().rss, "memoryTotal": psutil.virtual_memory().total,
+                "diskUsed": disk.used, "diskTotal": disk.total,
+                "networkSent": sent, "networkRecv": received, "networkTotal": sent + received}
+    except (psutil.Error, OSError) as exc:  # the page and the API show why: 'System info failed to get: ...'
+        raise ServiceError("%s", str(exc) or type(exc).__name__) from exc
 
 
 def _git(*args: str) -> str:

@@ -89,3 +89,12 @@ def test_a_scraper_reads_the_metrics_with_the_configured_token(monkeypatch, data
     for wrong in ("scrape-token-2", "", "scrape-token-1x"):
         refused = anonymous.get("/api/metrics", headers={"Authorization": f"Bearer {wrong}"})
         assert refused.json()["status"] == "error", wrong
+
+
+def test_a_host_that_cannot_be_read_answers_why(admin, monkeypatch):
+    def unreadable():
+        raise psutil.AccessDenied(msg="no access to /proc")
+
+    monkeypatch.setattr(psutil, "virtual_memory", unreadable)
+    body = admin.get("/api/get-system-info").json()
+    assert body["status"] == "error" and "no access to /proc" in body["msg"]

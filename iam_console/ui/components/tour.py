@@ -12,8 +12,8 @@ from ..text import t
 
 def _step(state: type[Tour], steps: tuple, index: int, title: str, body: str, next_page) -> rx.Component:
     last = index == len(steps) - 1
-    next_button = rx.button(t("Done") if last and not next_page else t("Next"), size="1", id="tour-next",
-                            on_click=state.finish_tour(next_page or "") if last else state.next_step)
+    next_button = rx.button(t("Done") if last and next_page is None else t("Next"), size="1", id="tour-next",
+                            on_click=state.finish_tour("" if next_page is None else next_page) if last else state.next_step)
     return rx.cond(
         state.tour_step == index,
         rx.vstack(
