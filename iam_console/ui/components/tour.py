@@ -12,8 +12,9 @@ from ..text import t
 
 def _step(state: type[Tour], steps: tuple, index: int, title: str, body: str, next_page) -> rx.Component:
     last = index == len(steps) - 1
+    finish = state.finish_tour("" if next_page is None else next_page)
     next_button = rx.button(t("Done") if last and next_page is None else t("Next"), size="1", id="tour-next",
-                            on_click=state.finish_tour("" if next_page is None else next_page) if last else state.next_step)
+                            on_click=finish if last else state.next_step)
     return rx.cond(
         state.tour_step == index,
         rx.vstack(
