@@ -224,3 +224,11 @@ def test_bodies_of_the_wrong_shape_are_refused(smtp):
         answer = TestClient(api).post("/api/signup", json=body).json()
         assert answer["status"] == "error", body
     assert _users(org) == []
+
+
+def test_sign_ups_from_one_address_are_limited(smtp):
+    org = _org(smtp, signup_items=items(Email={"rule": "No verification"}))
+    visitor = TestClient(api)
+    answers = [visitor.post("/api/signup", json=_form(org, "a")).json()["msg"] for _ in range(21)]
+    assert answers[:20] == ["Username must have at least 2 characters"] * 20
+    assert "too many times" in answers[20]
