@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ..db import session_scope
-from ..services import enforcement, policy
+from ..services import casbin_cli, enforcement, policy
 from ..services.errors import ServiceError
 from ..services.json_input import parse_json
 from .bodies import MAX_BODY_BYTES
@@ -109,6 +109,16 @@ for _action, _summary in (
         ("update-policy", "Replace a rule of an enforcer: the body is [old, new]"),
         ("remove-policy", "Remove one rule from an enforcer")):
     router.add_api_route(f"/{_action}", _write(_action), methods=["POST"], summary=_summary)
+
+
+@router.get("/run-casbin-command", summary="The model editor's Casbin CLI calls (enforce, enforceEx, --version), "
+            "answered in process by pycasbin: language, args (a JSON list), m and t (the editor's identifier)")
+async def run_casbin_command(request: Request) -> JSONResponse:
+    params = request.query_params
+    with session_scope() as db:
+        caller = actor(db, request)
+    return ok(casbin_cli.run(caller, params.get("language", ""), params.get("args", ""), params.get("m", ""),
+                             params.get("t", "")))
 
 
 @router.post("/refresh-engines", summary="Forget every enforcer this worker keeps in memory (global admins)")
