@@ -8,9 +8,11 @@ import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 
+from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.services import enforcement
 from iam_console.services.access import Actor
@@ -61,7 +63,9 @@ def test_bad_calls_are_refused(admin, make_org, make_user):
     assert _run(admin, ["enforce", "-m", RBAC, "-p", POLICY, "alice"])["msg"].startswith("Invalid request size")
     not_a_list = admin.get("/api/run-casbin-command", params={**_params([]), "args": "{}"}).json()
     assert not_a_list["status"] == "error"
-    # a normal user may not run it
+    # neither may anyone signed out, nor a normal user
+    anonymous = _run(TestClient(api), args)
+    assert anonymous == {**anonymous, "status": "error", "msg": "Please login first"}
     org = make_org()
     user = make_user(owner=org.name, password="Casbin-pass-1")
     refused = _run(sign_in(org.name, user.name, "Casbin-pass-1"), args)

@@ -115,8 +115,8 @@ def test_an_enforcer_and_its_policies(visit, page, api_login, accounts, server):
     expect(rows).to_have_count(2)
 
     # one row at a time; Cancel restores the row
-    alice = rows.filter(has_text="alice")
-    bob = rows.filter(has_text="bob")
+    bob, alice = rows.nth(0), rows.nth(1)  # each added at the top (a row being edited holds inputs, not text)
+    assert _texts(alice)[0] == "alice" and _texts(bob)[0] == "bob"
     alice.get_by_role("button", name="Edit").click()
     expect(bob.get_by_role("button", name="Edit")).to_be_disabled()
     expect(bob.get_by_role("button", name="Delete")).to_be_disabled()
@@ -134,6 +134,7 @@ def test_an_enforcer_and_its_policies(visit, page, api_login, accounts, server):
     bob.get_by_role("button", name="Delete").click()
     expect(page.get_by_text("Successfully deleted")).to_be_visible()
     expect(rows).to_have_count(1)
+    assert _texts(rows.nth(0)) == ["alice", "data1", "write"]
 
     # the enforcer answers by the rules as edited
     assert _enforce(page, enforcer, ["alice", "data1", "write"]) is True
