@@ -24,6 +24,7 @@ from .errors import ServiceError
 from .resources import REGISTRY
 
 CACHE_SIZE = 256
+MAX_PAGE = 1000  # the policy table's largest page
 ONE_OF = ("permissionId", "modelId", "resourceId", "enforcerId", "owner")
 
 
@@ -409,15 +410,17 @@ def policy_page(db: Session, actor: Actor, enforcer_id: str, page: int, size: in
     (docs/architecture.md, "The enforcer page")."""
     enforcer = _row(db, actor, "enforcer", enforcer_id)
     model, adapter = _enforcer_parts(db, enforcer)
-    found = policy_store.lines(db, adapter)
+    size = max(1, min(size, MAX_PAGE))
+    start = (max(1, page) - 1) * size
+    found, total = policy_store.page(db, adapter, start, size)
+    last = max(1, -(-total // size))
+    if page > last:  # past the end: the last page
+        page, start = last, (last - 1) * size
+        found, total = policy_store.page(db, adapter, start, size)
     names, ptypes, widest = _definition(model.model_text)
     widest = max([widest, *[len(line) - 1 for line in found]])
     width = min(policy_store.FIELDS, widest) if names else policy_store.FIELDS
     heads = [(names[i] if i < len(names) else f"V{i}").strip() or f"V{i}" for i in range(width)]
     ptypes += [line[0] for line in found if line[0] not in ptypes]
-    size = max(1, size)
-    last = max(1, -(-len(found) // size))
-    page = max(1, min(page, last))
-    start = (page - 1) * size
-    rows = [_wire(start + i + 1, line) for i, line in enumerate(found[start:start + size])]
-    return PolicyPage(rows, len(found), page, heads, ptypes or ["p"])
+    rows = [_wire(start + i + 1, line) for i, line in enumerate(found)]
+    return PolicyPage(rows, total, max(1, page), heads, ptypes or ["p"])

@@ -72,7 +72,7 @@ def test_bad_calls_are_refused(admin, make_org, make_user):
     assert refused == {**refused, "status": "error", "msg": "Unauthorized operation"}
 
 
-def _admin_actor() -> Actor:
+def admin_actor() -> Actor:
     with session_scope() as db:
         return Actor(user=db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one())
 
@@ -80,7 +80,7 @@ def _admin_actor() -> Actor:
 def test_policy_pages_follow_the_model(admin):
     lines = [["p", f"user{i:03d}", "data", "read"] for i in range(150)] + [["g", "alice", "admin"]]
     eid = make_enforcer(admin, RBAC, lines)
-    actor = _admin_actor()
+    actor = admin_actor()
     with session_scope() as db:
         first = enforcement.policy_page(db, actor, eid, 1, 100)
         second = enforcement.policy_page(db, actor, eid, 2, 100)
@@ -96,7 +96,7 @@ def test_policy_pages_follow_the_model(admin):
 def test_policy_writes_leave_records(admin):
     eid = make_enforcer(admin, RBAC, [])
     rule = {"Ptype": "p", "V0": unique("who"), "V1": "data", "V2": "read"}
-    actor = _admin_actor()
+    actor = admin_actor()
     with session_scope() as db:
         assert enforcement.write_policy(db, actor, "add-policy", eid, rule) is True
     with session_scope() as db:
