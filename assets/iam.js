@@ -247,3 +247,43 @@ document.addEventListener("click", (event) => {
     event.stopImmediatePropagation();
   }
 }, true);
+
+// The sign-up form (/signup/{application}): every field marked data-signup-key, posted to
+// /api/signup with the page's authorization request if it has one; the password and its
+// confirmation are compared here and never leave the browser but to the API.
+window.iamSignup = async function (application, organization, captchaId) {
+  const body = { application: application, organization: organization };
+  document.querySelectorAll("[data-signup-key]").forEach((field) => {
+    const key = field.getAttribute("data-signup-key");
+    if (key) body[key] = field.value ?? "";
+  });
+  if ("confirm" in body && body.confirm !== body.password) return { status: "mismatch", msg: "" };
+  delete body.confirm;
+  const agreement = document.getElementById("signup-agreement");
+  if (agreement && agreement.getAttribute("data-state") !== "checked") return { status: "agreement", msg: "" };
+  if (captchaId) {
+    body.captchaType = "Default";
+    body.captchaToken = document.getElementById("signup-captcha-answer")?.value ?? "";
+    body.clientSecret = captchaId;
+  }
+  const query = new URLSearchParams(window.location.search);
+  const authorize = query.has("clientId") || query.has("client_id");
+  const result = await window.iamPost("/api/signup" + (authorize ? window.location.search : ""), body);
+  return window.iamSignedIn(result, authorize, "/");
+};
+
+// Sign-in with a verification code: the typed email or phone and the code it received.
+window.iamCodeLogin = async function (application, organization, returnTo) {
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  const auto = document.getElementById("login-auto");
+  const result = await window.iamPost("/api/login", {
+    application: application,
+    organization: organization,
+    username: value("login-code-address"),
+    code: value("login-code"),
+    autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
+    type: "login",
+    signinMethod: "Verification code",
+  });
+  return window.iamSignedIn(result, false, returnTo);
+};
