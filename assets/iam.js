@@ -49,8 +49,9 @@ window.iamSignedIn = function (result, authorize, returnTo) {
   if (result.status === "ok" && result.data === "NextMfa") {
     return { status: "mfa", msg: "", methods: result.data2 || [] };
   }
-  if (result.status === "ok" && authorize && String(result.data2).startsWith("/mfa/setup")) {
-    // the organization requires MFA: set it up first, then back to the authorize page
+  if (result.status === "ok" && authorize && /^\/(mfa\/setup|prompt\/)/.test(String(result.data2))) {
+    // the organization requires MFA, or the application prompts for items: those first, then
+    // back to the authorize page
     window.location.assign(result.data2);
     return { status: "mfa-setup", msg: "" };
   }
