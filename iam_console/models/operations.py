@@ -51,6 +51,7 @@ class Webhook(Named, table=True):
 
     # the HMAC-SHA256 key of the signature header (docs/security.md, "Webhook signatures")
     json_secrets: ClassVar[frozenset[str]] = frozenset({"secret"})
+    json_text_search: ClassVar[frozenset[str]] = frozenset({"events"})
 
     organization: str = text(100)
     url: str = text(255)
