@@ -134,3 +134,15 @@ def test_the_event_log_is_for_admins_and_takes_only_good_input(admin, tenants, m
     assert missing["status"] == "error" and "does not exist" in missing["msg"]
     assert ok_body(admin.get("/api/get-webhook-event-detail", params={"id": "admin/none"}))["data"] is None
     assert ok_body(admin.get("/api/get-webhook-events", params={"sortField": "attemptCount", "sortOrder": "ascend"}))
+
+
+def test_webhooks_are_searched_by_their_events(admin, tenants):
+    names = {name for _, name in tenants.values()}
+    found = ok_body(admin.get("/api/get-webhooks", params={"owner": "admin", "field": "events", "value": "update-user",
+                                                           "p": "1", "pageSize": "100"}))["data"]
+    assert names <= {w["name"] for w in found}
+    none = ok_body(admin.get("/api/get-webhooks", params={"owner": "admin", "field": "events",
+                                                          "value": "no-such-event"}))["data"]
+    assert none == []
+    assert admin.get("/api/get-webhooks", params={"sortField": "events", "sortOrder": "ascend"}).json()["status"] \
+        == "error"  # a list is searched as text, never sorted

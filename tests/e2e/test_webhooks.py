@@ -72,7 +72,7 @@ def test_headers_events_preview_and_deliveries(visit, page, api_login, accounts,
         page.click("#field-isUserExtended")
         expect(preview).to_contain_text('"extendedUser"')
         expect(preview).to_contain_text('"password": "***"')
-        expect(preview).to_have_attribute("contenteditable", "false")
+        expect(preview).to_have_attribute("aria-readonly", "true")
         box = page.locator("#webhook-preview").bounding_box()
         assert (round(box["width"]), round(box["height"])) == (900, 300), box
 
