@@ -196,6 +196,19 @@ class Attempt:
         return not self.error and 200 <= self.status_code < 300
 
 
+_clients = threading.local()
+
+
+def _client() -> httpx.Client:
+    """The sending thread's guarded client, kept: building one loads the TLS trust store, which
+    costs more than a local delivery. It keeps no connection alive, so every attempt connects
+    (and is checked by the guard) anew, within its own time limit."""
+    client = getattr(_clients, "client", None)
+    if client is None:
+        client = _clients.client = outbound.http_client(timeout=TIME_LIMIT, follow_redirects=False)
+    return client
+
+
 def send(hook: m.Webhook, event: m.WebhookEvent) -> Attempt:
     """One attempt: the webhook's method, URL, content type and headers, the signature headers
     last (a configured header cannot replace them), through the outbound guard within TIME_LIMIT."""
@@ -209,8 +222,7 @@ def send(hook: m.Webhook, event: m.WebhookEvent) -> Attempt:
     headers.update({TIMESTAMP_HEADER: stamp, SIGNATURE_HEADER: signature(hook.secret, stamp, body),
                     ID_HEADER: event.name, EVENT_HEADER: event.event_type})
     try:
-        with outbound.http_client(timeout=TIME_LIMIT, follow_redirects=False) as client:
-            answer = client.request(hook.method or "POST", hook.url, content=body, headers=headers)
+        answer = _client().request(hook.method or "POST", hook.url, content=body, headers=headers)
     except (httpx.HTTPError, outbound.OutboundError, ValueError) as exc:
         return Attempt(error=str(exc)[:KEPT_RESPONSE] or type(exc).__name__)
     text = answer.text[:KEPT_RESPONSE]
@@ -321,13 +333,13 @@ def run(stop: threading.Event, sessions: Sessions) -> None:
     """The worker: deliver what is due, then wait for a commit that wrote events (this process's)
     or POLL_SECONDS (another process's events, and retries coming due)."""
     while not stop.is_set():
+        WAKE.clear()  # before looking: a commit from now on wakes the wait below at once
         try:
             while deliver_due(sessions) == BATCH and not stop.is_set():
                 pass
         except Exception:  # a database hiccup: logged, and tried again at the next wake
             log.exception("webhook delivery failed")
         WAKE.wait(POLL_SECONDS)
-        WAKE.clear()
 
 
 # --- the event log (get-webhook-events, get-webhook-event-detail, replay, delete) ---
