@@ -5,6 +5,8 @@ worker that stops mid-delivery."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import timedelta
 from urllib.parse import parse_qs
 
@@ -229,3 +231,22 @@ def test_the_commit_of_a_record_with_events_wakes_the_worker(database, make_org,
     assert not webhooks.WAKE.is_set()
     record(org, "login")
     assert webhooks.WAKE.is_set()
+
+
+def test_the_worker_thread_delivers_what_is_committed_and_stops(database, make_org, sink):
+    org = make_org().name
+    hook(org, sink.url + "/worker")
+    stop = threading.Event()
+    worker = threading.Thread(target=webhooks.run, args=(stop, session_scope), daemon=True)
+    worker.start()
+    try:
+        record(org, "login")
+        deadline = time.monotonic() + 15
+        while not [c for c in sink.calls if c.path == "/worker"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len([c for c in sink.calls if c.path == "/worker"]) == 1
+    finally:
+        stop.set()
+        webhooks.WAKE.set()
+        worker.join(15)
+    assert not worker.is_alive()
