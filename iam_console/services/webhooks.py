@@ -44,7 +44,7 @@ from sqlmodel import Session, select
 from .. import models as m
 from ..models.base import attribute_named, masked, to_wire, utcnow, wire_names
 from . import builtin as b
-from . import outbound, policy, query
+from . import metrics, outbound, policy, query
 from .access import Actor
 from .errors import ServiceError
 
@@ -277,7 +277,6 @@ def _outcome(event: m.WebhookEvent, hook: m.Webhook | None, attempt: Attempt | N
 
 
 _senders = ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="webhook-send")
-delivered: Callable[[m.WebhookEvent, Attempt | None], None] | None = None  # an observer (metrics, benchmarks)
 
 
 def deliver_due(sessions: Sessions, limit: int = BATCH) -> int:
@@ -303,9 +302,7 @@ def deliver_due(sessions: Sessions, limit: int = BATCH) -> int:
             values = _outcome(event, hooks.get(event.webhook), result, at)
             # only while the claim is still ours: a lease that ran out belongs to another worker now
             db.exec(sa.update(_EVENT).where(_EVENT.pk == event.pk, _EVENT.claim == token).values(**values))
-    if delivered is not None:
-        for event, result in zip(events, attempts, strict=True):
-            delivered(event, result)
+            metrics.WEBHOOK_DELIVERIES.labels(result=values["state"].lower()).inc()
     return len(events)
 
 

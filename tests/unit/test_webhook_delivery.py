@@ -250,3 +250,18 @@ def test_the_worker_thread_delivers_what_is_committed_and_stops(database, make_o
         webhooks.WAKE.set()
         worker.join(15)
     assert not worker.is_alive()
+
+
+def test_each_attempt_is_counted_by_its_result(database, make_org, sink):
+    from iam_console.services import metrics
+
+    def count(result: str) -> float:
+        return metrics.REGISTRY.get_sample_value("iam_webhook_deliveries_total", {"result": result}) or 0
+
+    org = make_org().name
+    before = count("success"), count("failed")
+    hook(org, sink.url + "/counted")
+    hook(org, "http://10.11.12.13:9/counted", max_retries=1)
+    record(org, "login")
+    deliver_all()
+    assert count("success") >= before[0] + 1 and count("failed") >= before[1] + 1
