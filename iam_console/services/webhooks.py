@@ -102,7 +102,7 @@ def _object_fields(text: str, fields: list[str]) -> str:
     return json.dumps({name: whole[name] for name in fields if name in whole})
 
 
-def extended_user(connection: sa.Connection, organization: str, user: str, token_fields: list[str]) -> dict | None:
+def extended_user(db: Session, organization: str, user: str, token_fields: list[str]) -> dict | None:
     """The record's user as the API shows it with every secret masked (a write's record names the
     user owner/name, a sign-in's by name within the organization); only the webhook's tokenFields
     when it names some. None when the record has no user of a table."""
@@ -111,7 +111,8 @@ def extended_user(connection: sa.Connection, organization: str, user: str, token
         owner, name = organization, user
     if not owner or not name:
         return None
-    found = Session(bind=connection).exec(select(m.User).where(m.User.owner == owner, m.User.name == name)).first()
+    with db.no_autoflush:  # the caller's pending changes stay theirs to flush; a user being saved shows them
+        found = db.exec(select(m.User).where(m.User.owner == owner, m.User.name == name)).first()
     if found is None:
         return None
     shown = masked(to_wire(found), m.User)
@@ -136,7 +137,7 @@ def enqueue(db: Session, hooks: list[sa.Row], record: dict[str, Any]) -> None:
     stamp = utcnow()
     for hook in hooks:
         payload = {**record, "object": _object_fields(record.get("object") or "", hook.object_fields or [])}
-        user = extended_user(connection, record["organization"], record.get("user") or "",
+        user = extended_user(db, record["organization"], record.get("user") or "",
                              hook.token_fields or []) if hook.is_user_extended else None
         connection.execute(_INSERT, {
             "owner": hook.owner, "name": secrets.token_hex(16), "created_time": stamp, "updated_time": stamp,

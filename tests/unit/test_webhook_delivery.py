@@ -265,3 +265,15 @@ def test_each_attempt_is_counted_by_its_result(database, make_org, sink):
     record(org, "login")
     deliver_all()
     assert count("success") >= before[0] + 1 and count("failed") >= before[1] + 1
+
+
+def test_token_fields_and_object_fields_narrow_the_body(database, make_org, make_user, sink):
+    org = make_org().name
+    user = make_user(owner=org, email="narrow@example.com")
+    hook(org, sink.url + "/narrow", is_user_extended=True, token_fields=["Email", "name", "NoSuchField"],
+         object_fields=["application"])
+    record(org, "login", user=user.name)  # a sign-in names its user within the organization
+    deliver_all()
+    body = json.loads(next(c for c in sink.calls if c.path == "/narrow").body)
+    assert body["extendedUser"] == {"email": "narrow@example.com", "name": user.name}
+    assert json.loads(body["object"]) == {"application": "app-x"}
