@@ -19,7 +19,14 @@ window.iamPost = async function (path, body) {
 };
 
 // Called with the organization and the (server-checked) path to return to.
+// The application's Agreement item on the sign-in page must be checked first.
+window.iamAgreed = function () {
+  const agreement = document.getElementById("login-agreement");
+  return !agreement || agreement.getAttribute("data-state") === "checked";
+};
+
 window.iamLogin = async function (organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
   const result = await window.iamPost("/api/login", {
@@ -274,6 +281,7 @@ window.iamSignup = async function (application, organization, captchaId) {
 
 // Sign-in with a verification code: the typed email or phone and the code it received.
 window.iamCodeLogin = async function (application, organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
   const result = await window.iamPost("/api/login", {
