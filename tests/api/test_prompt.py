@@ -41,7 +41,8 @@ def test_a_sign_in_through_the_application_asks_first(world):
         "application": app.name, "organization": org.name, "username": "pat", "password": PASSWORD}).json()
     assert answer["status"] == "ok" and answer["data2"].startswith(f"/prompt/{app.name}?clientId="), answer
     with session_scope() as db:
-        asked = [item["name"] for item in prompt.missing(db.get(m.Application, app.pk), reload_user(user.owner, user.name))]
+        pat = reload_user(user.owner, user.name)
+        asked = [item["name"] for item in prompt.missing(db.get(m.Application, app.pk), pat)]
     assert asked == ["Email", "Team"]  # Affiliation answered, Bio hidden, Password never asked
     with session_scope() as db:
         prompt.answer(db, app.name, db.exec(select(m.User).where(m.User.pk == user.pk)).one(),
