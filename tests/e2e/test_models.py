@@ -114,7 +114,8 @@ def test_a_built_in_model_is_read_only_and_cannot_be_deleted(visit, page, api_lo
 
 def test_casbin_screens_are_the_global_admins_alone(visit, page, api_login, accounts):
     api_login(accounts.admin)
-    visit("/")
+    visit("/models")
+    expect(page.locator("#list-table")).to_be_visible()
     page.click("#menu-group-auth")
     for item in ("models", "adapters"):
         expect(page.locator(f"#menu-item-{item}")).to_be_visible()
