@@ -393,6 +393,7 @@ WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/w
 PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
           "/api/get-invitation-info",  # without codes, quota or group (tests/api/test_invitation_info.py)
           "/api/get-email-and-phone", "/api/verify-code",
+          "/api/signup",  # a new account of the application's own organization only (tests/api/test_signup.py)
           "/api/get-version-info"}  # the release and commit, as Casdoor answers them to anyone
 # send through the caller's own organization's provider: no parameter names another
 # organization (tests/api/test_messages.py); anonymous callers get nothing
