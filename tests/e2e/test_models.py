@@ -115,7 +115,8 @@ def test_a_built_in_model_is_read_only_and_cannot_be_deleted(visit, page, api_lo
 def test_casbin_screens_are_the_global_admins_alone(visit, page, api_login, accounts):
     api_login(accounts.admin)
     visit("/models")
-    expect(page.locator("#list-table")).to_be_visible()
+    # the menu comes with the account's state, which a loaded machine may be slow to send
+    expect(page.locator("#menu-group-auth")).to_be_visible(timeout=45_000)
     page.click("#menu-group-auth")
     for item in ("models", "adapters"):
         expect(page.locator(f"#menu-item-{item}")).to_be_visible()
@@ -123,7 +124,7 @@ def test_casbin_screens_are_the_global_admins_alone(visit, page, api_login, acco
     page.context.clear_cookies()
     api_login(accounts.boss)
     visit("/")
-    expect(page.locator("#menu-group-home")).to_be_visible()
+    expect(page.locator("#menu-group-home")).to_be_visible(timeout=45_000)
     group = page.locator("#menu-group-auth")
     if group.count():  # the group shows when it holds another screen (roles, permissions)
         group.click()
