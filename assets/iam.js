@@ -19,7 +19,14 @@ window.iamPost = async function (path, body) {
 };
 
 // Called with the organization and the (server-checked) path to return to.
+// The application's Agreement item on the sign-in page must be checked first.
+window.iamAgreed = function () {
+  const agreement = document.getElementById("login-agreement");
+  return !agreement || agreement.getAttribute("data-state") === "checked";
+};
+
 window.iamLogin = async function (organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
   const result = await window.iamPost("/api/login", {
@@ -270,4 +277,21 @@ window.iamSignup = async function (application, organization, captchaId) {
   const authorize = query.has("clientId") || query.has("client_id");
   const result = await window.iamPost("/api/signup" + (authorize ? window.location.search : ""), body);
   return window.iamSignedIn(result, authorize, "/");
+};
+
+// Sign-in with a verification code: the typed email or phone and the code it received.
+window.iamCodeLogin = async function (application, organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  const auto = document.getElementById("login-auto");
+  const result = await window.iamPost("/api/login", {
+    application: application,
+    organization: organization,
+    username: value("login-code-address"),
+    code: value("login-code"),
+    autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
+    type: "login",
+    signinMethod: "Verification code",
+  });
+  return window.iamSignedIn(result, false, returnTo);
 };

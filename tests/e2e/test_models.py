@@ -118,7 +118,7 @@ def test_casbin_screens_are_the_global_admins_alone(visit, page, api_login, acco
     # the menu comes with the account's state, which a loaded machine may be slow to send
     expect(page.locator("#menu-group-auth")).to_be_visible(timeout=45_000)
     page.click("#menu-group-auth")
-    for item in ("models", "adapters"):
+    for item in ("models", "adapters", "enforcers"):
         expect(page.locator(f"#menu-item-{item}")).to_be_visible()
 
     page.context.clear_cookies()
@@ -133,11 +133,13 @@ def test_casbin_screens_are_the_global_admins_alone(visit, page, api_login, acco
     for item in ("models", "adapters", "enforcers"):
         expect(page.locator(f"#menu-item-{item}")).to_have_count(0)
     # and the routes refuse them: the list says so, the edit page is the 403 page
-    for route in ("/models", "/adapters"):
+    for route in ("/models", "/adapters", "/enforcers"):
         visit(route)
         expect(page.locator("#list-forbidden")).to_be_visible()
         expect(page.locator("#list-table")).to_have_count(0)
     visit("/models/built-in/user-model-built-in")
     page.wait_for_url(re.compile(r"/403$"))
     visit("/adapters/built-in/user-adapter-built-in")
+    page.wait_for_url(re.compile(r"/403$"))
+    visit("/enforcers/built-in/user-enforcer-built-in")
     page.wait_for_url(re.compile(r"/403$"))
