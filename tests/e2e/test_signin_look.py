@@ -1,6 +1,7 @@
 """The sign-in page follows the organization's default application: its logo, the items it shows
 (back button, signup link; no forgot link, no languages), the agreement to check first, custom
-text and the side panel with their HTML cleaned, the form's position and the application's CSS."""
+text and the side panel with their HTML cleaned, the form's position and the application's CSS,
+and the organization chosen first (orgChoiceMode Select or Input)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,29 @@ def test_narrow_screens_show_the_form_alone(visit, page, organization):
     visit(f"/login/{organization}")
     expect(page.locator("#login-submit")).to_be_visible()
     expect(page.locator("#login-side")).to_be_hidden()
+
+
+@pytest.mark.parametrize("mode", ["Select", "Input"])
+def test_the_organization_is_chosen_first(server, visit, page, mode):
+    from iam_console.models import Application, Organization
+
+    suffix = uuid.uuid4().hex[:6]
+    name, application = f"portal-{suffix}", f"app-portal-{suffix}"
+    with server_db(server) as db:
+        db.add(Organization(owner="admin", name=name, display_name=name, password_type="argon2id",
+                            default_application=application))
+        db.add(Application(owner="admin", name=application, organization=name, enable_password=True,
+                           client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex, org_choice_mode=mode))
+    visit(f"/login/{name}")
+    expect(page.locator("#login-org-choice")).to_be_visible()
+    expect(page.locator("#login-username")).to_have_count(0)
+    assert serious(page) == []
+    if mode == "Select":
+        page.click("#login-org-select")
+        page.get_by_role("option", name="Acme", exact=True).click()
+    else:
+        page.fill("#login-org-input", "acme")
+        page.click("#login-org-confirm")
+    page.wait_for_url("**/login/acme?orgChoiceMode=None")
+    expect(page.locator("#login-username")).to_be_visible()
+    assert serious(page) == []

@@ -44,3 +44,11 @@ def test_the_items_decide_what_is_shown_and_custom_text_is_cleaned():
     assert unchecked.agreement == "unchecked"
     signup_only = signin_page.look(_app(signin_items=[{"name": "Agreement", "visible": True, "rule": "None"}]), None)
     assert signup_only.agreement == ""
+
+
+def test_the_organization_is_chosen_first_unless_the_page_says_none():
+    assert signin_page.look(_app(org_choice_mode="Select"), None).org_choice == "Select"
+    assert signin_page.look(_app(org_choice_mode="Input"), None).org_choice == "Input"
+    assert signin_page.look(_app(org_choice_mode="Input"), None, "None").org_choice == ""  # after the choice
+    assert signin_page.look(_app(org_choice_mode="None"), None).org_choice == ""
+    assert signin_page.look(_app(org_choice_mode="<script>"), None).org_choice == ""

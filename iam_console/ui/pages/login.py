@@ -8,6 +8,7 @@ credential prompt)."""
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import reflex as rx
 
@@ -52,6 +53,9 @@ class Login(Captcha, rx.State):
     agreement: str = ""
     shown: list[str] = sorted(signin_page.DEFAULT_ITEMS)
     custom: list[str] = []
+    org_choice: str = ""  # Select or Input: the organization is chosen first
+    organizations: list[dict[str, str]] = []  # what a Select offers
+    _typed_organization: str = ""
 
     @rx.var
     def style_sheet(self) -> str:
@@ -75,7 +79,10 @@ class Login(Captcha, rx.State):
             target = webauthn.signin_target(db, "", self.organization_name)
             organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
             application = verifications.default_application(db, organization)
-            look = signin_page.look(application, organization)
+            look = signin_page.look(application, organization,
+                                    str(self.router.url.query_parameters.get("orgChoiceMode", "")))
+            self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
+        self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
         self.css, self.css_mobile, self.terms_of_use, self.agreement = (look.css, look.css_mobile, look.terms_of_use,
@@ -92,6 +99,18 @@ class Login(Captcha, rx.State):
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
         if code:
             await self.new_captcha(f"admin/{self.application}")
+
+    @rx.event
+    def set_typed_organization(self, value: str):
+        self._typed_organization = value.strip()[:100]
+
+    @rx.event
+    def choose_organization(self, name: str = ""):
+        """On to the chosen organization's sign-in page, which then shows the form."""
+        name = (name or self._typed_organization).strip()
+        if not name or "/" in name or "?" in name or "#" in name:
+            return None
+        return rx.redirect(f"/login/{quote(name, safe='')}?orgChoiceMode=None")
 
     @rx.event
     def set_method(self, value: str | list[str]):
@@ -195,6 +214,27 @@ def _code_fields() -> rx.Component:
         spacing="3", width="100%")
 
 
+def _organization_choice() -> rx.Component:
+    select = rx.vstack(
+        rx.text(t("Please select an organization to sign in"), size="3"),
+        rx.select.root(rx.select.trigger(placeholder=t("Organization"), aria_label=t("Organization"),
+                                         width="100%", id="login-org-select"),
+                       rx.select.content(rx.foreach(Login.organizations, lambda o: rx.select.item(
+                           o["label"], value=o["name"]))),
+                       on_change=Login.choose_organization),
+        spacing="3", width="100%")
+    typed = rx.vstack(
+        rx.text(rx.el.label(t("Please type an organization to sign in"), html_for="login-org-input"), size="3"),
+        rx.input(id="login-org-input", on_change=Login.set_typed_organization, width="100%", auto_focus=True,
+                 on_key_down=lambda key: rx.cond(key == "Enter", Login.choose_organization(""), rx.noop())),
+        rx.button(t("Confirm"), on_click=Login.choose_organization(""), id="login-org-confirm"),
+        spacing="3", width="100%")
+    return rx.card(rx.vstack(
+        rx.hstack(rx.icon("building-2", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+        rx.cond(Login.org_choice == "Select", select, typed), spacing="4", width="100%"),
+        width="22em", size="3", id="login-org-choice")
+
+
 def _form() -> rx.Component:
     return rx.card(
         rx.vstack(
@@ -261,7 +301,8 @@ def login_page() -> rx.Component:
                                 md=rx.cond(Login.background != "", "url(" + Login.background + ")", "none"))
     return themed(
         rx.el.style(Login.style_sheet),
-        rx.flex(side, rx.cond(SecondStep.active, second, _form()), gap="1em", align="center",
+        rx.flex(side, rx.cond(SecondStep.active, second, rx.cond(Login.org_choice != "", _organization_choice(),
+                                                                   _form())), gap="1em", align="center",
                 justify=rx.breakpoints(initial="center", md=wide), min_height="100vh", padding_x="10%",
                 background_image=background, background_size="cover", background_position="center",
                 class_name="login-content", id="login-content"))
