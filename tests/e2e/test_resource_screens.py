@@ -61,7 +61,8 @@ WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk(
          Walk("provider", "displayName"), Walk("token", "scope"), Walk("enforcer", "displayName"),
          Walk("resource", addable=False),
          Walk("session", addable=False), Walk("record", addable=False, read_only=True),
-         Walk("verification", addable=False, read_only=True), Walk("webhook", "url")]
+         Walk("verification", addable=False, read_only=True), Walk("webhook", "url"),
+         Walk("model", "displayName"), Walk("adapter", "table")]
 
 
 def test_every_screen_with_a_list_is_walked():

@@ -33,7 +33,7 @@ def _policies() -> rx.Component:
 
 ENFORCERS = screen(Screen(
     key="enforcer", title="Enforcers", list_route="/enforcers", edit_route="/enforcers/{owner}/{name}",
-    edit_title="Enforcer", owner_picker=True, name_locked=built_in, owner_locked=built_in,
+    edit_title="Enforcer", global_admins_only=True, owner_picker=True, name_locked=built_in, owner_locked=built_in,
     protected=lambda record, me: built_in(record), restrictions=_restrictions,
     after_read=EnforcerPolicies.load, parts=lambda: (_policies(),),
     columns=(

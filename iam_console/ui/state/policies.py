@@ -10,8 +10,8 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import builtin as b
 from ...services import enforcement, policy_store
+from ...services.kinds.common import is_built_in_casbin
 from ..screens import Cell, Field
 from .editing import Editing
 from .listing import Paging
@@ -29,7 +29,7 @@ POLICIES = Field("policies", "Policies", "rows", one_at_a_time=True, columns=(
 
 def built_in(record: dict[str, Any]) -> bool:
     """The built-in organization's Casbin objects are read-only."""
-    return record.get("owner") == b.BUILT_IN_ORG and str(record.get("name", "")).endswith("-built-in")
+    return is_built_in_casbin(str(record.get("owner", "")), str(record.get("name", "")))
 
 
 class EnforcerPolicies(Paging, Rows, rx.State):
