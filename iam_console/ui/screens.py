@@ -88,6 +88,9 @@ class Field:
     options: tuple[str, ...] = ()  # for select, and for checks (a list field: one checkbox per option)
     global_admin_only: bool = False  # shown disabled to others (e.g. an owner organization)
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
+    # a value only the service sets: shown disabled and never sent, though another field's `then`
+    # may show what the save will set (a permission's approver)
+    derived: bool = False
     # hidden unless true of the edited (values, flags): Vars, evaluated in the browser
     shown_when: Callable[[Any, Any], Any] | None = None
     # disabled unless true of the edited (values, flags), like shown_when; the state ignores edits then

@@ -150,14 +150,21 @@ def test_a_permission_from_add_to_approval(visit, page, api_login, accounts, ser
     api_login(accounts.admin)
     visit(f"/permissions/acme/{name}")
     expect(page.locator("#field-state")).to_be_enabled()
+    expect(page.locator("#field-approver")).to_be_disabled()
     choose(page, page.locator("#field-state"), "Approved")
+    # the form shows at once what the save sets
+    expect(page.locator("#field-approver")).to_have_value("admin")
+    expect(page.locator("#field-approveTime")).not_to_have_value("")
     save(page)
     expect(page.locator("#field-approver")).to_have_value("admin")
     expect(page.locator("#field-approveTime")).not_to_have_value("")
+    stored = page.request.get(f"/api/get-permission?id=acme/{name}").json()["data"]
+    assert (stored["state"], stored["approver"]) == ("Approved", "admin") and stored["approveTime"]
     assert _enforce(page, f"acme/{name}", ["acme/alice", "doc", "read"]) == [True]
     assert _enforce(page, f"acme/{name}", ["acme/alice", "doc", "write"]) == [False]
     # Pending clears both
     choose(page, page.locator("#field-state"), "Pending")
+    expect(page.locator("#field-approver")).to_have_value("")
     save(page)
     expect(page.locator("#field-approver")).to_have_value("")
     expect(page.locator("#field-approveTime")).to_have_value("")

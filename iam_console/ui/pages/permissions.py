@@ -14,9 +14,10 @@ from typing import Any
 
 import reflex as rx
 
+from ...models.base import format_time, utcnow
 from ...services.kinds import choices
 from ...services.kinds import permission as rules
-from ..screens import Column, Field, Screen, screen, workbook_upload
+from ..screens import Column, Field, Screen, ViewerValue, screen, workbook_upload
 from ..state.editing import Editing
 from ..text import t
 
@@ -37,6 +38,13 @@ def _roles_hint() -> rx.Component:
     return rx.cond(Editing.values[HAS_ROLES] == "false",
                    rx.text(t("The model has no role definition, so roles cannot be chosen"), size="1",
                            color_scheme="gray", id="roles-hint"))
+
+
+def _approval(state: str) -> dict[str, Any]:
+    """Approved sets the approver (the viewer) and the time, Pending clears both."""
+    if state == "Approved":
+        return {"approver": ViewerValue("name"), "approveTime": format_time(utcnow())}
+    return {"approver": "", "approveTime": ""}
 
 
 PERMISSIONS = screen(Screen(
@@ -77,10 +85,11 @@ PERMISSIONS = screen(Screen(
         Field("actions", "Actions", "list"),
         Field("effect", "Effect", "select", options=choices("permission", "effect")),
         Field("isEnabled", "Is enabled", "switch"),
-        Field("submitter", "Submitter", locked_for=lambda record: True),
-        Field("approver", "Approver", locked_for=lambda record: True),
-        Field("approveTime", "Approve time", locked_for=lambda record: True),
-        # a global admin's alone; Approved sets the approver and the time, Pending clears them (on save)
-        Field("state", "State", "select", options=choices("permission", "state"), global_admin_only=True),
+        Field("submitter", "Submitter", derived=True),
+        Field("approver", "Approver", derived=True),
+        Field("approveTime", "Approve time", derived=True),
+        # a global admin's alone; the form shows what the save sets (the service sets it)
+        Field("state", "State", "select", options=choices("permission", "state"), global_admin_only=True,
+              then=_approval),
     ),
 ))

@@ -103,7 +103,8 @@ class Editing(Rows, Picking, rx.State):
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
                 user = actor.user
-                self._viewer = {"email": user.email or "", "phone": user.phone or ""} if user is not None else {}
+                self._viewer = {"name": user.name, "email": user.email or "",
+                                "phone": user.phone or ""} if user is not None else {}
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
                 for part in parts:
                     part._load(db, actor, record)
@@ -261,7 +262,8 @@ class Editing(Rows, Picking, rx.State):
         field = self._field(key)
         if field is not None:
             for other, text in then_values(field, value, self.values).items():
-                if other in self.locked:
+                target = self._field(other)
+                if other in self.locked and not (target is not None and target.derived):
                     continue
                 if isinstance(text, bool):
                     self.flags[other] = text
@@ -418,7 +420,8 @@ def _typed(field: Field, text: str, before: Any) -> Any:
 def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(locked, hidden) wire names for this viewer on this record."""
     locked = {f.key for f in screen.fields
-              if (f.global_admin_only and not actor.is_global_admin) or (f.locked_for and f.locked_for(record))}
+              if (f.global_admin_only and not actor.is_global_admin) or (f.locked_for and f.locked_for(record))
+              or f.derived}
     if not actor.is_global_admin or screen.owner_locked(record):
         locked.add("owner")
     if screen.name_locked(record):
