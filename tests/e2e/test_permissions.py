@@ -85,7 +85,7 @@ def test_a_permission_from_add_to_approval(visit, page, api_login, accounts, ser
     assert serious(page) == []
     page.click("#list-add")
     expect(page).to_have_url(re.compile(r"/permissions/acme/permission_\w+\?mode=add"))
-    expect(page.locator("#field-name")).not_to_have_value("")
+    expect(page.locator("#field-name")).to_have_value(re.compile(r"^permission_"))
     name = page.locator("#field-name").input_value()
     # theirs, Pending, and the state is not theirs to change
     expect(page.locator("#field-submitter")).to_have_value("boss")
@@ -142,7 +142,8 @@ def test_a_permission_from_add_to_approval(visit, page, api_login, accounts, ser
     page.click("#edit-save")
     expect(_toast(page, "Failed to save: The users and roles cannot be empty at the same time")).to_be_visible()
     _pick(page, "roles", suffix, f"acme/reader-{suffix}")
-    save(page)
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
     # Pending: not in force
     assert _enforce(page, f"acme/{name}", ["acme/alice", "doc", "read"]) == [False]
 
@@ -180,13 +181,16 @@ def test_a_normal_users_own_requests(visit, page, api_login, accounts, server):
                           actions=["read"], effect="Allow", is_enabled=True, submitter="boss", state="Pending"))
     api_login(accounts.alice)
     visit("/")
+    expect(page.locator("#welcome")).to_be_visible()
     page.click("#menu-group-auth")
-    page.click("#menu-item-permissions")
-    expect(page).to_have_url(re.compile(r"/permissions$"))
+    expect(page.locator("#menu-item-permissions")).to_have_attribute("href", "/permissions")
+    page.keyboard.press("Escape")
+    visit("/permissions")
     expect(page.locator("#list-table")).to_be_visible()
     expect(page.locator("#list-upload")).to_have_count(0)  # uploads are for admins
     page.click("#list-add")
     expect(page).to_have_url(re.compile(r"/permissions/acme/permission_\w+\?mode=add"))
+    expect(page.locator("#field-name")).to_have_value(re.compile(r"^permission_"))
     name = page.locator("#field-name").input_value()
     expect(page.locator("#field-submitter")).to_have_value("alice")
     expect(page.locator("#field-state")).to_be_disabled()

@@ -55,7 +55,7 @@ def test_add_a_role_with_pickers(visit, page, api_login, accounts, server):
     assert serious(page) == []
     page.click("#list-add")
     expect(page).to_have_url(re.compile(r"/roles/acme/role_\w+\?mode=add"))
-    expect(page.locator("#field-name")).not_to_have_value("")
+    expect(page.locator("#field-name")).to_have_value(re.compile(r"^role_"))
     name = page.locator("#field-name").input_value()
     expect(page.locator("#field-displayName")).to_have_value(re.compile(r"^New Role - "))
     expect(page.locator("#field-isEnabled")).to_have_attribute("data-state", "checked")
