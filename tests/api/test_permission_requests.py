@@ -163,6 +163,18 @@ def test_a_normal_user_updates_only_their_own_in_a_batch(org):
     assert (_stored(org, mine).description, _stored(org, theirs).description) == ("ok", "")
 
 
+def test_another_organizations_permissions_are_out_of_a_batchs_reach(admin, org):
+    other = unique("others")
+    ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": other}))
+    ok_body(admin.post("/api/add-user", json={"owner": other, "name": "u", "password": PASSWORD}))
+    name = unique("perm")
+    ok_body(admin.post("/api/add-permission", json={**_body(other, name), "users": [f"{other}/u"]}))
+    boss = sign_in(org, "boss", PASSWORD)
+    answer = ok_body(boss.post("/api/update-permissions", json=[{**_body(other, name), "users": [f"{other}/u"],
+                                                                 "description": "hijacked"}]))
+    assert answer["data"] == "Unaffected" and _stored(other, name).description == ""
+
+
 def _actor(org: str, name: str) -> Actor:
     with session_scope() as db:
         return Actor(user=db.exec(select(m.User).where(m.User.owner == org, m.User.name == name)).one())
