@@ -19,7 +19,14 @@ window.iamPost = async function (path, body) {
 };
 
 // Called with the organization and the (server-checked) path to return to.
+// The application's Agreement item on the sign-in page must be checked first.
+window.iamAgreed = function () {
+  const agreement = document.getElementById("login-agreement");
+  return !agreement || agreement.getAttribute("data-state") === "checked";
+};
+
 window.iamLogin = async function (organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
   const result = await window.iamPost("/api/login", {
@@ -42,8 +49,9 @@ window.iamSignedIn = function (result, authorize, returnTo) {
   if (result.status === "ok" && result.data === "NextMfa") {
     return { status: "mfa", msg: "", methods: result.data2 || [] };
   }
-  if (result.status === "ok" && authorize && String(result.data2).startsWith("/mfa/setup")) {
-    // the organization requires MFA: set it up first, then back to the authorize page
+  if (result.status === "ok" && authorize && /^\/(mfa\/setup|prompt\/)/.test(String(result.data2))) {
+    // the organization requires MFA, or the application prompts for items: those first, then
+    // back to the authorize page
     window.location.assign(result.data2);
     return { status: "mfa-setup", msg: "" };
   }
@@ -247,3 +255,44 @@ document.addEventListener("click", (event) => {
     event.stopImmediatePropagation();
   }
 }, true);
+
+// The sign-up form (/signup/{application}): every field marked data-signup-key, posted to
+// /api/signup with the page's authorization request if it has one; the password and its
+// confirmation are compared here and never leave the browser but to the API.
+window.iamSignup = async function (application, organization, captchaId) {
+  const body = { application: application, organization: organization };
+  document.querySelectorAll("[data-signup-key]").forEach((field) => {
+    const key = field.getAttribute("data-signup-key");
+    if (key) body[key] = field.value ?? "";
+  });
+  if ("confirm" in body && body.confirm !== body.password) return { status: "mismatch", msg: "" };
+  delete body.confirm;
+  const agreement = document.getElementById("signup-agreement");
+  if (agreement && agreement.getAttribute("data-state") !== "checked") return { status: "agreement", msg: "" };
+  if (captchaId) {
+    body.captchaType = "Default";
+    body.captchaToken = document.getElementById("signup-captcha-answer")?.value ?? "";
+    body.clientSecret = captchaId;
+  }
+  const query = new URLSearchParams(window.location.search);
+  const authorize = query.has("clientId") || query.has("client_id");
+  const result = await window.iamPost("/api/signup" + (authorize ? window.location.search : ""), body);
+  return window.iamSignedIn(result, authorize, "/");
+};
+
+// Sign-in with a verification code: the typed email or phone and the code it received.
+window.iamCodeLogin = async function (application, organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  const auto = document.getElementById("login-auto");
+  const result = await window.iamPost("/api/login", {
+    application: application,
+    organization: organization,
+    username: value("login-code-address"),
+    code: value("login-code"),
+    autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
+    type: "login",
+    signinMethod: "Verification code",
+  });
+  return window.iamSignedIn(result, false, returnTo);
+};

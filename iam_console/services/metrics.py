@@ -113,7 +113,8 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
-SIGN_IN_METHODS = frozenset({"Password", "WebAuthn", "LDAP", "Verification code", "Device", "Impersonation"})
+SIGN_IN_METHODS = frozenset({"Password", "WebAuthn", "LDAP", "Verification code", "Device", "Impersonation",
+                             "Signup"})
 
 
 def count_sign_in(method: str, result: str) -> None:

@@ -1,30 +1,66 @@
-"""/login and /login/{organization}: username and password sign-in, and WebAuthn when the
-application signed in to allows it (the username, then the browser's credential prompt)."""
+"""/login and /login/{organization}: the sign-in methods of the organization's default
+application: username and password; a verification code sent to the account's email or phone
+(when the application lists "Verification code"; the code goes out over the websocket after the
+application's captcha, and the sign-in is posted by the browser so the session cookie comes from
+the API); and WebAuthn when the application allows it (the username, then the browser's
+credential prompt)."""
 
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import lookup, navigation, verifications, webauthn
+from ...services import code_signin, lookup, navigation, signin_page, verifications, webauthn
+from ..components.captcha import captcha_fields
 from ..components.second_factor import second_factor_form
 from ..routes import page
-from ..shell import themed
-from ..state.account import Account
+from ..shell import language_menu, themed
+from ..state.account import Account, client_ip
+from ..state.captcha import Captcha
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
+from ..state.service import count_down, in_thread, message, say
 from ..text import t
 
+PASSWORD, CODE = "Password", code_signin.METHOD
 
-class Login(rx.State):
+
+class Login(Captcha, rx.State):
     error: str = ""
     busy: bool = False
     return_to: str = "/"
     webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
+    signup_app: str = ""  # the same application when it allows sign-up: its /signup page
+    application: str = ""  # the application signed in to (the organization's default)
+    methods: list[str] = [PASSWORD]  # Password and, when the application lists it, Verification code
+    method: str = PASSWORD
+    code_address: str = ""
+    countdown: int = 0
+    # how the application's page looks (services/signin_page.py)
+    logo: str = ""
+    position: int = signin_page.CENTRE
+    side_html: str = ""
+    background: str = ""
+    background_mobile: str = ""
+    css: str = ""
+    css_mobile: str = ""
+    terms_of_use: str = ""
+    agreement: str = ""
+    shown: list[str] = sorted(signin_page.DEFAULT_ITEMS)
+    custom: list[str] = []
+    org_choice: str = ""  # Select or Input: the organization is chosen first
+    organizations: list[dict[str, str]] = []  # what a Select offers
+    _typed_organization: str = ""
+
+    @rx.var
+    def style_sheet(self) -> str:
+        """The application's CSS, and its mobile CSS for narrow screens."""
+        return f"@media (min-width: 768px) {{\n{self.css}\n}}\n@media (max-width: 767px) {{\n{self.css_mobile}\n}}"
 
     @rx.var
     def organization_name(self) -> str:
@@ -41,10 +77,74 @@ class Login(rx.State):
             return rx.redirect(self.return_to)
         with session_scope() as db:
             target = webauthn.signin_target(db, "", self.organization_name)
-            application = verifications.default_application(
-                db, lookup.organization(db, self.organization_name or b.BUILT_IN_ORG))
+            organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
+            application = verifications.default_application(db, organization)
+            look = signin_page.look(application, organization,
+                                    str(self.router.url.query_parameters.get("orgChoiceMode", "")))
+            self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
+        self.org_choice = look.org_choice
+        self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
+        self.background, self.background_mobile = look.background, look.background_mobile
+        self.css, self.css_mobile, self.terms_of_use, self.agreement = (look.css, look.css_mobile, look.terms_of_use,
+                                                                        look.agreement)
+        self.shown, self.custom = sorted(look.shown), list(look.custom)
         self.webauthn_org = target[0] if target else ""
-        self.forget_app = application.name if application is not None else ""
+        self.forget_app = application.name if application is not None and "Forgot password?" in look.shown else ""
+        self.signup_app = application.name if application is not None and application.enable_sign_up \
+            and "Signup link" in look.shown else ""
+        self.application = application.name if application is not None else ""
+        code = application is not None and bool(code_signin.kinds(application))
+        password = application is None or application.enable_password
+        self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code)) if shown] or [PASSWORD]
+        self.method, self.code_address, self.countdown = self.methods[0], "", 0
+        if code:
+            await self.new_captcha(f"admin/{self.application}")
+
+    @rx.event
+    def set_typed_organization(self, value: str):
+        self._typed_organization = value.strip()[:100]
+
+    @rx.event
+    def choose_organization(self, name: str = ""):
+        """On to the chosen organization's sign-in page, which then shows the form."""
+        name = (name or self._typed_organization).strip()
+        if not name or "/" in name or "?" in name or "#" in name:
+            return None
+        return rx.redirect(f"/login/{quote(name, safe='')}?orgChoiceMode=None")
+
+    @rx.event
+    def set_method(self, value: str | list[str]):
+        if isinstance(value, str) and value in self.methods:
+            self.method, self.error = value, ""
+
+    @rx.event
+    def set_code_address(self, value: str):
+        self.code_address = value[:100]
+
+    @rx.event(background=True)
+    async def send_code(self):
+        """A code to the typed email or phone, when it is an account's own."""
+        async with self:
+            if self.busy or self.countdown > 0 or self.method != CODE:
+                return
+            self.busy, self.error = True, ""
+            router, application, address, solved = self.router, f"admin/{self.application}", self.code_address, \
+                self.solved()
+        sent = await in_thread(router, lambda db, actor: code_signin.send_code(
+            db, application, address, captcha_type=solved[0], captcha_token=solved[1], captcha_id=solved[2],
+            client_ip=client_ip(router)))
+        async with self:
+            self.busy = False
+            if sent.failed:
+                self.error = await message(self, sent.error)
+            else:
+                self.countdown = verifications.RESEND_SECONDS
+            if self.captcha_id:
+                await self.new_captcha(application)
+            text = self.error or await say(self, "Code sent")
+        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
+        if not sent.failed:
+            await count_down(self)
 
     def _sign_in(self, function: str, organization: str):
         """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
@@ -56,6 +156,12 @@ class Login(rx.State):
 
     @rx.event
     def submit(self):
+        if self.method == CODE:
+            if self.busy:
+                return None
+            self.error, self.busy = "", True
+            arguments = json.dumps([self.application, self.organization_name, self.return_to])[1:-1]
+            return rx.call_script(f"window.iamCodeLogin({arguments})", callback=Login.finished)
         return self._sign_in("iamLogin", self.organization_name)
 
     @rx.event
@@ -73,33 +179,103 @@ class Login(rx.State):
             self.busy = False
             (await self.get_state(SecondStep)).begin("login", False, self.return_to, result.get("methods") or [])
             return
+        if (result or {}).get("status") == "agreement":
+            self.busy, self.error = False, await say(self, "Please accept the agreement!")
+            return
         failure = (await self.get_state(Prefs)).script_failure(result)
         if failure is not None:
             self.busy, self.error = False, failure
 
 
+def _password_fields() -> rx.Component:
+    return rx.vstack(
+        rx.text(rx.el.label(t("Username"), html_for="login-username"), size="2", weight="medium"),
+        rx.input(id="login-username", placeholder=t("username, Email or phone"), auto_complete="username",
+                 width="100%", auto_focus=True, on_key_down=Login.on_key),
+        rx.text(rx.el.label(t("Password"), html_for="login-password"), size="2", weight="medium"),
+        rx.input(id="login-password", type="password", placeholder=t("Password"),
+                 auto_complete="current-password", width="100%", on_key_down=Login.on_key),
+        spacing="3", width="100%")
+
+
+def _code_fields() -> rx.Component:
+    return rx.vstack(
+        rx.text(rx.el.label(t("Email or phone"), html_for="login-code-address"), size="2", weight="medium"),
+        rx.input(id="login-code-address", placeholder=t("Email or phone"), auto_complete="username", width="100%",
+                 auto_focus=True, on_change=Login.set_code_address),
+        captcha_fields(Login, "login"),
+        rx.hstack(
+            rx.input(id="login-code", placeholder=t("Code you received"), aria_label=t("Code you received"),
+                     auto_complete="one-time-code", flex="1", on_key_down=Login.on_key),
+            rx.button(rx.cond(Login.countdown > 0, Login.countdown.to(str) + " s", t("Send code")),
+                      on_click=Login.send_code, disabled=Login.busy | (Login.countdown > 0), variant="soft",
+                      id="login-send-code"),
+            width="100%"),
+        spacing="3", width="100%")
+
+
+def _organization_choice() -> rx.Component:
+    select = rx.vstack(
+        rx.text(t("Please select an organization to sign in"), size="3"),
+        rx.select.root(rx.select.trigger(placeholder=t("Organization"), aria_label=t("Organization"),
+                                         width="100%", id="login-org-select"),
+                       rx.select.content(rx.foreach(Login.organizations, lambda o: rx.select.item(
+                           o["label"], value=o["name"]))),
+                       on_change=Login.choose_organization),
+        spacing="3", width="100%")
+    typed = rx.vstack(
+        rx.text(rx.el.label(t("Please type an organization to sign in"), html_for="login-org-input"), size="3"),
+        rx.input(id="login-org-input", on_change=Login.set_typed_organization, width="100%", auto_focus=True,
+                 on_key_down=lambda key: rx.cond(key == "Enter", Login.choose_organization(""), rx.noop())),
+        rx.button(t("Confirm"), on_click=Login.choose_organization(""), id="login-org-confirm"),
+        spacing="3", width="100%")
+    return rx.card(rx.vstack(
+        rx.hstack(rx.icon("building-2", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+        rx.cond(Login.org_choice == "Select", select, typed), spacing="4", width="100%"),
+        width="22em", size="3", id="login-org-choice")
+
+
 def _form() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.hstack(rx.icon("shield-check", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+            rx.hstack(
+                rx.cond(Login.shown.contains("Back button"),
+                        rx.icon_button(rx.icon("arrow-left"), variant="ghost", aria_label=t("Back"),
+                                       on_click=rx.call_script("window.history.back()"), id="login-back")),
+                rx.cond(Login.shown.contains("Logo") & (Login.logo != ""),
+                        rx.image(src=Login.logo, alt=t("Logo"), max_height="40px", max_width="10em", id="login-logo"),
+                        rx.icon("shield-check", size=28)),
+                rx.heading(t("Sign in"), size="6"), rx.spacer(),
+                rx.cond(Login.shown.contains("Languages"), language_menu(every=True)),
+                align="center", width="100%"),
             rx.cond(Login.organization_name != "",
                     rx.text(Prefs.tr["Organization: %s"].replace("%s", Login.organization_name),
                             color_scheme="gray", id="login-organization")),
-            rx.text(rx.el.label(t("Username"), html_for="login-username"), size="2", weight="medium"),
-            rx.input(id="login-username", placeholder=t("username, Email or phone"), auto_complete="username",
-                     width="100%", auto_focus=True, on_key_down=Login.on_key),
-            rx.text(rx.el.label(t("Password"), html_for="login-password"), size="2", weight="medium"),
-            rx.input(id="login-password", type="password", placeholder=t("Password"),
-                     auto_complete="current-password", width="100%", on_key_down=Login.on_key),
+            rx.cond(Login.methods.length() > 1, rx.segmented_control.root(
+                rx.foreach(Login.methods, lambda m: rx.segmented_control.item(Prefs.tr[m], value=m)),
+                value=Login.method, on_change=Login.set_method, width="100%", id="login-methods",
+                aria_label=t("Sign-in method"))),
+            rx.cond(Login.method == CODE, _code_fields(), _password_fields()),
             rx.text(rx.el.label(rx.hstack(rx.checkbox(id="login-auto", default_checked=True,
                                                      aria_label=t("Auto sign in")), t("Auto sign in"),
                                          align="center", spacing="2")), size="2", as_="div"),
+            rx.cond(Login.agreement != "", rx.hstack(
+                rx.checkbox(id="login-agreement", default_checked=Login.agreement == "checked"),
+                rx.text(rx.el.label(t("I have read and agree to the"), html_for="login-agreement"), " ",
+                        rx.link(t("Terms of Use"), href=Login.terms_of_use, is_external=True), size="2"),
+                align="center", spacing="2")),
+            rx.foreach(Login.custom, lambda html: rx.box(rx.html(html), class_name="login-custom", width="100%")),
             rx.cond(Login.error != "", rx.callout(Login.error, icon="triangle-alert", color_scheme="red",
                                                   width="100%", id="login-error")),
             rx.button(rx.cond(Login.busy, t("Signing in..."), t("Sign in")), on_click=Login.submit,
                       loading=Login.busy, width="100%", id="login-submit"),
-            rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
-                                                   size="2", id="login-forget")),
+            rx.hstack(
+                rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
+                                                       size="2", id="login-forget")),
+                rx.spacer(),
+                rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
+                                                       id="login-signup")),
+                width="100%"),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",
@@ -113,8 +289,23 @@ def _form() -> rx.Component:
 
 
 def login_page() -> rx.Component:
+    """The form where the application's position puts it (1 left, 2 centre, 3 right, 4 beside
+    its side panel; centred on narrow screens), over its background, with its CSS."""
     second = rx.card(second_factor_form("login", SecondStep.submit, SecondStep.on_key), width="22em", size="3")
-    return themed(rx.center(rx.cond(SecondStep.active, second, _form()), min_height="100vh"))
+    side = rx.cond(Login.position == signin_page.WITH_SIDE_PANEL,
+                   rx.card(rx.html(Login.side_html), width="22em", id="login-side", display=rx.breakpoints(
+                       initial="none", md="block")))
+    wide = rx.match(Login.position, (1, "start"), (3, "end"), "center")
+    background = rx.breakpoints(initial=rx.cond(Login.background_mobile != "",
+                                                "url(" + Login.background_mobile + ")", "none"),
+                                md=rx.cond(Login.background != "", "url(" + Login.background + ")", "none"))
+    return themed(
+        rx.el.style(Login.style_sheet),
+        rx.flex(side, rx.cond(SecondStep.active, second, rx.cond(Login.org_choice != "", _organization_choice(),
+                                                                   _form())), gap="1em", align="center",
+                justify=rx.breakpoints(initial="center", md=wide), min_height="100vh", padding_x="10%",
+                background_image=background, background_size="cover", background_position="center",
+                class_name="login-content", id="login-content"))
 
 
 page("/login", "Sign in", guarded=False, on_load=Login.prepare)(login_page)
