@@ -68,7 +68,17 @@ async def get_permissions_by_submitter(request: Request) -> JSONResponse:
         policy.require_user(caller)
         page = crud.list_records(db, caller, REGISTRY["permission"], params, owner=caller.organization,
                                  where=[m.Permission.submitter == caller.name])
-    return ok(page.rows, page.total)
+    # unpaged, as Casdoor answers it: data2 is the count
+    return ok(page.rows, page.total if page.total is not None else len(page.rows))
+
+
+@router.post("/update-permissions", summary="Update several permissions at once (a JSON list, each with its "
+             "owner and name); all or none")
+async def update_permissions(request: Request) -> JSONResponse:
+    permissions = await json_list(request, "permissions")
+    with session_scope() as db:
+        return ok(crud.update_records(db, actor(db, request), REGISTRY["permission"], permissions,
+                                      audit_context(request)))
 
 
 @router.get("/get-user-count")

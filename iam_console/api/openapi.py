@@ -104,6 +104,9 @@ def _request_body(path: str) -> dict[str, Any] | None:
     if path in UPLOADS:
         upload = {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
         return {"content": {"multipart/form-data": {"schema": upload}}}
+    if path == "/api/update-permissions":
+        permissions = {"type": "array", "items": _ref("PermissionInput")}
+        return {"required": True, "content": {"application/json": {"schema": permissions}}}
     if path == "/api/add-record":
         return {"required": True, "content": {"application/json": {"schema": _ref("RecordInput")}}}
     if path in ("/api/add-session", "/api/update-session", "/api/delete-session"):

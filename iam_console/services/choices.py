@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sqlalchemy as sa
 from sqlmodel import Session
 
 from . import crud
@@ -24,10 +25,11 @@ class Choices:
 
 
 def names(db: Session, actor: Actor, kind: str, organization: str, typed: str = "", *, page: int = 1,
-          size: int = PAGE_SIZE, category: str = "", form: str = "name") -> Choices:
+          size: int = PAGE_SIZE, category: str = "", form: str = "name", exclude: str = "") -> Choices:
     """Page `page` of the records of `kind` in `organization` (with the shared ones, for a kind that
     has them) whose name contains `typed`, sorted by name; only records of `category` when given.
-    Organizations themselves: every one the viewer may read."""
+    Organizations themselves: every one the viewer may read. `exclude`: the owner/name of one record
+    never offered (a role is not its own sub-role)."""
     found = REGISTRY.get(kind)
     if found is None or not found.named:
         raise ServiceError("Unknown kind: %s", kind[:100])
@@ -43,6 +45,9 @@ def names(db: Session, actor: Actor, kind: str, organization: str, typed: str = 
         if not hasattr(found.model, "category"):
             raise ServiceError("The kind %s has no category", kind)
         where.append(found.model.category == category)
+    if exclude:
+        owner, _, name = exclude.partition("/")
+        where.append(sa.not_(sa.and_(found.model.owner == owner, found.model.name == name)))
     if found.organization_attr == "name":
         scope = {}  # organizations themselves: every one the viewer may read
     else:

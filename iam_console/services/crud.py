@@ -309,6 +309,22 @@ def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, 
     return AFFECTED
 
 
+def update_records(db: Session, actor: Actor, kind: Kind, records: list[Any],
+                   request: Request = NO_REQUEST) -> str:
+    """Several records in one transaction (update-permissions), each addressed by its own owner
+    and name and going through update_record's rules; a record not found is skipped, and one
+    refusal refuses them all. AFFECTED when any changed."""
+    affected = False
+    for data in records:
+        if not isinstance(data, dict):
+            raise ServiceError("Each %s must be an object", kind.name)
+        owner, name = data.get("owner"), data.get("name")
+        if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
+            raise ServiceError("The owner and name cannot be empty")
+        affected = update_record(db, actor, kind, owner, name, data, request) == AFFECTED or affected
+    return AFFECTED if affected else UNAFFECTED
+
+
 def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
                   request: Request = NO_REQUEST) -> str:
     row = readable_row(db, actor, kind, owner, name)

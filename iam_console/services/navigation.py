@@ -46,6 +46,8 @@ MENU: tuple[MenuGroup, ...] = (
 )
 
 GLOBAL_ADMIN_ONLY = frozenset({"/models", "/adapters", "/enforcers", "/sysinfo", "/swagger"})
+# what a normal user's menu holds: they submit permission requests and change their own
+USER_ITEMS = frozenset({"/permissions"})
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,8 @@ class Viewer:
 
 def menu_for(viewer: Viewer | None, available: frozenset[str] | set[str]) -> list[MenuGroup]:
     """The menu groups this viewer sees; `available` are the routes that have a screen."""
-    if viewer is None or not viewer.is_admin:
-        return []  # ordinary users get no management menu (their home is /apps)
+    if viewer is None:
+        return []
     allowed = set(viewer.nav_items)
     show_all = not allowed or "all" in allowed
     groups = []
@@ -72,6 +74,8 @@ def menu_for(viewer: Viewer | None, available: frozenset[str] | set[str]) -> lis
         items = tuple(
             item for item in group.items
             if item.key in available
+            # ordinary users get only their permission requests (their home is /apps)
+            and (viewer.is_admin or item.key in USER_ITEMS)
             and (viewer.is_global_admin or item.key not in GLOBAL_ADMIN_ONLY)
             and (show_all or item.key in allowed)
         )

@@ -149,7 +149,9 @@ def _check_user_write(actor: Actor, kind: Kind, old: Named | None, new: Named | 
         return
     if kind.name == "permission":
         for row in (old, new):
-            if row is not None and (row.owner != org or row.submitter != me):
+            # a new request naming no submitter is theirs (services/kinds/permission.py fills it in)
+            theirs = row is not None and (row.submitter == me or (old is None and not row.submitter))
+            if row is not None and (row.owner != org or not theirs):
                 raise ServiceError("A normal user can only modify the permission submitted by itself")
         return
     raise _deny()

@@ -88,6 +88,9 @@ class Field:
     options: tuple[str, ...] = ()  # for select, and for checks (a list field: one checkbox per option)
     global_admin_only: bool = False  # shown disabled to others (e.g. an owner organization)
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
+    # a value only the service sets: shown disabled and never sent, though another field's `then`
+    # may show what the save will set (a permission's approver)
+    derived: bool = False
     # hidden unless true of the edited (values, flags): Vars, evaluated in the browser
     shown_when: Callable[[Any, Any], Any] | None = None
     # disabled unless true of the edited (values, flags), like shown_when; the state ignores edits then
@@ -129,6 +132,12 @@ class Field:
     category: str = ""
     form: str = ""
     also: tuple[tuple[str, str], ...] = ()  # values naming no record, offered first: (value, catalog key)
+    not_self: bool = False  # pick: never offers the edited record itself (a role's sub-roles)
+    # pick: the chosen record fills other values of the form (read with the viewer's rights when the
+    # record is read and whenever the value changes): (db, actor, the edited record's organization,
+    # the chosen value) -> {key: text}; keys that are no field are the page's own (a permission's
+    # model says whether it has roles)
+    fill: Callable[[Any, Any, str, str], dict[str, str]] | None = None
     # rows: a table of objects, one Cell per column (ui/state/rows.py)
     columns: tuple[Cell, ...] = ()
     new_row: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None  # None: the table is full
@@ -174,6 +183,17 @@ class Upload:
     run: Callable[[Any, Any, str, str, Any], Any]
     uploaded: str  # the toast of a success, a catalog key
     failed: str = "%s"  # the toast of a refusal, "%s" standing for the service's message
+
+
+def workbook_upload(kind_name: str, uploaded: str, failed: str) -> Upload:
+    """The .xlsx import of a kind's list (users, roles, permissions): the same import as
+    upload-users, upload-roles and upload-permissions (services/uploads.py)."""
+    from ..services import uploads
+
+    kind = uploads.uploadable(kind_name)
+    return Upload("Upload (.xlsx)", uploads.XLSX_ACCEPT, uploads.MAX_UPLOAD_BYTES,
+                  lambda db, actor, owner, file_name, file: uploads.import_workbook(db, actor, kind, file, file_name),
+                  uploaded, failed)
 
 
 # (db, viewer, record) -> (locked, hidden) wire names beyond the fields' own rules

@@ -280,6 +280,10 @@ EXTRAS = {
                                                                  params={"owner": "admin", "organization": o}),
     "/api/get-user-application": lambda c, w, o: c.get("/api/get-user-application", params={"id": f"{o}/boss"}),
     "/api/get-permissions-by-submitter": lambda c, w, o: c.get("/api/get-permissions-by-submitter"),
+    # B's permission is out of reach as a missing one: Unaffected (tests/api/test_permission_requests.py
+    # checks that it stays as it was)
+    "/api/update-permissions": lambda c, w, o: c.post("/api/update-permissions", json=[
+        {"owner": o, "name": w.names["permission"][o], "description": "hijacked"}]),
     "/api/get-user-count": lambda c, w, o: c.get("/api/get-user-count", params={"owner": o}),
     "/api/get-sorted-users": lambda c, w, o: c.get("/api/get-sorted-users", params={"owner": o, "sorter": "name"}),
     "/api/set-password": lambda c, w, o: c.post("/api/set-password", data={
@@ -376,7 +380,8 @@ EXTRAS = {
 }
 # where a successful answer is allowed as long as it holds nothing of B
 SAFE_IF_EMPTY_OF_B = {"/api/get-organization-names", "/api/get-organization-applications",
-                      "/api/get-permissions-by-submitter", "/api/get-sorted-users", "/api/get-records-filter"}
+                      "/api/get-permissions-by-submitter", "/api/update-permissions", "/api/get-sorted-users",
+                      "/api/get-records-filter"}
 
 
 # OAuth routes authenticate by client credentials, codes or tokens, never by the

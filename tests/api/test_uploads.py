@@ -108,8 +108,8 @@ def test_upload_permissions(org, org_admin):
     permission = stored(m.Permission, org, "read-apps")["read-apps"]
     assert permission.users == [f"{org}/alice", f"{org}/bob"] and permission.actions == ["Read", "Write"]
     assert permission.resources == ["app-built-in"]
-    # the rules of add-permission: an organization admin's permissions start approved, by them
-    assert permission.state == "Approved" and permission.approver == "boss" and permission.approve_time
+    # the rules of add-permission: only a global admin approves, so an organization admin's start Pending
+    assert permission.state == "Pending" and permission.approver == "" and permission.approve_time is None
 
 
 def test_upload_groups(org, org_admin):

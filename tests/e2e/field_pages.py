@@ -4,9 +4,9 @@ widget pages, tests/e2e/widget_pages.py):
 - /_test/rows: a row table in the one-row-at-a-time mode with a key column, a row that cannot be
   deleted, a column disabled and one hidden by the row's type, tags, a number and a picker, bound
   to a state of its own through the Rows mixin (as a syncer's table will be);
-- /_test/roles/{owner}/{name}: the generic edit page of a role, whose users and groups are pickers.
 
-(A code field's own screen is the models' edit page, ui/pages/models.py.)"""
+(A code field's own screen is the models' edit page, ui/pages/models.py; the pickers' is the roles'
+edit page, ui/pages/roles.py.)"""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ import json
 import reflex as rx
 
 from iam_console.ui.components.rows import rows_table
-from iam_console.ui.components.screen_pages import register
 from iam_console.ui.routes import page
-from iam_console.ui.screens import Cell, Column, Field, Screen, screen
+from iam_console.ui.screens import Cell, Field
 from iam_console.ui.state.picking import Picking
 from iam_console.ui.state.rows import Rows
 
@@ -69,19 +68,3 @@ def rows_check() -> rx.Component:
         rx.el.pre(RowsCheck.saved, id="saved"),
         width="100%", max_width="70em",
     )
-
-
-def _screen(key: str, route: str, fields: tuple[Field, ...]) -> Screen:
-    """A screen with an edit page only (the extra pages are imported after the screens' pages are
-    registered, so it registers its own)."""
-    declared = screen(Screen(key=key, title="Name", list_route=route, edit_route=route + "/{owner}/{name}",
-                             columns=(Column("name", "Name"),), fields=fields, list_page=False, edit_title="Edit"))
-    register(declared)
-    return declared
-
-
-ROLES = _screen("role", "/_test/roles", (
-    Field("displayName", "Display name"),
-    Field("users", "Users", "pick", kind="user", multiple=True),
-    Field("groups", "Groups", "pick", kind="group", multiple=True),
-))

@@ -108,7 +108,7 @@ def test_pickers_offer_one_page_of_the_records_organization(visit, page, api_log
     _add(server, Role(owner="acme", name=role, display_name=role),
          *[User(owner="acme", name=f"{prefix}-{i:02d}", uuid=str(uuid.uuid4())) for i in range(22)])
     api_login(accounts.boss)  # an admin of acme
-    visit(f"/_test/roles/acme/{role}")
+    visit(f"/roles/acme/{role}")  # the roles screen: its users are a picker
     page.click("#field-users")
     options = page.locator(".pick-option")
     expect(options).to_have_count(20)  # one page

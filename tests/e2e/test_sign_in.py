@@ -153,7 +153,8 @@ def test_organization_admin_signs_in_at_the_organization_login(visit, page, serv
     expect(page.locator("#menu-item-")).to_have_text("Dashboard")
 
 
-def test_ordinary_user_sees_no_menu_and_signs_out_to_the_organization_login(visit, page, api_login, accounts):
+def test_ordinary_user_sees_only_permissions_and_signs_out_to_the_organization_login(visit, page, api_login,
+                                                                                    accounts):
     api_login(accounts.alice)
     visit("/")
 
@@ -161,7 +162,12 @@ def test_ordinary_user_sees_no_menu_and_signs_out_to_the_organization_login(visi
     expect(page.locator("#role-badge")).to_have_text("User")
     expect(page.locator("#user-menu")).to_be_visible()
     expect(page.locator("#menu-group-home")).to_have_count(0)
-    expect(page.locator("[id^='menu-group']")).to_have_count(0)
+    # their permission requests are the one menu entry they get
+    expect(page.locator("[id^='menu-group']")).to_have_count(1)
+    page.click("#menu-group-auth")
+    expect(page.locator("[id^='menu-item']")).to_have_count(1)
+    expect(page.locator("#menu-item-permissions")).to_have_text("Permissions")
+    page.keyboard.press("Escape")
     expect(page.locator("#organization-selector")).to_have_count(0)
 
     page.click("#user-menu")

@@ -4,6 +4,8 @@ import pytest
 
 from iam_console.services.navigation import (
     MENU,
+    MenuGroup,
+    MenuItem,
     Viewer,
     after_logout,
     guard,
@@ -18,11 +20,14 @@ def keys(groups):
     return [item.key for group in groups for item in group.items]
 
 
-def test_nobody_and_ordinary_users_get_no_menu():
+def test_nobody_gets_no_menu_and_ordinary_users_only_their_permissions():
     assert menu_for(None, EVERY_ROUTE) == []
-    assert menu_for(Viewer("acme", is_admin=False), EVERY_ROUTE) == []
+    only_permissions = [MenuGroup("/auth", "Authorization", (MenuItem("/permissions", "Permissions"),))]
+    assert menu_for(Viewer("acme", is_admin=False), EVERY_ROUTE) == only_permissions
     # a non-admin of the built-in organization is not a global admin either
-    assert menu_for(Viewer("built-in", is_admin=False), EVERY_ROUTE) == []
+    assert menu_for(Viewer("built-in", is_admin=False), EVERY_ROUTE) == only_permissions
+    # the organization's navItems still decide
+    assert menu_for(Viewer("acme", is_admin=False, nav_items=("/users",)), EVERY_ROUTE) == []
 
 
 def test_global_admin_sees_all_seven_groups():

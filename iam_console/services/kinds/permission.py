@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from ... import models as m
 from ...models.base import utcnow
 from .. import builtin as b
+from .. import policy
 from ..access import Actor
+from ..casbin_engine import has_roles, parse_model
 from ..errors import ServiceError
 from .common import Choice, KindRules
 
 STATES = ("Approved", "Pending")
 EFFECTS = ("Allow", "Deny")
+RESOURCE_TYPES = ("Application", "TreeNode", "Custom")  # offered by the console; the API takes others too
 
 
 def validate(db: Session, actor: Actor, row: m.Permission) -> None:
@@ -26,10 +29,13 @@ def validate(db: Session, actor: Actor, row: m.Permission) -> None:
 
 def before_save(db: Session, actor: Actor, old: m.Permission | None, row: m.Permission, changed: set[str]) -> None:
     if not actor.is_global_admin:
-        # only a global admin decides the state; a normal user's request starts Pending
-        row.state = old.state if old is not None else ("Approved" if actor.is_org_admin else "Pending")
+        # only a global admin decides the state; anyone else's new permission starts Pending
+        # (docs/architecture.md, "The roles and permissions screens")
+        row.state = old.state if old is not None else "Pending"
         if old is None and not actor.is_admin:
             row.submitter = actor.name
+        elif old is not None:
+            row.submitter = old.submitter  # the submitter stays who submitted it
     if old is None or row.state != old.state:
         if row.state == "Approved":
             row.approver, row.approve_time = actor.name, utcnow()
@@ -44,6 +50,27 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
             "resourceType": "Application", "resources": [b.BUILT_IN_APP], "actions": ["Read"], "effect": "Allow",
             "isEnabled": True, "submitter": actor.name,
             "state": "Approved" if actor.is_global_admin else "Pending"}
+
+
+def model_has_roles(db: Session, actor: Actor, owner: str, model: str) -> bool:
+    """Whether a permission of `owner` naming `model` ("name" or "owner/name") may name roles: its
+    model has a role definition. No model is the default one, which has. Anyone who may write
+    permissions of `owner` may ask (normal users too, who cannot read models)."""
+    if not actor.is_global_admin:
+        policy.require_user(actor)
+        if actor.organization != owner:
+            raise ServiceError(policy.UNAUTHORIZED)
+    if not model:
+        return True
+    model_owner, _, name = model.rpartition("/")
+    row = db.exec(select(m.CasbinModel).where(m.CasbinModel.owner == (model_owner or owner),
+                                              m.CasbinModel.name == name)).first()
+    if row is None:
+        return False
+    try:
+        return has_roles(parse_model(row.model_text))
+    except ServiceError:
+        return False
 
 
 RULES = KindRules(choices=(Choice("state", STATES), Choice("effect", EFFECTS)),

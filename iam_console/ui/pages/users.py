@@ -10,14 +10,13 @@ from __future__ import annotations
 import reflex as rx
 
 from ...services import builtin as b
-from ...services import uploads
 from ...services.kinds import choices
 from ..components.avatar import avatar_cropper
 from ..components.dialogs import cancel_ok
 from ..components.listing import pager
 from ..components.webauthn import webauthn_section
 from ..routes import LINKABLE
-from ..screens import Column, Field, Route, Screen, Upload, screen
+from ..screens import Column, Field, Route, Screen, screen, workbook_upload
 from ..state.account import Account
 from ..state.editing import Editing
 from ..state.mfa import MfaSection
@@ -34,11 +33,8 @@ def _untouchable(record, me: str) -> bool:
 
 USERS = screen(Screen(
     key="user", title="Users", list_route="/users", edit_route="/users/{owner}/{name}",
-    protected=_untouchable, page_size=20, upload=Upload(
-        "Upload (.xlsx)", uploads.XLSX_ACCEPT, uploads.MAX_UPLOAD_BYTES,
-        lambda db, actor, owner, file_name, file: uploads.import_workbook(db, actor, uploads.uploadable("user"), file,
-                                                                          file_name),
-        "Users uploaded successfully, refreshing the page", "Users failed to upload: %s"),
+    protected=_untouchable, page_size=20, upload=workbook_upload(
+        "user", "Users uploaded successfully, refreshing the page", "Users failed to upload: %s"),
     after_read=UserEdit.load,
     restrictions=account_item_restrictions, edit_title="User", list_routes=("/organizations/[p0]/users",),
     routes=(Route("/account", "My Account", on_load=Editing.open_account),), parts=lambda: _user_parts(),

@@ -67,6 +67,7 @@ class Editing(Rows, Picking, rx.State):
     _record: dict[str, Any] = {}  # the record as last read, sent back with the changes
     _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
     _viewer: dict[str, str] = {}  # the signed-in viewer's own contact fields (a Field's ViewerValue)
+    _filled: dict[str, str] = {}  # what the pickers' `fill` read with the record
 
     @property
     def _screen(self) -> Screen:
@@ -103,11 +104,13 @@ class Editing(Rows, Picking, rx.State):
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
                 user = actor.user
-                self._viewer = {"email": user.email or "", "phone": user.phone or ""} if user is not None else {}
+                self._viewer = {"name": user.name, "email": user.email or "",
+                                "phone": user.phone or ""} if user is not None else {}
                 self.locked, self.hidden = _restrictions(db, actor, screen, record)
                 for part in parts:
                     part._load(db, actor, record)
                 self.choices = _choices(db, actor, screen, record, prefs)
+                self._filled = _fills(db, actor, screen, record)
             return record
 
         read_ = await call(self, read, forbidden_page=True)
@@ -120,7 +123,7 @@ class Editing(Rows, Picking, rx.State):
         self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
         self.values = {f.key: _text(_entry(record, f.key)) or f.empty for f in screen.fields
                        if f.widget != "switch" and f.widget not in STRUCTURED}
-        self.values |= {"owner": self.saved_owner, "name": self.saved_name}
+        self.values |= {"owner": self.saved_owner, "name": self.saved_name} | self._filled
         self.flags = {f.key: bool(_entry(record, f.key)) for f in screen.fields if f.widget == "switch"}
         self._staged = {}
         for key in self._row_fields():
@@ -182,6 +185,10 @@ class Editing(Rows, Picking, rx.State):
     def _pick_get(self, ident: str) -> list[str]:
         return [v.strip() for v in self.values.get(ident, "").split(",") if v.strip()]
 
+    def _pick_exclude(self, ident: str) -> str:
+        field = self._field(ident)
+        return f"{self.saved_owner}/{self.saved_name}" if field is not None and field.not_self else ""
+
     def _pick_set(self, ident: str, values: list[str]) -> None:
         field = self._field(ident)
         if field is not None and field.widget == "pick" and field.multiple and ident not in self.locked:
@@ -220,6 +227,11 @@ class Editing(Rows, Picking, rx.State):
                 field.copy_pattern, value):
             self.values[field.copy_to] = value
         self._then(key, value)
+        if field is not None and field.fill is not None:
+            organization = self._pick_organization()
+            filled = await call(self, lambda db, actor: field.fill(db, actor, organization, value))
+            if not filled.failed:
+                self.values |= filled.value
 
     @rx.event
     def toggle_option(self, key: str, option: str, on: bool):
@@ -251,7 +263,8 @@ class Editing(Rows, Picking, rx.State):
         field = self._field(key)
         if field is not None:
             for other, text in then_values(field, value, self.values).items():
-                if other in self.locked:
+                target = self._field(other)
+                if other in self.locked and not (target is not None and target.derived):
                     continue
                 if isinstance(text, bool):
                     self.flags[other] = text
@@ -408,7 +421,8 @@ def _typed(field: Field, text: str, before: Any) -> Any:
 def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(locked, hidden) wire names for this viewer on this record."""
     locked = {f.key for f in screen.fields
-              if (f.global_admin_only and not actor.is_global_admin) or (f.locked_for and f.locked_for(record))}
+              if (f.global_admin_only and not actor.is_global_admin) or (f.locked_for and f.locked_for(record))
+              or f.derived}
     if not actor.is_global_admin or screen.owner_locked(record):
         locked.add("owner")
     if screen.name_locked(record):
@@ -419,6 +433,19 @@ def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> t
         locked |= more_locked
         hidden |= more_hidden
     return sorted(locked), sorted(hidden)
+
+
+def _fills(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> dict[str, str]:
+    """What the pickers' `fill` makes of the record's values, read with the record."""
+    organization = str(record.get("owner", ""))
+    out: dict[str, str] = {}
+    for field in screen.fields:
+        if field.fill is not None:
+            try:
+                out |= field.fill(db, actor, organization, _text(record.get(field.key)))
+            except ServiceError:
+                continue
+    return out
 
 
 def _choices(db, actor: Actor, screen: Screen, record: dict[str, Any], prefs: Prefs) -> dict[str, list[list[str]]]:

@@ -28,6 +28,10 @@ class Picking(rx.State, mixin=True):
     def _pick_get(self, ident: str) -> list[str]:
         raise NotImplementedError
 
+    def _pick_exclude(self, ident: str) -> str:
+        """The owner/name of a record the picker never offers (none by default)."""
+        return ""
+
     def _pick_set(self, ident: str, values: list[str]) -> None:
         raise NotImplementedError
 
@@ -39,9 +43,9 @@ class Picking(rx.State, mixin=True):
         # organizations are in no organization: a picker of them offers every one the viewer may read
         organization = "" if kind == "organization" else self._pick_organization()
         typed = self.pick_typed.get(ident, "")
-        page = self.pick_page.get(ident, 1)
+        page, exclude = self.pick_page.get(ident, 1), self._pick_exclude(ident)
         found = await call(self, lambda db, actor: choices.names(db, actor, kind, organization, typed, page=page,
-                                                                 category=category, form=form))
+                                                                 category=category, form=form, exclude=exclude))
         # a viewer who may not read the kind is offered nothing (no toast while they type)
         names = found.value if not found.failed and found.value else choices.Choices([], False)
         self.pick_found = {**self.pick_found, ident: names.names}
