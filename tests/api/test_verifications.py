@@ -280,7 +280,7 @@ def test_empty_and_bad_input(org, make_user):
     assert _send(client, "not-an-email")["msg"] == "Email is invalid"
     assert _send(client, "12", "phone")["msg"] == "Phone number is invalid in your region US"
     assert _send(client, "x@y.test", "fax")["msg"] == "Unknown type"
-    assert _send(client, "x@y.test", method="signup")["msg"] == "The verification method signup is not supported here"
+    assert _send(client, "x@y.test", method="invite")["msg"] == "The verification method invite is not supported here"
     assert _reset(client, "x@y.test", "")["msg"] == "Empty code"
     assert _reset(client, "", "123456")["msg"] == "Email cannot be empty"
 
