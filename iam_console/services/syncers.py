@@ -26,9 +26,6 @@ import hashlib
 import json
 import logging
 import re
-import select as select_module
-import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +42,7 @@ from . import builtin as b
 from . import crud, lookup, outbound, policy, uploads, wire
 from .access import Actor
 from .errors import ServiceError
+from .kinds import syncer as kind
 from .records import audit
 from .resources import REGISTRY
 
@@ -55,8 +53,6 @@ BATCH = 500
 DRIVERS = {"mysql": "mysql+pymysql", "postgres": "postgresql+psycopg", "mssql": "mssql+pyodbc",
            "oracle": "oracle+oracledb"}
 DRIVER_MODULES = {"mssql": "pyodbc", "oracle": "oracledb"}
-SSH_DATABASES = ("mysql", "mssql", "postgres")
-SSL_MODES = ("disable", "require", "verify-ca", "verify-full")
 KEYCLOAK_TABLE = "user_entity"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 ERROR_LINES = 20  # errorText keeps the last failures
@@ -120,79 +116,6 @@ def from_body(db: Session, actor: Actor, data: Any) -> m.Syncer:
 
 # --- the connection ---
 
-class _Tunnel:
-    """A local port forwarded through an SSH connection (paramiko) to host:port as the SSH
-    server reaches it. The SSH host is reached through the outbound guard."""
-
-    def __init__(self, db: Session, row: m.Syncer) -> None:
-        import paramiko  # only syncers over SSH need it
-
-        self._paramiko = paramiko
-        self.target = (row.host, row.port)
-        with outbound.time_limit(row.ssh_host):
-            sock = outbound.connect(row.ssh_host, row.ssh_port or 22)
-        self.transport = paramiko.Transport(sock)
-        try:
-            self.transport.start_client(timeout=outbound.TIMEOUT_SECONDS)
-            if row.ssh_type == "cert":
-                self.transport.auth_publickey(row.ssh_user, _private_key(db, row))
-            else:
-                self.transport.auth_password(row.ssh_user, row.ssh_password)
-        except (paramiko.SSHException, OSError) as exc:
-            self.transport.close()
-            raise ServiceError("SSH connection to %s failed: %s", row.ssh_host, str(exc) or type(exc).__name__) \
-                from None
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(8)
-        self.port = self.listener.getsockname()[1]
-        self._closed = False
-        threading.Thread(target=self._accept, daemon=True, name="syncer-ssh").start()
-
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                client, peer = self.listener.accept()
-            except OSError:
-                return
-            try:
-                channel = self.transport.open_channel("direct-tcpip", self.target, peer,
-                                                      timeout=outbound.TIMEOUT_SECONDS)
-            except (self._paramiko.SSHException, OSError) as exc:
-                log.warning("SSH forward to %s:%s refused: %s", *self.target, exc)
-                client.close()
-                continue
-            threading.Thread(target=self._pump, args=(client, channel), daemon=True).start()
-
-    @staticmethod
-    def _pump(client: socket.socket, channel: Any) -> None:
-        try:
-            while True:
-                ready, _, _ = select_module.select([client, channel], [], [], 1.0)
-                if client in ready:
-                    data = client.recv(65536)
-                    if not data:
-                        break
-                    channel.sendall(data)
-                if channel in ready:
-                    data = channel.recv(65536)
-                    if not data:
-                        break
-                    client.sendall(data)
-                if channel.closed:
-                    break
-        except OSError:
-            pass
-        finally:
-            channel.close()
-            client.close()
-
-    def close(self) -> None:
-        self._closed = True
-        self.listener.close()
-        self.transport.close()
-
-
 def _private_key(db: Session, row: m.Syncer) -> Any:
     """The SSH key of a cert syncer: the private key of the cert it names, in its organization
     (or a shared one)."""
@@ -212,7 +135,7 @@ def _private_key(db: Session, row: m.Syncer) -> Any:
     raise ServiceError("The cert %s holds no private key SSH can use", row.cert)
 
 
-def _url(row: m.Syncer, tunnel: _Tunnel | None) -> sa.URL:
+def _url(row: m.Syncer, tunnel: outbound.SshTunnel | None) -> sa.URL:
     kind = row.database_type
     if kind == "sqlite3":
         return sa.URL.create("sqlite", database=row.database)
@@ -244,8 +167,11 @@ def connected(db: Session, row: m.Syncer) -> Iterator[sa.Engine]:
     """An engine on the syncer's database (and its SSH tunnel), closed afterwards."""
     if row.database_type == "sqlite3" and not row.database:
         raise ServiceError("The database of a sqlite3 syncer is a file path")
-    tunnel = _Tunnel(db, row) if row.ssh_type in ("password", "cert") and row.database_type in SSH_DATABASES \
-        else None
+    tunnel = None
+    if row.ssh_type in ("password", "cert") and row.database_type in kind.SSH_DATABASES:
+        key = _private_key(db, row) if row.ssh_type == "cert" else None
+        tunnel = outbound.SshTunnel(row.ssh_host, row.ssh_port or 22, row.ssh_user, (row.host, row.port),
+                                    password=row.ssh_password if key is None else None, key=key)
     engine = None
     try:
         engine = sa.create_engine(_url(row, tunnel), poolclass=sa.pool.NullPool,
@@ -732,6 +658,8 @@ def sync(db: Session, actor: Actor, row: m.Syncer, request: crud.Request = crud.
     pk, owner, name = row.pk, row.owner, row.name
     copy = m.detached_copy(row)
     try:
+        if copy.type not in kind.EDITOR_TYPES:
+            raise ServiceError("A syncer of type %s syncs no users on this server", copy.type)
         with connected(db, copy) as engine:
             result = _Run(db, actor, copy, engine).run()
     except SQLAlchemyError as exc:

@@ -6,10 +6,12 @@ unless the syncer is read-only; passwords keep their upstream hash and type."""
 from __future__ import annotations
 
 import base64
+import io
 import uuid
 from datetime import timedelta
 
 import bcrypt
+import paramiko
 import pytest
 import sqlalchemy as sa
 from sqlmodel import select
@@ -318,3 +320,50 @@ def test_the_scheduler_runs_a_due_syncer_once(admin, tmp_path):
                  if ident == f"admin/{name}"]
     assert ran == [f"admin/{name}"] and again == [] and later == [f"admin/{name}"]
     assert {"alice", "bob", "carol"} <= set(_users(org))
+
+
+@pytest.fixture
+def ssh_postgres(upstream, allow):
+    fields, engine = upstream
+    if fields["databaseType"] != "postgres":
+        pytest.skip("the tunnel is tried once, on PostgreSQL")
+    from tests.ssh_server import SshServer
+
+    key = paramiko.RSAKey.generate(2048)
+    server = SshServer("tunnel", "Tunnel-pass-1", key)
+    allow("127.0.0.1")
+    try:
+        yield fields, engine, server, key
+    finally:
+        server.close()
+
+
+def test_a_syncer_reaches_its_database_through_ssh(admin, ssh_postgres):
+    """With no sshd on the machine, paramiko's server side stands in (tests/ssh_server.py)."""
+    fields, engine, server, key = ssh_postgres
+    _people(engine)
+    org = _organization(admin)
+    through = {**fields, "host": "127.0.0.1", "sshType": "password", "sshHost": "127.0.0.1", "sshPort": server.port,
+               "sshUser": "tunnel"}
+    wrong = _add_syncer(admin, org, through, sshPassword="wrong")
+    refused = _run(admin, wrong)
+    assert refused["status"] == "error" and "SSH connection to 127.0.0.1 failed" in refused["msg"], refused
+    name = _add_syncer(admin, org, through, sshPassword="Tunnel-pass-1")
+    ok_body(admin.post("/api/test-syncer-db", json={"owner": "admin", "name": name, "organization": org,
+                                                     "sshPassword": "***", **through}))
+    assert _run(admin, name)["status"] == "ok"
+    assert {"alice", "bob", "carol"} <= set(_users(org)) and server.forwarded >= 2
+
+    # a cert's private key instead of the password
+    pem = io.StringIO()
+    key.write_private_key(pem)
+    cert = unique("sshkey")
+    with session_scope() as db:
+        db.add(m.Cert(owner=org, name=cert, private_key=pem.getvalue()))
+    other = _organization(admin)
+    by_key = _add_syncer(admin, other, {**through, "sshType": "cert", "cert": cert}, organization=other)
+    assert "does not exist" in _run(admin, by_key)["msg"]  # another organization's cert is not its
+    by_key = _add_syncer(admin, org, {**through, "sshType": "cert", "cert": cert})
+    ok_body(admin.post("/api/delete-user", json={"owner": org, "name": "bob"}))
+    assert _run(admin, by_key)["status"] == "ok"
+    assert "bob" in _users(org)

@@ -9,7 +9,8 @@ from ..access import Actor
 from ..errors import ServiceError
 from .common import Choice, KindRules, check_port, check_range, fixed
 
-TYPES = ("Database", "Keycloak", "LDAP")  # the editor offers the first two; the list filters Database and LDAP
+# Casdoor's syncers have many more types (LDAP, WeCom, Okta...): any type is stored, the editor
+# offers these two (the ones services/syncers.py runs), and the list filters Database and LDAP
 EDITOR_TYPES = ("Database", "Keycloak")
 LIST_TYPES = ("Database", "LDAP")
 DATABASE_TYPES = ("mysql", "postgres", "mssql", "oracle", "sqlite3")
@@ -37,7 +38,7 @@ def validate(db: Session, actor: Actor, row: m.Syncer) -> None:
 
 
 RULES = KindRules(
-    choices=(Choice("type", TYPES), Choice("database_type", DATABASE_TYPES), Choice("ssl_mode", SSL_MODES),
+    choices=(Choice("database_type", DATABASE_TYPES), Choice("ssl_mode", SSL_MODES),
              Choice("ssh_type", SSH_TYPES)),
     validate=validate,
     new=fixed(type="Database", databaseType="mysql", port=3306, syncInterval=10, isEnabled=False, isReadOnly=False),
