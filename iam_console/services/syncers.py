@@ -430,8 +430,8 @@ class _Run:
     def _new_user(self, values: dict[str, Any], digest: str) -> m.User | None:
         user = uploads.blank(m.User)
         secret = {k: values.pop(k) for k in ("password", "password_salt", "password_type") if k in values}
-        for attribute, value in values.items():
-            setattr(user, attribute, value)
+        # a blank record's own way (uploads.blank): its values straight into its dict, as a loaded row's
+        user.__dict__.update(values)
         user.owner = self.row.organization
         user.name = user.name or user.external_id or _canon(values.get(self.mapping.key.attribute))
         user.created_time = user.created_time or utcnow()

@@ -60,7 +60,7 @@ WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk(
          Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
          Walk("provider", "displayName"), Walk("token", "scope"), Walk("resource", addable=False),
          Walk("session", addable=False), Walk("record", addable=False, read_only=True),
-         Walk("verification", addable=False, read_only=True)]
+         Walk("verification", addable=False, read_only=True), Walk("syncer", "table")]
 
 
 def test_every_screen_with_a_list_is_walked():
