@@ -566,10 +566,12 @@ class _Run:
         return _typed(value, str(self.mapping.key.spec.get("type") or "string"))
 
     def _sweep(self) -> None:
-        """The users here whose row is gone upstream: deleted if they were synced, else
-        written upstream (not read-only syncers)."""
+        """The users here whose row is gone upstream: deleted if this syncer added them, written
+        upstream if no sync has seen them yet (not read-only syncers)."""
         attribute = self.mapping.key.attribute
-        wanted = [m.User.pk, m.User.name, m.User.pre_hash, *[getattr(m.User, a) for a in self.mapping.attributes]]
+        wanted = [m.User.pk, m.User.name, m.User.pre_hash, m.User.register_source,
+                  *[getattr(m.User, a) for a in self.mapping.attributes]]
+        source = f"{self.row.organization}/{self.row.name}"
         last = 0
         while True:
             users = [dict(r._mapping) for r in self.db.exec(
@@ -592,7 +594,10 @@ class _Run:
             for user in keyed:
                 if _canon(self._key_value(user[attribute])) in present:
                     continue
-                (gone if user["pre_hash"] else fresh).append(user)
+                if not user["pre_hash"]:
+                    fresh.append(user)
+                elif user["register_source"] == source:  # another syncer's users are its own to delete
+                    gone.append(user)
             for user in gone:
                 try:
                     crud.delete_record(self.db, self.actor, USERS, self.row.organization, user["name"])

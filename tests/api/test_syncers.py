@@ -367,3 +367,23 @@ def test_a_syncer_reaches_its_database_through_ssh(admin, ssh_postgres):
     ok_body(admin.post("/api/delete-user", json={"owner": org, "name": "bob"}))
     assert _run(admin, by_key)["status"] == "ok"
     assert "bob" in _users(org)
+
+
+def test_two_syncers_of_one_organization_delete_only_their_own_users(admin, tmp_path):
+    org = _organization(admin)
+    first, second = tmp_path / "first.db", tmp_path / "second.db"
+    _people(sa.create_engine(f"sqlite:///{first}"))
+    other = sa.create_engine(f"sqlite:///{second}")
+    people = _people(other)
+    with other.begin() as connection:
+        connection.execute(people.delete().where(people.c.username != "carol"))
+        connection.execute(people.update().values(username="dora"))
+    a = _add_syncer(admin, org, {"databaseType": "sqlite3", "database": str(first)}, isReadOnly=True)
+    b = _add_syncer(admin, org, {"databaseType": "sqlite3", "database": str(second)}, isReadOnly=True)
+    assert _run(admin, a)["status"] == "ok" and _run(admin, b)["status"] == "ok"
+    assert _run(admin, a)["status"] == "ok"
+    assert {"alice", "bob", "carol", "dora"} <= set(_users(org))
+    with other.begin() as connection:
+        connection.execute(people.delete())
+    assert _run(admin, b)["status"] == "ok"
+    assert {"alice", "bob", "carol"} <= set(_users(org)) and "dora" not in _users(org)
