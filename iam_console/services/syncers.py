@@ -106,7 +106,7 @@ def from_body(db: Session, actor: Actor, data: Any) -> m.Syncer:
                 setattr(row, secret, getattr(stored, secret))
         row.organization = row.organization or stored.organization
     elif not actor.is_global_admin:
-        row.organization = actor.organization
+        row.organization = row.organization or actor.organization
     if not actor.is_global_admin and row.organization != actor.organization:
         raise ServiceError("The syncer: %s/%s does not exist", row.owner, row.name)
     if row.database_type == "sqlite3" and not actor.is_global_admin:
