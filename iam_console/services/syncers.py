@@ -147,11 +147,13 @@ def _url(row: m.Syncer, tunnel: outbound.SshTunnel | None) -> sa.URL:
             __import__(module)
         except ImportError:
             raise ServiceError("The driver of %s (%s) is not installed on this server", kind, module) from None
+    query: dict[str, str] = {"sslmode": row.ssl_mode or "disable"} if kind == "postgres" else {}
     if tunnel is not None:
         host, port = "127.0.0.1", tunnel.port
     else:
         host, port = outbound.resolve(row.host, row.port)[0][4][0], row.port
-    query = {"sslmode": row.ssl_mode or "disable"} if kind == "postgres" else {}
+        if kind == "postgres":  # libpq connects to the checked address and verifies the name (verify-full)
+            host, query["hostaddr"] = row.host, host
     return sa.URL.create(DRIVERS[kind], username=row.user or None, password=row.password or None, host=host,
                          port=port or None, database=row.database or None, query=query)
 
@@ -572,15 +574,22 @@ class _Run:
         wanted = [m.User.pk, m.User.name, m.User.pre_hash, m.User.register_source,
                   *[getattr(m.User, a) for a in self.mapping.attributes]]
         source = f"{self.row.organization}/{self.row.name}"
-        last = 0
+        wanted += [m.User.created_time]
+        after: list = []
         while True:
+            # keyset on the (owner, created_time, pk) index every named table has: a range read
+            # per batch, never a sort of the whole organization
+            if after:
+                moment, pk = after
+                after = [m.User.created_time >= moment,
+                         sa.or_(m.User.created_time > moment, m.User.pk > pk)]
             users = [dict(r._mapping) for r in self.db.exec(
-                select(*wanted).where(m.User.owner == self.row.organization, m.User.pk > last)
-                .order_by(m.User.pk).limit(BATCH)).all()]
+                select(*wanted).where(m.User.owner == self.row.organization, *after)
+                .order_by(m.User.created_time, m.User.pk).limit(BATCH)).all()]
             self.db.commit()
             if not users:
                 return
-            last = users[-1]["pk"]
+            after = [users[-1]["created_time"], users[-1]["pk"]]
             keyed = [u for u in users if self._key_value(u.get(attribute)) not in (None, "")]
             values = [self._key_value(u[attribute]) for u in keyed]
             # a user with no key yet was never synced: new upstream (the table may number it)
