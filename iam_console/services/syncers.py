@@ -214,6 +214,10 @@ class _Mapped:
     attribute: str
     hashed: bool
 
+    def __post_init__(self) -> None:
+        self.convert = _converter(self.attribute)
+        self.settle = _settler(self.attribute)
+
 
 class _Mapping:
     def __init__(self, row: m.Syncer, table: sa.Table) -> None:
@@ -244,7 +248,6 @@ class _Mapping:
             raise ServiceError("The key column must be one column of the table")
         self.key_column = self.key.sources[0]
         self.attributes = list(dict.fromkeys(c.attribute for c in self.columns))
-        self.convert = {a: _converter(a) for a in self.attributes}
 
 
 def _converter(attribute: str):
@@ -356,8 +359,7 @@ class _Run:
             if mapped.attribute == "address":
                 values["address"] = [str(value)] if value != "" else []
                 continue
-            converted = self.mapping.convert[mapped.attribute](value)
-            values[mapped.attribute] = _settled(mapped.attribute, converted)
+            values[mapped.attribute] = mapped.settle(mapped.convert(value))
         if self.affiliations and values.get("score"):
             values["affiliation"] = self.affiliations.get(values["score"], "")
         return values
@@ -433,14 +435,13 @@ class _Run:
         user = uploads.blank(m.User)
         secret = {k: values.pop(k) for k in ("password", "password_salt", "password_type") if k in values}
         # a blank record's own way (uploads.blank): its values straight into its dict, as a loaded row's
-        user.__dict__.update(values)
-        user.owner = self.row.organization
-        user.name = user.name or user.external_id or _canon(values.get(self.mapping.key.attribute))
-        user.created_time = user.created_time or utcnow()
-        user.type = user.type or "normal-user"
-        user.register_type = user.register_type or "Add Users"
-        user.register_source = f"{self.row.organization}/{self.row.name}"
-        user.hash = user.pre_hash = digest
+        fields = user.__dict__
+        fields.update(values)
+        fields.update(owner=self.row.organization, register_source=f"{self.row.organization}/{self.row.name}",
+                      hash=digest, pre_hash=digest,
+                      name=fields["name"] or fields["external_id"] or _canon(values.get(self.mapping.key.attribute)),
+                      created_time=fields["created_time"] or utcnow(), type=fields["type"] or "normal-user",
+                      register_type=fields["register_type"] or "Add Users")
         try:
             policy.check_write(self.actor, USERS, None, user)
             crud.complete_new(self.db, self.actor, USERS, user, set(values) | {"owner", "name"})
@@ -448,9 +449,8 @@ class _Run:
             log.info("synced user %s not added: %s", user.name, exc)
             return None
         if "password" in secret:  # the upstream hash, stored as it is with its type (never hashed again)
-            user.password = secret["password"] or ""
-            user.password_salt = secret.get("password_salt") or ""
-            user.password_type = secret.get("password_type") or self.organization.password_type
+            fields.update(password=secret["password"] or "", password_salt=secret.get("password_salt") or "",
+                          password_type=secret.get("password_type") or self.organization.password_type)
         return user
 
     def _apply_batch(self, batch: list[dict[str, Any]]) -> None:
@@ -496,7 +496,8 @@ class _Run:
         if not users:
             return
         table = m.User.__table__
-        values = [{c.key: getattr(u, c.key) for c in table.columns if c.key != "pk"} for u in users]
+        keys = [c.key for c in table.columns if c.key != "pk"]
+        values = [{key: fields[key] for key in keys} for fields in (u.__dict__ for u in users)]
         try:
             with self.db.begin_nested():
                 self.db.exec(sa.insert(table), params=values)
@@ -634,22 +635,29 @@ class _Run:
         return self.result
 
 
-def _settled(attribute: str, value: Any) -> Any:
+def _settler(attribute: str):
     """A value the user's column can hold: what does not convert is the column's empty value."""
     column = m.User.__table__.c[attribute]
     kind = column.type
     if isinstance(kind, sa.Boolean):
-        return value if isinstance(value, bool) else False
+        return lambda value: value if isinstance(value, bool) else False
     if isinstance(kind, sa.Integer):
-        return value if isinstance(value, int) else 0
+        return lambda value: value if isinstance(value, int) else 0
     if isinstance(kind, sa.Float):
-        return value if isinstance(value, int | float) else 0.0
+        return lambda value: value if isinstance(value, int | float) else 0.0
     if isinstance(kind, UTCDateTime):
-        return value
+        return lambda value: value
     if isinstance(kind, sa.JSON):
-        return value if isinstance(value, list | dict) else []
-    text = value if isinstance(value, str) else _canon(value)
-    return text[:column.type.length] if getattr(column.type, "length", None) else text
+        return lambda value: value if isinstance(value, list | dict) else []
+    length = getattr(kind, "length", None) or None
+
+    def text(value: Any) -> str:
+        return (value if isinstance(value, str) else _canon(value))[:length]
+    return text
+
+
+def _settled(attribute: str, value: Any) -> Any:
+    return _settler(attribute)(value)
 
 
 def _keycloak_type(data: dict[str, Any]) -> str:
