@@ -247,3 +247,27 @@ document.addEventListener("click", (event) => {
     event.stopImmediatePropagation();
   }
 }, true);
+
+// The sign-up form (/signup/{application}): every field marked data-signup-key, posted to
+// /api/signup with the page's authorization request if it has one; the password and its
+// confirmation are compared here and never leave the browser but to the API.
+window.iamSignup = async function (application, organization, captchaId) {
+  const body = { application: application, organization: organization };
+  document.querySelectorAll("[data-signup-key]").forEach((field) => {
+    const key = field.getAttribute("data-signup-key");
+    if (key) body[key] = field.value ?? "";
+  });
+  if ("confirm" in body && body.confirm !== body.password) return { status: "mismatch", msg: "" };
+  delete body.confirm;
+  const agreement = document.getElementById("signup-agreement");
+  if (agreement && agreement.getAttribute("data-state") !== "checked") return { status: "agreement", msg: "" };
+  if (captchaId) {
+    body.captchaType = "Default";
+    body.captchaToken = document.getElementById("signup-captcha-answer")?.value ?? "";
+    body.clientSecret = captchaId;
+  }
+  const query = new URLSearchParams(window.location.search);
+  const authorize = query.has("clientId") || query.has("client_id");
+  const result = await window.iamPost("/api/signup" + (authorize ? window.location.search : ""), body);
+  return window.iamSignedIn(result, authorize, "/");
+};

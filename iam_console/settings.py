@@ -22,6 +22,7 @@ class Settings:
     trusted_proxies: str  # proxies whose X-Forwarded-For is believed (services/addresses.py)
     ip_lookup_url: str  # the IP lookup the lists' client addresses link to, "{ip}" standing for one; "" no link
     record_retention_days: int  # records older than this are purged by the scheduler; 0 keeps them all
+    metrics_token: str  # a bearer token that may read /api/metrics without an account; "" = none may
     # the chat services' API base URLs the Telegram, Slack and Discord notification types call
     # (IAM_TELEGRAM_API, IAM_SLACK_API, IAM_DISCORD_API): the services' own by default, a local
     # stand-in in tests
@@ -51,6 +52,7 @@ def load() -> Settings:
         trusted_proxies=os.environ.get("IAM_TRUSTED_PROXIES", ""),
         ip_lookup_url=os.environ.get("IAM_IP_LOOKUP_URL", ""),
         record_retention_days=int(os.environ.get("IAM_RECORD_RETENTION_DAYS", "0") or 0),
+        metrics_token=os.environ.get("IAM_METRICS_TOKEN", ""),
         telegram_api=os.environ.get("IAM_TELEGRAM_API", "https://api.telegram.org").rstrip("/"),
         slack_api=os.environ.get("IAM_SLACK_API", "https://slack.com/api").rstrip("/"),
         discord_api=os.environ.get("IAM_DISCORD_API", "https://discord.com/api/v10").rstrip("/"),

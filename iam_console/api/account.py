@@ -10,13 +10,14 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, impersonation, lookup, mfa, oauth, second_factor
+from ..services import auth, impersonation, lookup, mfa, oauth, second_factor, signup
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
 from .callers import IMPERSONATOR_COOKIE, MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
 from .oauth import end_session
+from .resources import audit_context
 
 router = APIRouter(prefix="/api", tags=["account"])
 
@@ -76,6 +77,39 @@ async def login(request: Request) -> JSONResponse:
                                 max_age=auth.PENDING_MINUTES * 60)
             return response
         return signed_in(db, request, checked, result, form.signin_method or "Password")
+
+
+SIGNUP_FIELDS = {"application": "application", "organization": "organization", "username": "username",
+                 "password": "password", "name": "name", "firstName": "first_name", "lastName": "last_name",
+                 "email": "email", "emailCode": "email_code", "phone": "phone", "phoneCode": "phone_code",
+                 "countryCode": "country_code", "invitationCode": "invitation_code", "affiliation": "affiliation",
+                 "idCard": "id_card", "region": "region", "gender": "gender", "bio": "bio", "tag": "tag",
+                 "education": "education", "language": "language", "captchaType": "captchaType",
+                 "captchaToken": "captcha_token", "clientSecret": "client_secret"}
+
+
+@router.post("/signup")
+async def signup_route(request: Request) -> JSONResponse:
+    """Casdoor's AuthForm (application, username, password, name, email, emailCode, phone,
+    phoneCode, countryCode, invitationCode, captchaType, captchaToken, ...; custom items'
+    values by their item name): a new account of the application's organization, signed in
+    at once. data is its owner/name, or with an authorization request in the query (clientId,
+    responseType=code, redirectUri...) the code and in data2 the URL to go on to."""
+    body = await json_object(request)
+    values = {attr: field(body, key, str, "") for key, attr in SIGNUP_FIELDS.items()}
+    values["captcha_type"] = values.pop("captchaType")
+    known = {key.lower() for key in SIGNUP_FIELDS} | {"type", "autosignin", "agreement", "plan", "pricing"}
+    extra = {key: value[:1000] for key, value in body.items() if key not in known and isinstance(value, str)}
+    with session_scope() as db:
+        checked = authorization_in(db, dict(request.query_params))
+        form = signup.SignupForm(**values, extra=extra, client_ip=client_ip(request))
+        if checked is not None:  # signing up through that application's authorization request
+            form = dataclasses.replace(form, application=checked.application.name)
+        user, organization, application = signup.sign_up(db, form, audit_context(request))
+        result = auth.complete_sign_in(db, user, organization, application, client_ip=form.client_ip,
+                                       user_agent=request.headers.get("user-agent", ""),
+                                       previous_token=session_token(request), signin_method="Signup")
+        return signed_in(db, request, checked, result, "Signup")
 
 
 @router.get("/logout", operation_id="logout_get")

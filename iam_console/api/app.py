@@ -28,13 +28,14 @@ from . import (
     resources,
     sessions,
     syncers,
+    system,
     uploads,
     verifications,
     webauthn,
 )
 from .auditing import record_refusal
 from .envelope import error, service_error
-from .middleware import AuditContext, CrossOrigin, CsrfGuard, SecurityHeaders
+from .middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
 
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"
@@ -86,11 +87,13 @@ def create_api() -> FastAPI:
     api.include_router(files.router)
     api.include_router(files.files_router)
     api.include_router(records.router)
+    api.include_router(system.router)
 
     api.add_middleware(CrossOrigin)
     api.add_middleware(CsrfGuard)
     api.add_middleware(SecurityHeaders)
     api.add_middleware(AuditContext)
+    api.add_middleware(RequestMetrics)
 
     @api.api_route("/api/{path:path}", methods=["GET", "POST"], include_in_schema=False)
     async def _unknown(request: Request, path: str) -> JSONResponse:

@@ -1,4 +1,4 @@
-"""The API's two cross-cutting checks, as plain ASGI middleware (Starlette's
+"""The API's two cross-cutting checks, and its metrics, as plain ASGI middleware (Starlette's
 BaseHTTPMiddleware costs about 0.65 ms a request, measured by bench/oauth_grants.py).
 Reflex mounts its own app (the pages, the /_event websocket) under the API's, so
 they see every request, the console's websocket included.
@@ -11,13 +11,14 @@ they see every request, the console's websocket included.
 from __future__ import annotations
 
 import functools
+import time
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..services import records
+from ..services import metrics, records
 from ..settings import console_origins, origin_of, settings
 from .callers import client_ip, session_cookie
 from .envelope import error, language
@@ -180,3 +181,30 @@ class AuditContext:
             await self.app(scope, receive, send)
         finally:
             records.CURRENT_CALL.reset(token)
+
+
+class RequestMetrics:
+    """Times every HTTP request and counts it under the route template that answered
+    (services/metrics.py); outermost, so refusals by the other middleware count too.
+    Websockets are long-lived connections, not requests: not timed."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500  # what the server answers when the app raises before it starts a response
+        started = time.perf_counter()
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            metrics.observe(metrics.route_of(scope), scope["method"], status, time.perf_counter() - started)

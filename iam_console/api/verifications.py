@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
-from ..services import captcha, mfa, recovery, second_factor, verifications
+from ..services import captcha, mfa, recovery, second_factor, signup, verifications
 from ..settings import settings
 from .bodies import form_or_json, json_body
 from .callers import MFA_COOKIE, RESET_COOKIE, actor, client_ip
@@ -32,13 +32,16 @@ def _text(form: dict, key: str) -> str:
 @router.post("/send-verification-code")
 async def send_verification_code(request: Request) -> JSONResponse:
     """Form: dest, type (email | phone), countryCode, applicationId (owner/name, optional: the
-    organization's default application), method (reset). Methods: reset (the signed-in
-    user's new address), forget (a visitor's forgotten password: checkUser names the account, the
-    code goes to its own address, and the application's captcha is checked from captchaType,
-    captchaToken and clientSecret), mfaSetup (the signed-in user's own address, for an email or sms setup
-    they initiated) and mfaAuth (a pending sign-in's second factor, to the account's own
-    address); type email or phone (sms). For the MFA methods dest is not used: codes only ever
-    go to the address the account has."""
+    organization's default application), method (reset). Methods:
+    - reset: the signed-in user's new address;
+    - forget: a visitor's forgotten password; checkUser names the account, the code goes to its
+      own address, and the application's captcha is checked from captchaType, captchaToken and
+      clientSecret;
+    - signup: a visitor's new address, unused in the application's organization, where its
+      sign-up verifies it; the captcha as for forget;
+    - mfaSetup: the signed-in user's own address, for an email or sms setup they initiated;
+    - mfaAuth: a pending sign-in's second factor, to the account's own address.
+    For the MFA methods dest is not used: codes only ever go to the address the account has."""
     form = await form_or_json(request)
     context = audit_context(request)
 
@@ -57,6 +60,12 @@ async def send_verification_code(request: Request) -> JSONResponse:
                                    solved=recovery.Solved(_text(form, "captchaType"), _text(form, "captchaToken"),
                                                           _text(form, "clientSecret")),
                                    request=context)
+                return
+            if method == "signup":  # a visitor's new address, for an application whose sign-up verifies it
+                signup.send_code(db, _text(form, "applicationId"), kind, _text(form, "dest"),
+                                 country_code=_text(form, "countryCode"), captcha_type=_text(form, "captchaType"),
+                                 captcha_token=_text(form, "captchaToken"), captcha_id=_text(form, "clientSecret"),
+                                 client_ip=client_ip(request), request=context)
                 return
             if method == "mfaSetup":  # a setup the caller initiated: the account's own address
                 mfa.send_setup_code(db, actor(db, request), mfa_type, client_ip=client_ip(request),

@@ -21,7 +21,7 @@ from ..models import Application, AuthSession, Organization, PendingSignIn, Toke
 from ..models import Session as UserSession
 from ..models.base import utcnow
 from . import builtin as b
-from . import ldap_client, lookup, mfa_props, throttle
+from . import ldap_client, lookup, metrics, mfa_props, throttle
 from .errors import ServiceError
 from .passwords import hash_password, needs_rehash, new_salt, verify_password
 from .records import audit
@@ -285,8 +285,13 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn | SecondFactorOwed:
     a pending sign-in that only `second_factor.complete` turns into one. ServiceError otherwise."""
     _check_request(req)
     application, organization = _resolve(db, req)
-    user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
+    try:
+        user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
+    except ServiceError:
+        metrics.count_sign_in("Password", "refused")
+        raise
     if mfa_props.enabled_types(user):
+        metrics.count_sign_in("Password", "second_factor")
         return _owe_second_factor(db, user, application, req)
     return complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
                             client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token)
@@ -316,6 +321,7 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
                        user_name=user.name, application=application.name, expires_at=expires_at,
                        client_ip=client_ip[:100], user_agent=user_agent[:255]))
     _listed_session(db, user.owner, user.name, application.name, add=session_id)
+    metrics.count_sign_in(signin_method, "success")
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
           client_ip=client_ip, obj={"application": application.name, "organization": organization.name,
                                     "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})

@@ -1,5 +1,6 @@
-"""Invitations beyond CRUD: the signup link an admin hands out, and what a sign-up page may
-learn of an invitation from its code (get-invitation-info)."""
+"""Invitations beyond CRUD: the signup link an admin hands out, what a sign-up page may
+learn of an invitation from its code (get-invitation-info), and the code a sign-up spends
+(services/signup.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hmac
 from typing import Any
 from urllib.parse import quote
 
+import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from .. import models as m
@@ -72,6 +74,31 @@ def _refusal(db: Session, invitation: m.Invitation, code: str) -> str:
     return ""
 
 
+def find_by_code(db: Session, application: m.Application, code: str) -> m.Invitation:
+    """The invitation of the application's organization, for this application or All, that
+    `code` opens and that takes a sign-up now; else why not."""
+    refusal = ""
+    for invitation in db.exec(select(m.Invitation).where(m.Invitation.owner == application.organization)
+                              .order_by(m.Invitation.created_time, m.Invitation.pk).limit(CHOICES_LIMIT)).all():
+        if invitation.application not in ("", ALL_APPLICATIONS, application.name) or not _matches(invitation, code):
+            continue
+        why = _refusal(db, invitation, code)
+        if not why:
+            return invitation
+        refusal = refusal or why
+    raise ServiceError(refusal or "Invitation code is invalid")
+
+
+def count_use(db: Session, invitation: m.Invitation) -> None:
+    """One more sign-up through the invitation, in the sign-up's transaction; of two sign-ups
+    racing for its last use, one gets it and the other is refused."""
+    table = m.Invitation.__table__
+    done = db.execute(sa.update(table).where(table.c.pk == invitation.pk, table.c.used_count < table.c.quota)
+                      .values(used_count=table.c.used_count + 1))
+    if done.rowcount != 1:
+        raise ServiceError("Invitation code exhausted")
+
+
 def info_by_code(db: Session, application_id: str, code: str, client_ip: str) -> dict[str, Any]:
     """get-invitation-info: the invitation of the application's organization that `code` opens,
     without its codes, quota or group (a sign-up page fills in its username, email or phone);
@@ -83,13 +110,4 @@ def info_by_code(db: Session, application_id: str, code: str, client_ip: str) ->
     if not code:
         raise ServiceError("Invitation code is invalid")
     throttle.hit(db, f"invitation-code:{client_ip}", *CODE_CHECKS)
-    refusal = ""
-    for invitation in db.exec(select(m.Invitation).where(m.Invitation.owner == application.organization)
-                              .order_by(m.Invitation.created_time, m.Invitation.pk).limit(CHOICES_LIMIT)).all():
-        if invitation.application not in ("", ALL_APPLICATIONS, application.name) or not _matches(invitation, code):
-            continue
-        why = _refusal(db, invitation, code)
-        if not why:
-            return {**to_wire(invitation), **HIDDEN}
-        refusal = refusal or why
-    raise ServiceError(refusal or "Invitation code is invalid")
+    return {**to_wire(find_by_code(db, application, code)), **HIDDEN}

@@ -28,7 +28,7 @@ from sqlmodel import Session, select, update
 from .. import models as m
 from ..models.base import utcnow
 from . import builtin as b
-from . import crud, ldap_client, lookup, policy, uploads
+from . import crud, ldap_client, lookup, metrics, policy, uploads
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -284,16 +284,17 @@ def sync(db: Session, actor: Actor, row: m.Ldap, users: Iterable[Any], *, keep: 
     result = SyncResult()
     db.info[lookup.ORGANIZATION_CACHE] = {}  # one read of the organization for the whole sync
     try:
-        pending = iter(users)
-        while chunk := list(islice(pending, BATCH)):
-            cleaned = []
-            for value in chunk:
-                user = clean_user(value)
-                if user is None:
-                    _fail(result, value if isinstance(value, dict) else {"cn": str(value)[:MAX_FIELD]}, keep)
-                else:
-                    cleaned.append(user)
-            _sync_batch(db, actor, row, organization, cleaned, result, keep)
+        with metrics.counted_run("ldap"):
+            pending = iter(users)
+            while chunk := list(islice(pending, BATCH)):
+                cleaned = []
+                for value in chunk:
+                    user = clean_user(value)
+                    if user is None:
+                        _fail(result, value if isinstance(value, dict) else {"cn": str(value)[:MAX_FIELD]}, keep)
+                    else:
+                        cleaned.append(user)
+                _sync_batch(db, actor, row, organization, cleaned, result, keep)
     finally:
         db.info.pop(lookup.ORGANIZATION_CACHE, None)
     audit(db, organization=row.owner, user=actor.id, action="sync-ldap-users", request_uri=request.uri,

@@ -33,7 +33,7 @@ from sqlmodel import Session, or_, select, update
 from ..models import Application, Organization, Token, User
 from ..models.base import utcnow
 from ..settings import settings
-from . import auth, jwt_tokens, lookup, mfa_props, redirects
+from . import auth, jwt_tokens, lookup, metrics, mfa_props, redirects
 from . import builtin as b
 from .errors import ServiceError
 from .records import audit
@@ -329,7 +329,9 @@ def token(db: Session, req: TokenRequest) -> dict[str, Any]:
         raise OAuthError("unsupported_grant_type", f"Unsupported grant type: {req.grant_type[:100]}")
     if not req.client_id:
         raise OAuthError("invalid_client", "client_id is required", 401)
-    return handler(db, req)
+    answer = handler(db, req)
+    metrics.TOKENS.labels(req.grant_type).inc()  # one of the handlers' grant types: a bounded label
+    return answer
 
 
 def _verifier_matches(verifier: str, challenge: str) -> bool:

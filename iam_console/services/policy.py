@@ -42,6 +42,15 @@ def require_admin(actor: Actor) -> None:
         raise _deny()
 
 
+def require_global_admin(actor: Actor) -> None:
+    """The built-in organization's admins (and its applications' clients): what is about the
+    whole server (the host's figures, its metrics) is no single organization's."""
+    if actor.is_anonymous:
+        raise Unauthorized()
+    if not actor.is_global_admin:
+        raise _deny()
+
+
 def _user_scope(actor: Actor, kind: Kind) -> list[sa.ColumnElement]:
     """What an ordinary user may read, by kind."""
     model, org = kind.model, actor.organization

@@ -59,7 +59,7 @@ CODE_DIGITS = 6
 # the application provider rules that allow a code, by purpose (Casdoor also matches an empty rule, All and None)
 RULES = {"reset": frozenset({"", "all", "none", "reset"}), "mfa": frozenset({"", "all", "none", "mfa"}),
          "invitation": frozenset({"", "all", "none", "invitation"}),
-         "forget": frozenset({"", "all", "none", "forget"})}
+         "forget": frozenset({"", "all", "none", "forget"}), "signup": frozenset({"", "all", "none", "signup"})}
 NOT_SENT = "Code has not been sent yet!"
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
 # the attributes a checked code proves, by kind (accounts.locked_attributes)
@@ -235,7 +235,9 @@ def _expired(row: m.Verification, now: int) -> bool:
 
 def _check_resend(db: Session, actor: Actor, to: Receiver, wait: int, now: int) -> None:
     by_receiver = _latest(db, m.Verification.receiver == to.address)
-    by_user = _latest(db, m.Verification.user == actor.id, m.Verification.type == CATEGORIES[to.kind])
+    # a visitor (sign-up) is nobody yet: counted per receiver here, and per client address by the caller
+    by_user = None if actor.is_anonymous else _latest(db, m.Verification.user == actor.id,
+                                                      m.Verification.type == CATEGORIES[to.kind])
     for latest in (by_receiver, by_user):
         if latest is not None and now - latest.time < wait:
             raise ServiceError("you can only send one code in %ds", wait)

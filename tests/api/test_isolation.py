@@ -353,6 +353,10 @@ EXTRAS = {
         "id": f"{o}/{w.names['enforcer'][o]}"}, json={"Ptype": "p", "V0": "a"}),
     # every organization's enforcers: the global admins' alone
     "/api/refresh-engines": lambda c, w, o: c.post("/api/refresh-engines"),
+    # the host and every organization's traffic: the global admins' alone (tests/api/test_system.py)
+    "/api/get-system-info": lambda c, w, o: c.get("/api/get-system-info"),
+    "/api/get-prometheus-info": lambda c, w, o: c.get("/api/get-prometheus-info"),
+    "/api/metrics": lambda c, w, o: c.get("/api/metrics"),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
@@ -393,7 +397,9 @@ WEBAUTHN = {"/api/webauthn/signup/begin", "/api/webauthn/signup/finish", "/api/w
 # code (tests/api/test_recovery.py)
 PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
           "/api/get-invitation-info",  # without codes, quota or group (tests/api/test_invitation_info.py)
-          "/api/get-email-and-phone", "/api/verify-code"}
+          "/api/get-email-and-phone", "/api/verify-code",
+          "/api/signup",  # a new account of the application's own organization only (tests/api/test_signup.py)
+          "/api/get-version-info"}  # the release and commit, as Casdoor answers them to anyone
 # send through the caller's own organization's provider: no parameter names another
 # organization (tests/api/test_messages.py); anonymous callers get nothing
 OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},

@@ -1,7 +1,7 @@
 """axe-core over the console's pages beside the generated screen walk (which checks
 every screen's list and its edit page in add mode, test_resource_screens.py): the
 dashboard, apps, the account, edit pages of records with everything filled (the
-built-in organization and its admin, an LDAP server), the group tree, MFA setup,
+built-in organization and its admin, an LDAP server), the group tree, MFA setup, System Info,
 sign-in and the error pages. None may have a critical or serious WCAG 2 A/AA violation.
 The MFA steps and the second step of sign-in are checked in test_forms.py."""
 
@@ -27,6 +27,7 @@ SIGNED_IN_PAGES = {
     "/trees/built-in": "#shell-header",
     "/organizations/built-in/users": "#list-table",
     "/mfa/setup?mfaType=app": "#shell-header",
+    "/sysinfo": "#sysinfo-latency",
 }
 SIGNED_OUT_PAGES = {
     "/login": "#login-username",

@@ -18,6 +18,25 @@ COLOURS = ("#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#f
 CARDS = (("total", "Total users"), ("today", "New users today"), ("week", "New users past 7 days"),
          ("month", "New users past 30 days"))
 
+# the guided tour names the menu groups, then goes on to the first management screen
+DASHBOARD_TOUR = (
+    ("Welcome to the console",
+     "This short tour shows where things are. The dashboard counts the users and how the records grew over the "
+     "last 30 days."),
+    ("Home", "The dashboard, shortcuts to the main screens, and the apps of your organization."),
+    ("User Management", "Organizations, their groups and users, and invitations to sign up."),
+    ("Identity", "Applications, the providers they sign in with, resources and certificates."),
+    ("Authorization", "Roles and permissions, and the Casbin models, adapters and enforcers behind them."),
+    ("Logs, business and administration",
+     "Sessions, records and tokens; products, payments and subscriptions; syncers and webhooks. Next comes the "
+     "first management screen."),
+)
+
+
+def dashboard_next_page() -> rx.Var:
+    """Where the dashboard's tour goes on to: the organizations if the viewer has that screen, else the apps."""
+    return rx.cond(Account.menu_keys.contains("/organizations"), "/organizations", "/apps")
+
 
 def _card(key: str, label: str) -> rx.Component:
     return rx.card(
@@ -52,7 +71,7 @@ def home() -> rx.Component:
                     Prefs.tr["Organization: %s"].replace("%s", Dashboard.scope))
     dashboard = rx.vstack(
         rx.hstack(greeting(), rx.spacer(), rx.text(scope, size="2", color_scheme="gray", id="dashboard-scope"),
-                  tour_button(), align="center", width="100%", wrap="wrap"),
+                  tour_button(Dashboard), align="center", width="100%", wrap="wrap"),
         rx.cond(Dashboard.error != "", rx.callout(Dashboard.error, icon="triangle-alert", color_scheme="red",
                                                   id="dashboard-error")),
         rx.flex(*[_card(key, label) for key, label in CARDS], gap="1em", wrap="wrap", width="100%"),
@@ -61,7 +80,7 @@ def home() -> rx.Component:
             rx.box(_chart(), width="100%", id="dashboard-chart"),
             width="100%",
         ),
-        tour(),
+        tour(Dashboard, DASHBOARD_TOUR, dashboard_next_page()),
         spacing="4", width="100%",
     )
     return rx.cond(Account.is_admin & Dashboard.ready, dashboard, rx.fragment())

@@ -25,6 +25,7 @@ class Login(rx.State):
     return_to: str = "/"
     webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
+    signup_app: str = ""  # the same application when it allows sign-up: its /signup page
 
     @rx.var
     def organization_name(self) -> str:
@@ -45,6 +46,7 @@ class Login(rx.State):
                 db, lookup.organization(db, self.organization_name or b.BUILT_IN_ORG))
         self.webauthn_org = target[0] if target else ""
         self.forget_app = application.name if application is not None else ""
+        self.signup_app = application.name if application is not None and application.enable_sign_up else ""
 
     def _sign_in(self, function: str, organization: str):
         """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
@@ -98,8 +100,13 @@ def _form() -> rx.Component:
                                                   width="100%", id="login-error")),
             rx.button(rx.cond(Login.busy, t("Signing in..."), t("Sign in")), on_click=Login.submit,
                       loading=Login.busy, width="100%", id="login-submit"),
-            rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
-                                                   size="2", id="login-forget")),
+            rx.hstack(
+                rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
+                                                       size="2", id="login-forget")),
+                rx.spacer(),
+                rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
+                                                       id="login-signup")),
+                width="100%"),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",

@@ -1,8 +1,10 @@
 """The dashboard: the user cards, the 30-day chart and the
-guided tour. The figures come from services/dashboard.py, counted in SQL; the
+guided tour (state/tour.py). The figures come from services/dashboard.py, counted in SQL; the
 state keeps 4 numbers and 31 chart points."""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import reflex as rx
 
@@ -10,6 +12,7 @@ from ...models.base import utcnow
 from ...services import dashboard, lookup
 from .prefs import ALL_ORGANIZATIONS, Prefs
 from .service import call, message
+from .tour import Tour
 
 # chart series: (the service's key, the line's label); the labels are the menu's
 SERIES_LABELS = {
@@ -18,23 +21,16 @@ SERIES_LABELS = {
     "cert": "Certs", "permission": "Permissions", "transaction": "Transactions", "model": "Models",
     "adapter": "Adapters", "enforcer": "Enforcers",
 }
-TOUR_STEPS = 6  # the number of steps components/tour.py shows
 
 
-class Dashboard(rx.State):
+class Dashboard(Tour, rx.State):
+    TOUR_STEPS: ClassVar[int] = 6  # the steps components/tour.py's DASHBOARD_TOUR shows
     ready: bool = False
     scope: str = ""  # the organization the figures are for; "" = every organization
     figures: dict[str, int] = {}  # total, today, week, month
     chart: list[dict[str, str | int]] = []  # 31 points: day, then one count per series
     error: str = ""
-    tour_enabled: bool = False  # the viewer's organization has enableTour
-    tour_step: int = 0
-    # once per browser: set when the tour is skipped or finished; the tour button clears it
     tour_done: str = rx.LocalStorage("0", name="iam_tour_done", sync=True)
-
-    @rx.var
-    def tour_visible(self) -> bool:
-        return self.ready and self.tour_enabled and self.tour_done != "1"
 
     @rx.event
     async def load(self):
@@ -68,21 +64,3 @@ class Dashboard(rx.State):
                       for i, label in enumerate(labels)]
         self.ready = True
         return None
-
-    @rx.event
-    def next_step(self):
-        self.tour_step = min(self.tour_step + 1, TOUR_STEPS - 1)
-
-    @rx.event
-    def skip_tour(self):
-        self.tour_done, self.tour_step = "1", 0
-
-    @rx.event
-    def finish_tour(self, next_page: str):
-        """The last step: the tour is done and goes on to the next page."""
-        self.tour_done, self.tour_step = "1", 0
-        return rx.redirect(next_page)
-
-    @rx.event
-    def open_tour(self):
-        self.tour_done, self.tour_step = "0", 0
