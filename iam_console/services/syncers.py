@@ -39,7 +39,7 @@ from sqlmodel import Session, select, update
 from .. import models as m
 from ..models.base import UTCDateTime, attributes_by_wire_name, utcnow
 from . import builtin as b
-from . import crud, lookup, outbound, policy, uploads, wire
+from . import crud, lookup, metrics, outbound, policy, uploads, wire
 from .access import Actor
 from .errors import ServiceError
 from .kinds import syncer as kind
@@ -682,7 +682,7 @@ def sync(db: Session, actor: Actor, row: m.Syncer, request: crud.Request = crud.
     try:
         if copy.type not in kind.EDITOR_TYPES:
             raise ServiceError("A syncer of type %s syncs no users on this server", copy.type)
-        with connected(db, copy) as engine:
+        with metrics.counted_run("syncer"), connected(db, copy) as engine:
             result = _Run(db, actor, copy, engine).run()
     except SQLAlchemyError as exc:
         db.rollback()

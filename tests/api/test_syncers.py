@@ -243,6 +243,19 @@ def test_keycloak_users_come_with_their_passwords(admin, upstream, allow):
     sign_in(org, "kate", PASSWORD)
 
 
+def _failed_runs() -> float:
+    """The Prometheus counter of failed syncer runs (services/metrics.py)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from iam_console.services import metrics
+
+    for family in text_string_to_metric_families(metrics.exposition().decode()):
+        for sample in family.samples:
+            if sample.name == "iam_sync_runs_total" and sample.labels == {"kind": "syncer", "result": "failure"}:
+                return sample.value
+    return 0.0
+
+
 def test_bad_syncers_are_refused_with_their_reason(admin, tmp_path):
     org = _organization(admin)
     two_keys = [dict(c, isKey=True) for c in COLUMNS[:2]]
@@ -252,6 +265,7 @@ def test_bad_syncers_are_refused_with_their_reason(admin, tmp_path):
     bad_type = admin.post("/api/add-syncer", json={"owner": "admin", "name": unique("s"), "organization": org,
                                                    "tableColumns": [dict(COLUMNS[1], type="date")]}).json()
     assert bad_type["status"] == "error"
+    failures = _failed_runs()
     missing = _run(admin, "no-such-syncer")
     assert missing["status"] == "error" and "does not exist" in missing["msg"]
 
@@ -263,6 +277,7 @@ def test_bad_syncers_are_refused_with_their_reason(admin, tmp_path):
     assert failed["status"] == "error" and "columns should not be empty" in failed["msg"]
     stored = ok_body(admin.get("/api/get-syncer", params={"id": f"admin/{empty}"}))["data"]
     assert "columns should not be empty" in stored["errorText"]
+    assert _failed_runs() == failures + 1  # a run that failed is counted
     wrong_column = _add_syncer(admin, org, fields, tableColumns=[dict(COLUMNS[1], name="nope")])
     assert "no column nope" in _run(admin, wrong_column)["msg"]
     wrong_table = _add_syncer(admin, org, fields, table="missing")
