@@ -353,13 +353,18 @@ def ssh_postgres(upstream, allow):
         server.close()
 
 
-def test_a_syncer_reaches_its_database_through_ssh(admin, ssh_postgres):
+def test_a_syncer_reaches_its_database_through_ssh(admin, ssh_postgres, allow):
     """With no sshd on the machine, paramiko's server side stands in (tests/ssh_server.py)."""
     fields, engine, server, key = ssh_postgres
     _people(engine)
     org = _organization(admin)
     through = {**fields, "host": "127.0.0.1", "sshType": "password", "sshHost": "127.0.0.1", "sshPort": server.port,
                "sshUser": "tunnel"}
+    allow("")  # the SSH host is a destination like any other: refused while internal and not listed
+    guarded = _run(admin, _add_syncer(admin, org, through, sshPassword="Tunnel-pass-1"))
+    assert guarded["status"] == "error" and "IAM_OUTBOUND_ALLOW" in guarded["msg"], guarded
+    assert server.forwarded == 0
+    allow("127.0.0.1")
     wrong = _add_syncer(admin, org, through, sshPassword="wrong")
     refused = _run(admin, wrong)
     assert refused["status"] == "error" and "SSH connection to 127.0.0.1 failed" in refused["msg"], refused
