@@ -271,3 +271,19 @@ window.iamSignup = async function (application, organization, captchaId) {
   const result = await window.iamPost("/api/signup" + (authorize ? window.location.search : ""), body);
   return window.iamSignedIn(result, authorize, "/");
 };
+
+// Sign-in with a verification code: the typed email or phone and the code it received.
+window.iamCodeLogin = async function (application, organization, returnTo) {
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  const auto = document.getElementById("login-auto");
+  const result = await window.iamPost("/api/login", {
+    application: application,
+    organization: organization,
+    username: value("login-code-address"),
+    code: value("login-code"),
+    autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
+    type: "login",
+    signinMethod: "Verification code",
+  });
+  return window.iamSignedIn(result, false, returnTo);
+};

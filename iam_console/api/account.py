@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, impersonation, lookup, mfa, oauth, second_factor, signup
+from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, second_factor, signup
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
@@ -68,6 +68,8 @@ async def login(request: Request) -> JSONResponse:
                 mfa_type=field(body, "mfaType", str, ""), recovery_code=recovery_code,
                 application=checked.application.name if checked else "", client_ip=form.client_ip,
                 user_agent=form.user_agent, previous_token=form.previous_token))
+        elif form.signin_method == code_signin.METHOD:  # the code sent to the typed email or phone
+            result = code_signin.sign_in(db, form, field(body, "code", str, ""), field(body, "countryCode", str, ""))
         else:
             result = auth.sign_in(db, form)
         if isinstance(result, auth.SecondFactorOwed):

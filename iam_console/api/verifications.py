@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
-from ..services import captcha, mfa, recovery, second_factor, signup, verifications
+from ..services import captcha, code_signin, mfa, recovery, second_factor, signup, verifications
 from ..settings import settings
 from .bodies import form_or_json, json_body
 from .callers import MFA_COOKIE, RESET_COOKIE, actor, client_ip
@@ -37,6 +37,8 @@ async def send_verification_code(request: Request) -> JSONResponse:
     - forget: a visitor's forgotten password; checkUser names the account, the code goes to its
       own address, and the application's captcha is checked from captchaType, captchaToken and
       clientSecret;
+    - login: sign-in with a code, to the typed address when it is an account's own email or
+      phone (the application's "Verification code" signin method; the captcha as for forget);
     - signup: a visitor's new address, unused in the application's organization, where its
       sign-up verifies it; the captcha as for forget;
     - mfaSetup: the signed-in user's own address, for an email or sms setup they initiated;
@@ -66,6 +68,14 @@ async def send_verification_code(request: Request) -> JSONResponse:
                                  country_code=_text(form, "countryCode"), captcha_type=_text(form, "captchaType"),
                                  captcha_token=_text(form, "captchaToken"), captcha_id=_text(form, "clientSecret"),
                                  client_ip=client_ip(request), request=context)
+                return
+            if method == "login":  # sign-in with a code: the typed address must be an account's own
+                code_signin.send_code(db, _text(form, "applicationId"), _text(form, "dest"),
+                                      country_code=_text(form, "countryCode"),
+                                      captcha_type=_text(form, "captchaType"),
+                                      captcha_token=_text(form, "captchaToken"),
+                                      captcha_id=_text(form, "clientSecret"), client_ip=client_ip(request),
+                                      request=context)
                 return
             if method == "mfaSetup":  # a setup the caller initiated: the account's own address
                 mfa.send_setup_code(db, actor(db, request), mfa_type, client_ip=client_ip(request),

@@ -292,7 +292,7 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn | SecondFactorOwed:
         raise
     if mfa_props.enabled_types(user):
         metrics.count_sign_in("Password", "second_factor")
-        return _owe_second_factor(db, user, application, req)
+        return owe_second_factor(db, user, application, req)
     return complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
                             client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token)
 
@@ -345,7 +345,7 @@ class SecondFactorOwed:
     expires_at: datetime
 
 
-def _owe_second_factor(db: Session, user: User, application: Application, req: SignInRequest) -> SecondFactorOwed:
+def owe_second_factor(db: Session, user: User, application: Application, req: SignInRequest) -> SecondFactorOwed:
     token = secrets.token_urlsafe(32)
     expires_at = utcnow() + timedelta(minutes=PENDING_MINUTES)
     db.add(PendingSignIn(token_hash=hash_token(token), owner=user.owner, user_name=user.name,

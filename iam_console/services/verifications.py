@@ -59,7 +59,8 @@ CODE_DIGITS = 6
 # the application provider rules that allow a code, by purpose (Casdoor also matches an empty rule, All and None)
 RULES = {"reset": frozenset({"", "all", "none", "reset"}), "mfa": frozenset({"", "all", "none", "mfa"}),
          "invitation": frozenset({"", "all", "none", "invitation"}),
-         "forget": frozenset({"", "all", "none", "forget"}), "signup": frozenset({"", "all", "none", "signup"})}
+         "forget": frozenset({"", "all", "none", "forget"}), "signup": frozenset({"", "all", "none", "signup"}),
+         "login": frozenset({"", "all", "none", "login"})}
 NOT_SENT = "Code has not been sent yet!"
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
 # the attributes a checked code proves, by kind (accounts.locked_attributes)

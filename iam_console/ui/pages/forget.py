@@ -15,10 +15,12 @@ import json
 
 import reflex as rx
 
-from ...services import captcha, navigation, recovery, verifications
+from ...services import navigation, recovery, verifications
+from ..components.captcha import captcha_fields
 from ..routes import page
 from ..shell import themed
 from ..state.account import client_ip
+from ..state.captcha import Captcha
 from ..state.prefs import Prefs
 from ..state.service import call, count_down, in_thread, message, say
 from ..state.users import INCONSISTENT
@@ -28,7 +30,7 @@ ACCOUNT, CODE, PASSWORD = "account", "code", "password"
 KINDS = ("email", "phone")
 
 
-class Forget(rx.State):
+class Forget(Captcha, rx.State):
     step: str = ACCOUNT
     error: str = ""
     application: str = ""
@@ -37,18 +39,15 @@ class Forget(rx.State):
     kinds: list[str] = []  # email and/or phone: the addresses the code may go to
     kind: str = "email"
     addresses: dict[str, str] = {}  # kind -> the address as step 1 showed it (masked)
-    captcha_image: str = ""  # a data: URI when the application's captcha asks for one
     countdown: int = 0
     busy: bool = False
     _typed: str = ""
-    _captcha_id: str = ""
-    _captcha_answer: str = ""
 
     @rx.event
     async def open(self):
         self.step, self.error, self.name, self.kinds, self.addresses = ACCOUNT, "", "", [], {}
-        self.captcha_image, self.countdown, self.busy = "", 0, False
-        self._typed = self._captcha_id = self._captcha_answer = ""
+        self.captcha_image, self.captcha_id, self.countdown, self.busy = "", "", 0, False
+        self._typed = ""
         self.application = self.router.url.path.removeprefix("/forget").strip("/")
         name = self.application
         found = await call(self, lambda db, actor: recovery.application_for(db, name).organization, quiet=True)
@@ -64,10 +63,6 @@ class Forget(rx.State):
     def set_kind(self, value: str):
         if value in self.kinds:
             self.kind = value
-
-    @rx.event
-    def set_captcha_answer(self, value: str):
-        self._captcha_answer = value[:20]
 
     @rx.event
     async def find(self):
@@ -86,15 +81,7 @@ class Forget(rx.State):
             self.error = await say(self, "The account has no email or phone to send a code to")
             return
         self.kind, self.step = self.kinds[0], CODE
-        await self._new_captcha()
-
-    async def _new_captcha(self) -> None:
-        """The application's captcha, when its rule asks this visitor for one (good for one send)."""
-        application, ip = f"admin/{self.application}", client_ip(self.router)
-        shown = await call(self, lambda db, actor: captcha.challenge(db, application, ip), quiet=True)
-        value = shown.value or {}
-        self._captcha_id, self._captcha_answer = str(value.get("captchaId", "")), ""
-        self.captcha_image = f"data:image/png;base64,{value['captchaImage']}" if value.get("captchaImage") else ""
+        await self.new_captcha(f"admin/{self.application}")
 
     @rx.event(background=True)
     async def send_code(self):
@@ -105,8 +92,7 @@ class Forget(rx.State):
             self.busy, self.error = True, ""
             router, application, name, kind = self.router, self.application, self.name, self.kind
             dest = self.addresses.get(kind, "")
-            solved = recovery.Solved(captcha.DEFAULT, self._captcha_answer, self._captcha_id) \
-                if self._captcha_id else recovery.Solved()
+            solved = recovery.Solved(*self.solved())
         sent = await in_thread(router, lambda db, actor: recovery.send_code(
             db, application, name, dest, kind, solved=solved, client_ip=client_ip(router)))
         async with self:
@@ -115,8 +101,8 @@ class Forget(rx.State):
                 self.error = await message(self, sent.error)
             else:
                 self.countdown = verifications.RESEND_SECONDS
-            if self._captcha_id:
-                await self._new_captcha()
+            if self.captcha_id:
+                await self.new_captcha(f"admin/{application}")
             text = self.error or await say(self, "Code sent")
         yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
         if not sent.failed:
@@ -189,10 +175,7 @@ def _code_step() -> rx.Component:
         rx.text(Prefs.tr["Account: %s"].replace("%s", Forget.name), size="2", id="forget-name"),
         rx.cond(Forget.kinds.length() > 1, chooser),
         rx.text(Forget.addresses.get(Forget.kind, ""), size="2", color_scheme="gray", id="forget-dest"),
-        rx.cond(Forget.captcha_image != "", rx.vstack(
-            rx.image(src=Forget.captcha_image, alt=t("Captcha"), width="200px", height="80px", id="forget-captcha"),
-            _labelled("Captcha", "forget-captcha-answer", on_change=Forget.set_captcha_answer, auto_complete="off"),
-            spacing="2", width="100%")),
+        captcha_fields(Forget, "forget"),
         rx.button(rx.cond(Forget.countdown > 0, Forget.countdown.to(str) + " s", t("Send code")),
                   on_click=Forget.send_code, disabled=Forget.busy | (Forget.countdown > 0), variant="soft",
                   width="100%", id="forget-send"),

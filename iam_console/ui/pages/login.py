@@ -1,5 +1,9 @@
-"""/login and /login/{organization}: username and password sign-in, and WebAuthn when the
-application signed in to allows it (the username, then the browser's credential prompt)."""
+"""/login and /login/{organization}: the sign-in methods of the organization's default
+application: username and password; a verification code sent to the account's email or phone
+(when the application lists "Verification code"; the code goes out over the websocket after the
+application's captcha, and the sign-in is posted by the browser so the session cookie comes from
+the API); and WebAuthn when the application allows it (the username, then the browser's
+credential prompt)."""
 
 from __future__ import annotations
 
@@ -9,23 +13,33 @@ import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import lookup, navigation, verifications, webauthn
+from ...services import code_signin, lookup, navigation, verifications, webauthn
+from ..components.captcha import captcha_fields
 from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import themed
-from ..state.account import Account
+from ..state.account import Account, client_ip
+from ..state.captcha import Captcha
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
+from ..state.service import count_down, in_thread, message, say
 from ..text import t
 
+PASSWORD, CODE = "Password", code_signin.METHOD
 
-class Login(rx.State):
+
+class Login(Captcha, rx.State):
     error: str = ""
     busy: bool = False
     return_to: str = "/"
     webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
     signup_app: str = ""  # the same application when it allows sign-up: its /signup page
+    application: str = ""  # the application signed in to (the organization's default)
+    methods: list[str] = [PASSWORD]  # Password and, when the application lists it, Verification code
+    method: str = PASSWORD
+    code_address: str = ""
+    countdown: int = 0
 
     @rx.var
     def organization_name(self) -> str:
@@ -47,6 +61,47 @@ class Login(rx.State):
         self.webauthn_org = target[0] if target else ""
         self.forget_app = application.name if application is not None else ""
         self.signup_app = application.name if application is not None and application.enable_sign_up else ""
+        self.application = application.name if application is not None else ""
+        code = application is not None and bool(code_signin.kinds(application))
+        password = application is None or application.enable_password
+        self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code)) if shown] or [PASSWORD]
+        self.method, self.code_address, self.countdown = self.methods[0], "", 0
+        if code:
+            await self.new_captcha(f"admin/{self.application}")
+
+    @rx.event
+    def set_method(self, value: str | list[str]):
+        if isinstance(value, str) and value in self.methods:
+            self.method, self.error = value, ""
+
+    @rx.event
+    def set_code_address(self, value: str):
+        self.code_address = value[:100]
+
+    @rx.event(background=True)
+    async def send_code(self):
+        """A code to the typed email or phone, when it is an account's own."""
+        async with self:
+            if self.busy or self.countdown > 0 or self.method != CODE:
+                return
+            self.busy, self.error = True, ""
+            router, application, address, solved = self.router, f"admin/{self.application}", self.code_address, \
+                self.solved()
+        sent = await in_thread(router, lambda db, actor: code_signin.send_code(
+            db, application, address, captcha_type=solved[0], captcha_token=solved[1], captcha_id=solved[2],
+            client_ip=client_ip(router)))
+        async with self:
+            self.busy = False
+            if sent.failed:
+                self.error = await message(self, sent.error)
+            else:
+                self.countdown = verifications.RESEND_SECONDS
+            if self.captcha_id:
+                await self.new_captcha(application)
+            text = self.error or await say(self, "Code sent")
+        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
+        if not sent.failed:
+            await count_down(self)
 
     def _sign_in(self, function: str, organization: str):
         """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
@@ -58,6 +113,12 @@ class Login(rx.State):
 
     @rx.event
     def submit(self):
+        if self.method == CODE:
+            if self.busy:
+                return None
+            self.error, self.busy = "", True
+            arguments = json.dumps([self.application, self.organization_name, self.return_to])[1:-1]
+            return rx.call_script(f"window.iamCodeLogin({arguments})", callback=Login.finished)
         return self._sign_in("iamLogin", self.organization_name)
 
     @rx.event
@@ -80,6 +141,33 @@ class Login(rx.State):
             self.busy, self.error = False, failure
 
 
+def _password_fields() -> rx.Component:
+    return rx.vstack(
+        rx.text(rx.el.label(t("Username"), html_for="login-username"), size="2", weight="medium"),
+        rx.input(id="login-username", placeholder=t("username, Email or phone"), auto_complete="username",
+                 width="100%", auto_focus=True, on_key_down=Login.on_key),
+        rx.text(rx.el.label(t("Password"), html_for="login-password"), size="2", weight="medium"),
+        rx.input(id="login-password", type="password", placeholder=t("Password"),
+                 auto_complete="current-password", width="100%", on_key_down=Login.on_key),
+        spacing="3", width="100%")
+
+
+def _code_fields() -> rx.Component:
+    return rx.vstack(
+        rx.text(rx.el.label(t("Email or phone"), html_for="login-code-address"), size="2", weight="medium"),
+        rx.input(id="login-code-address", placeholder=t("Email or phone"), auto_complete="username", width="100%",
+                 auto_focus=True, on_change=Login.set_code_address),
+        captcha_fields(Login, "login"),
+        rx.hstack(
+            rx.input(id="login-code", placeholder=t("Code you received"), aria_label=t("Code you received"),
+                     auto_complete="one-time-code", flex="1", on_key_down=Login.on_key),
+            rx.button(rx.cond(Login.countdown > 0, Login.countdown.to(str) + " s", t("Send code")),
+                      on_click=Login.send_code, disabled=Login.busy | (Login.countdown > 0), variant="soft",
+                      id="login-send-code"),
+            width="100%"),
+        spacing="3", width="100%")
+
+
 def _form() -> rx.Component:
     return rx.card(
         rx.vstack(
@@ -87,12 +175,11 @@ def _form() -> rx.Component:
             rx.cond(Login.organization_name != "",
                     rx.text(Prefs.tr["Organization: %s"].replace("%s", Login.organization_name),
                             color_scheme="gray", id="login-organization")),
-            rx.text(rx.el.label(t("Username"), html_for="login-username"), size="2", weight="medium"),
-            rx.input(id="login-username", placeholder=t("username, Email or phone"), auto_complete="username",
-                     width="100%", auto_focus=True, on_key_down=Login.on_key),
-            rx.text(rx.el.label(t("Password"), html_for="login-password"), size="2", weight="medium"),
-            rx.input(id="login-password", type="password", placeholder=t("Password"),
-                     auto_complete="current-password", width="100%", on_key_down=Login.on_key),
+            rx.cond(Login.methods.length() > 1, rx.segmented_control.root(
+                rx.foreach(Login.methods, lambda m: rx.segmented_control.item(Prefs.tr[m], value=m)),
+                value=Login.method, on_change=Login.set_method, width="100%", id="login-methods",
+                aria_label=t("Sign-in method"))),
+            rx.cond(Login.method == CODE, _code_fields(), _password_fields()),
             rx.text(rx.el.label(rx.hstack(rx.checkbox(id="login-auto", default_checked=True,
                                                      aria_label=t("Auto sign in")), t("Auto sign in"),
                                          align="center", spacing="2")), size="2", as_="div"),

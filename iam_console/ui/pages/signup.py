@@ -18,10 +18,12 @@ import json
 
 import reflex as rx
 
-from ...services import captcha, signup, verifications
+from ...services import signup, verifications
+from ..components.captcha import captcha_fields
 from ..routes import page
 from ..shell import themed
 from ..state.account import client_ip
+from ..state.captcha import Captcha
 from ..state.prefs import Prefs
 from ..state.service import call, count_down, in_thread, message, say
 from ..state.users import INCONSISTENT
@@ -37,21 +39,18 @@ CODE_KINDS = {"Email": verifications.EMAIL_KIND, "Phone": verifications.PHONE_KI
 NOT_SHOWN = {"ID", "Signup button", "Providers"}  # no field: the ID is generated, the button is the form's
 
 
-class Signup(rx.State):
+class Signup(Captcha, rx.State):
     application: str = ""
     organization: str = ""
     error: str = ""
     items: list[dict[str, str]] = []  # the visible items: name, label, rule, required, kind, options
     terms_of_use: str = ""
     invitation_code: str = ""
-    captcha_image: str = ""
-    captcha_id: str = ""
     email: str = ""
     phone: str = ""
     country_code: str = ""
     countdown: int = 0
     busy: bool = False
-    _captcha_answer: str = ""
 
     @rx.event
     async def open(self):
@@ -80,7 +79,7 @@ class Signup(rx.State):
         self.items = [{**shown, "label": prefs.say(shown["label"])} for shown in (
             self._shown(name, item) for name, item in items.by_name.items()
             if items.visible(name) and name not in NOT_SHOWN)]
-        await self._new_captcha()
+        await self.new_captcha(f"admin/{self.application}")
 
     @staticmethod
     def _shown(name: str, item: dict) -> dict[str, str]:
@@ -100,13 +99,6 @@ class Signup(rx.State):
                 "required": "1" if item.get("required") else "", "kind": kind, "options": "\n".join(options),
                 "placeholder": str(item.get("placeholder") or "")}
 
-    async def _new_captcha(self) -> None:
-        application, ip = f"admin/{self.application}", client_ip(self.router)
-        shown = await call(self, lambda db, actor: captcha.challenge(db, application, ip), quiet=True)
-        value = shown.value or {}
-        self.captcha_id, self._captcha_answer = str(value.get("captchaId", "")), ""
-        self.captcha_image = f"data:image/png;base64,{value['captchaImage']}" if value.get("captchaImage") else ""
-
     @rx.event
     def set_address(self, item: str, value: str):
         """The typed email or phone, where the Send code button sends."""
@@ -114,10 +106,6 @@ class Signup(rx.State):
             self.email = value[:100]
         elif item == "Phone":
             self.phone = value[:30]
-
-    @rx.event
-    def set_captcha_answer(self, value: str):
-        self._captcha_answer = value[:20]
 
     @rx.event(background=True)
     async def send_code(self, item: str):
@@ -129,7 +117,7 @@ class Signup(rx.State):
             router, application = self.router, f"admin/{self.application}"
             kind = CODE_KINDS[item]
             dest = self.email if kind == verifications.EMAIL_KIND else self.phone
-            solved = (captcha.DEFAULT, self._captcha_answer, self.captcha_id) if self.captcha_id else ("", "", "")
+            solved = self.solved()
         sent = await in_thread(router, lambda db, actor: signup.send_code(
             db, application, kind, dest, captcha_type=solved[0], captcha_token=solved[1], captcha_id=solved[2],
             client_ip=client_ip(router)))
@@ -140,7 +128,7 @@ class Signup(rx.State):
             else:
                 self.countdown = verifications.RESEND_SECONDS
             if self.captcha_id:
-                await self._new_captcha()
+                await self.new_captcha(application)
             text = self.error or await say(self, "Code sent")
         yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
         if not sent.failed:
@@ -166,7 +154,7 @@ class Signup(rx.State):
         elif status != "redirecting":
             self.error = (await self.get_state(Prefs)).script_failure(result) or ""
             if self.captcha_id:
-                await self._new_captcha()  # a captcha is good for one try
+                await self.new_captcha(f"admin/{self.application}")  # a captcha is good for one try
 
 
 def _label(item: rx.Var, ident: str) -> rx.Component:
@@ -234,12 +222,7 @@ def _field(item: rx.Var) -> rx.Component:
 def signup_page() -> rx.Component:
     form = rx.vstack(
         rx.foreach(Signup.items, _field),
-        rx.cond(Signup.captcha_image != "", rx.vstack(
-            rx.image(src=Signup.captcha_image, alt=t("Captcha"), width="200px", height="80px", id="signup-captcha"),
-            rx.text(rx.el.label(t("Captcha"), html_for="signup-captcha-answer"), size="2", weight="medium"),
-            rx.input(id="signup-captcha-answer", on_change=Signup.set_captcha_answer, auto_complete="off",
-                     width="100%"),
-            spacing="1", width="100%")),
+        captcha_fields(Signup, "signup"),
         rx.button(t("Sign Up"), on_click=Signup.submit, loading=Signup.busy, width="100%", id="signup-submit"),
         rx.text(t("Have account?"), " ",
                 rx.link(t("sign in now"), href=rx.cond(Signup.organization != "", "/login/" + Signup.organization,
