@@ -23,6 +23,7 @@ here written back (docs/architecture.md, "Syncers").
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import re
@@ -125,8 +126,6 @@ def _private_key(db: Session, row: m.Syncer) -> Any:
         [row.organization, b.ADMIN_OWNER]))).first()
     if cert is None or not cert.private_key:
         raise ServiceError("The cert: %s does not exist", row.cert)
-    import io
-
     for loader in (paramiko.RSAKey, paramiko.ECDSAKey, paramiko.Ed25519Key):
         try:
             return loader.from_private_key(io.StringIO(cert.private_key))
