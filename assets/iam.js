@@ -19,7 +19,14 @@ window.iamPost = async function (path, body) {
 };
 
 // Called with the organization and the (server-checked) path to return to.
+// The application's Agreement item on the sign-in page must be checked first.
+window.iamAgreed = function () {
+  const agreement = document.getElementById("login-agreement");
+  return !agreement || agreement.getAttribute("data-state") === "checked";
+};
+
 window.iamLogin = async function (organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
   const result = await window.iamPost("/api/login", {
@@ -42,8 +49,9 @@ window.iamSignedIn = function (result, authorize, returnTo) {
   if (result.status === "ok" && result.data === "NextMfa") {
     return { status: "mfa", msg: "", methods: result.data2 || [] };
   }
-  if (result.status === "ok" && authorize && String(result.data2).startsWith("/mfa/setup")) {
-    // the organization requires MFA: set it up first, then back to the authorize page
+  if (result.status === "ok" && authorize && /^\/(mfa\/setup|prompt\/)/.test(String(result.data2))) {
+    // the organization requires MFA, or the application prompts for items: those first, then
+    // back to the authorize page
     window.location.assign(result.data2);
     return { status: "mfa-setup", msg: "" };
   }
@@ -274,6 +282,7 @@ window.iamSignup = async function (application, organization, captchaId) {
 
 // Sign-in with a verification code: the typed email or phone and the code it received.
 window.iamCodeLogin = async function (application, organization, returnTo) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
   const result = await window.iamPost("/api/login", {

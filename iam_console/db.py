@@ -9,7 +9,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from .services import authz_version
+from .services import authz_version, webhooks
 from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
 
@@ -66,6 +66,7 @@ def _make_engine(url: str) -> sa.Engine:
 
 engine = make_engine(settings.database_url)
 authz_version.install()  # every Session of the process raises the authorization counters
+webhooks.install()  # a commit that wrote webhook events wakes this process's delivery worker
 
 
 @contextmanager

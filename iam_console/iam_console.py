@@ -9,7 +9,7 @@ import reflex as rx
 
 from .api.app import api
 from .api.middleware import without_reflex_cors
-from .scheduler import run_scheduled_work
+from .scheduler import run_scheduled_work, run_webhook_delivery
 from .settings import settings
 from .startup import prepare_database
 from .ui import pages  # noqa: F401  (registers the pages)
@@ -42,3 +42,4 @@ for spec in PAGES:
 
 app.register_lifespan_task(prepare_database)
 app.register_lifespan_task(run_scheduled_work)
+app.register_lifespan_task(run_webhook_delivery)

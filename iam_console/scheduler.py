@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 from .db import session_scope
-from .services import ldap, syncers, trail
+from .services import ldap, syncers, trail, webhooks
 from .settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
@@ -48,3 +49,17 @@ async def run_scheduled_work() -> None:
         await _run(_ldap_auto_sync, "scheduled LDAP auto sync failed")
         await _run(_syncer_auto_sync, "scheduled syncer run failed")
         await _run(_purge_records, "scheduled record purge failed")
+
+
+async def run_webhook_delivery() -> None:
+    """The webhook delivery worker (services/webhooks.py run) on a thread of its own: it wakes
+    when this process commits a record with webhook events, and every second for the others'."""
+    stop = threading.Event()
+    worker = threading.Thread(target=webhooks.run, args=(stop, session_scope), name="webhook-delivery",
+                              daemon=True)
+    worker.start()
+    try:
+        await asyncio.Event().wait()  # until the server stops
+    finally:
+        stop.set()
+        webhooks.WAKE.set()

@@ -1,7 +1,7 @@
 """Syncer runs
 
 Revision ID: 0020
-Revises: 0015
+Revises: 0019
 Create Date: 2026-11-24
 
 - syncer.last_sync: when the scheduler last claimed the syncer's run (services/syncers.py,
@@ -18,7 +18,7 @@ from alembic import op
 from iam_console.models.base import UTCDateTime
 
 revision: str = "0020"
-down_revision: str | None = "0015"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

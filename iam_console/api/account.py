@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
@@ -10,7 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, second_factor, signup
+from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, prompt, second_factor, signup
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
@@ -183,7 +184,8 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
     """The answer to a completed sign-in (password, second factor or WebAuthn): the user's id,
     or the authorization's code (or token) and the URL to send the browser to, unless the
     organization requires an MFA method the account has not set up (then the setup page, and
-    no code yet); with the session cookie."""
+    no code yet), or the application prompts for items the account has not answered (then the
+    prompt page, which goes on to the authorize page); with the session cookie."""
     user_id = f"{result.user.owner}/{result.user.name}"
     setup = mfa.required_setup_path(result.organization, result.user,
                                     f"/login/oauth/authorize?{request.url.query}") if checked else ""
@@ -191,6 +193,8 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
         response = ok(user_id)
     elif setup:
         response = ok(user_id, setup)
+    elif prompt.missing(checked.application, result.user):  # asked first; the authorize page answers after
+        response = ok(user_id, f"/prompt/{quote(checked.application.name, safe='')}?{request.url.query}")
     else:
         answer = oauth.authorize(db, checked, result.user, method)
         response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),

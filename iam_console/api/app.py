@@ -32,6 +32,7 @@ from . import (
     uploads,
     verifications,
     webauthn,
+    webhooks,
 )
 from .auditing import record_refusal
 from .envelope import error, service_error
@@ -87,6 +88,7 @@ def create_api() -> FastAPI:
     api.include_router(files.router)
     api.include_router(files.files_router)
     api.include_router(records.router)
+    api.include_router(webhooks.router)
     api.include_router(system.router)
 
     api.add_middleware(CrossOrigin)

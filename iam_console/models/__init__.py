@@ -8,7 +8,7 @@ from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Tran
 from .credentials import Key, Resource, Token, Verification, WebAuthnChallenge
 from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
-from .operations import Syncer, Webhook
+from .operations import Syncer, Webhook, WebhookEvent
 from .stats import RowCount, UserGroup
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "Verification",
     "WebAuthnChallenge",
     "Webhook",
+    "WebhookEvent",
     "detached_copy",
     "to_wire",
     "wire_name",

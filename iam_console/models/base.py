@@ -139,6 +139,8 @@ class Row(SQLModel):
     # attributes a list's search matches exactly rather than as a substring: each leads an
     # index, so the search is an index range however large the table (the records' filters)
     json_exact_search: ClassVar[frozenset[str]] = frozenset()
+    # JSON lists a list's search matches in their JSON text (a webhook's events)
+    json_text_search: ClassVar[frozenset[str]] = frozenset()
     # secrets shown only to the admins of the record's own organization: not even a global
     # admin reads them in another organization's records (a verification's live code)
     json_own_admin_secrets: ClassVar[frozenset[str]] = frozenset()

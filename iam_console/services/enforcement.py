@@ -16,7 +16,7 @@ from typing import Any
 from sqlmodel import Session, or_, select
 
 from .. import models as m
-from . import authz_version, crud, policy, policy_store
+from . import authz_version, crud, policy, policy_store, records
 from . import permission_rules as rules
 from .access import Actor
 from .casbin_engine import Engine, parse_model, request_value
@@ -24,6 +24,7 @@ from .errors import ServiceError
 from .resources import REGISTRY
 
 CACHE_SIZE = 256
+MAX_PAGE = 1000  # the policy table's largest page
 ONE_OF = ("permissionId", "modelId", "resourceId", "enforcerId", "owner")
 
 
@@ -364,3 +365,62 @@ def update_policy(db: Session, actor: Actor, enforcer_id: str, body: Any) -> boo
     if _has(engine, ptype, new):
         raise ServiceError("Duplicated policy rules")
     return policy_store.update(db, adapter, [ptype, *old_values], [ptype, *new_values])
+
+
+WRITES: dict[str, Callable[[Session, Actor, str, Any], bool | None]] = {
+    "add-policy": add_policy, "update-policy": update_policy, "remove-policy": remove_policy}
+
+
+def write_policy(db: Session, actor: Actor, action: str, enforcer_id: str, body: Any) -> bool:
+    """A policy write (`WRITES`) and its record, whoever asks (the API's routes, the enforcer
+    page): True when it changed a rule ('Affected')."""
+    affected = WRITES[action](db, actor, enforcer_id, body)
+    records.audit(db, organization=enforcer_id.partition("/")[0], user=actor.id, action=action,
+                  request_uri=f"/api/{action}?id={enforcer_id}", obj=body)
+    return affected in (None, True)
+
+
+# --- the enforcer page's policy table ---
+
+@dataclass
+class PolicyPage:
+    rows: list[dict[str, Any]]  # {Ptype, V0...V5}, of the page asked (the last one when it is past the end)
+    total: int
+    page: int
+    heads: list[str]  # the values' names: the model's policy definition, then V{i}; every value a row holds
+    ptypes: list[str]  # the rule types the model defines (p, g...)
+
+
+def _definition(text: str) -> tuple[list[str], list[str], int]:
+    """(names of p's values, the model's rule types, the most values a rule type takes); a model
+    Casbin refuses defines nothing."""
+    try:
+        parsed = parse_model(text)
+    except ServiceError:
+        return [], [], 0
+    sections = [parsed.model.get(sec, {}) for sec in ("p", "g")]
+    ptypes = [ptype for section in sections for ptype in section]
+    widest = max((len(section[ptype].tokens) for section in sections for ptype in section), default=0)
+    names = [token.removeprefix("p_") for token in parsed.model["p"]["p"].tokens] if "p" in parsed.model["p"] else []
+    return names, ptypes, widest
+
+
+def policy_page(db: Session, actor: Actor, enforcer_id: str, page: int, size: int) -> PolicyPage:
+    """One page of an enforcer's policies, with the columns its model's policy definition names
+    (docs/architecture.md, "The enforcer page")."""
+    enforcer = _row(db, actor, "enforcer", enforcer_id)
+    model, adapter = _enforcer_parts(db, enforcer)
+    size = max(1, min(size, MAX_PAGE))
+    start = (max(1, page) - 1) * size
+    found, total = policy_store.page(db, adapter, start, size)
+    last = max(1, -(-total // size))
+    if page > last:  # past the end: the last page
+        page, start = last, (last - 1) * size
+        found, total = policy_store.page(db, adapter, start, size)
+    names, ptypes, widest = _definition(model.model_text)
+    widest = max([widest, *[len(line) - 1 for line in found]])
+    width = min(policy_store.FIELDS, widest) if names else policy_store.FIELDS
+    heads = [(names[i] if i < len(names) else f"V{i}").strip() or f"V{i}" for i in range(width)]
+    ptypes += [line[0] for line in found if line[0] not in ptypes]
+    rows = [_wire(start + i + 1, line) for i, line in enumerate(found)]
+    return PolicyPage(rows, total, max(1, page), heads, ptypes or ["p"])

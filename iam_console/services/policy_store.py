@@ -105,6 +105,25 @@ def lines(db: Session, adapter: m.Adapter) -> list[list[str]]:
     return [trimmed(list(row)) for row in rows]
 
 
+def page(db: Session, adapter: m.Adapter, offset: int, limit: int) -> tuple[list[list[str]], int]:
+    """(the lines from `offset`, at most `limit` of them, in the order they were added; how many
+    the adapter holds): the enforcer page's table reads one page, not the whole table."""
+    columns = ("ptype", *[f"v{i}" for i in range(FIELDS)])
+    if adapter.use_same_db:
+        rule = m.CasbinRule
+        mine = rule.adapter == key(adapter)
+        total = db.exec(select(sa.func.count()).select_from(rule).where(mine)).one()
+        rows = db.exec(select(*[getattr(rule, c) for c in columns]).where(mine).order_by(rule.pk)
+                       .offset(offset).limit(limit)).all()
+    else:
+        engine, table = external(adapter)
+        with engine.connect() as connection:
+            total = connection.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+            rows = connection.execute(sa.select(*[table.c[c] for c in columns]).order_by(table.c.id)
+                                      .offset(offset).limit(limit)).all()
+    return [trimmed(list(row)) for row in rows], int(total)
+
+
 def _where(columns, line: list[str]) -> list:
     return [columns[k] == v for k, v in _values(line).items()]
 

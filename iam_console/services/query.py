@@ -84,6 +84,8 @@ def scalar_column(model: type[Row], wire_name: str, purpose: str) -> sa.ColumnEl
     if attribute in model.json_secrets | model.json_admin_secrets | model.json_own_admin_secrets:
         attribute = None  # a LIKE on a secret would let a caller guess it a character at a time
     column = model.__table__.columns.get(attribute) if attribute else None
+    if column is not None and purpose == "search" and attribute in model.json_text_search:
+        return getattr(model, attribute)  # a list searched as its JSON text
     if column is None or not isinstance(column.type, _SCALAR_TYPES):
         raise ServiceError("The %s field %s is not a column of this list", purpose, wire_name[:100])
     return getattr(model, attribute)

@@ -20,7 +20,8 @@ from sqlmodel import Session
 
 from .. import models as m
 from ..models import Record
-from ..models.base import utcnow
+from ..models.base import to_wire, utcnow
+from . import webhooks
 from .json_input import parse_json
 
 REDACTED = "***"
@@ -142,19 +143,25 @@ def audit(db: Session, *, organization: str, user: str, action: str, method: str
           response: Any = OK_RESPONSE, status_code: int = 200) -> None:
     """Write one Record. A Core INSERT with bound parameters (its compiled form is
     cached): sign-ins and token grants write one each, and an ORM object of the
-    table costs more than the rest of the write. Secrets are redacted from the URI,
+    table costs more than the rest of the write. A record an enabled webhook listens for
+    leaves its outbox rows in the same transaction (isTriggered says so). Secrets are redacted from the URI,
     object and response; the object and response are cut at their limits. The method, URI,
     client address and language not given are the HTTP request's being served, if any."""
     call = CURRENT_CALL.get() or Call()
     method, request_uri = method or call.method or "POST", request_uri or call.uri
     client_ip, language = client_ip or call.client_ip, language or call.language
-    db.connection().execute(RECORD_INSERT, {
+    connection = db.connection()
+    hooks = webhooks.matching(connection, organization, action)
+    values = {
         "owner": organization, "name": secrets.token_hex(10), "created_time": utcnow(),
         "organization": organization, "user": user, "action": action[:1000], "method": method[:100],
         "request_uri": redact_text(request_uri)[:1000], "client_ip": client_ip[:100], "language": language[:100],
         "status_code": status_code, "object": _json_text(obj, OBJECT_LIMIT),
-        "response": _json_text(response, RESPONSE_LIMIT), "detail": "", "is_triggered": False,
-    })
+        "response": _json_text(response, RESPONSE_LIMIT), "detail": "", "is_triggered": bool(hooks),
+    }
+    inserted = connection.execute(RECORD_INSERT, values)
+    if hooks:  # the webhooks' outbox rows, in this transaction (services/webhooks.py)
+        webhooks.enqueue(db, hooks, to_wire(Record(**values, pk=inserted.inserted_primary_key[0])))
 
 
 RECORD_INSERT = Record.__table__.insert()

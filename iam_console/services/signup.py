@@ -113,15 +113,15 @@ def _organization(db: Session, application: m.Application) -> m.Organization:
     return organization
 
 
-def _taken(db: Session, organization: str, *where) -> bool:
+def taken(db: Session, organization: str, *where) -> bool:
     return db.exec(select(m.User.pk).where(m.User.owner == organization, *where).limit(1)).first() is not None
 
 
-def _phone(form: SignupForm, organization: m.Organization) -> tuple[str, str]:
+def valid_phone(organization: m.Organization, phone: str, country_code: str) -> tuple[str, str]:
     """(national number, region) of a valid phone, under the organization's country codes."""
-    region = (form.country_code or (organization.country_codes or [""])[0] or "").upper()[:10]
+    region = (country_code or (organization.country_codes or [""])[0] or "").upper()[:10]
     try:
-        number = phonenumbers.parse(form.phone[:30], region or None)
+        number = phonenumbers.parse(phone[:30], region or None)
     except phonenumbers.NumberParseException:
         raise ServiceError("Phone number is invalid") from None
     if not phonenumbers.is_valid_number(number):
@@ -130,6 +130,20 @@ def _phone(form: SignupForm, organization: m.Organization) -> tuple[str, str]:
     if organization.country_codes and region not in organization.country_codes:
         raise ServiceError("Your region is not allow to signup by phone")
     return str(number.national_number), region
+
+
+def check_regex(application: m.Application, name: str, item: dict, value: str) -> None:
+    """The item's regex (RE2), if it has one, must match the whole value."""
+    regex = item.get("regex")
+    if not regex:
+        return
+    try:
+        matched = patterns.fullmatch(regex, value)
+    except patterns.PatternError:
+        raise ServiceError("The regex of the signup item %s is not valid", name) from None
+    if not matched:
+        raise ServiceError('The value "%s" for signup field "%s" doesn\'t match the signup item regex of the '
+                           'application "%s"', value[:MAX_FIELD], name, application.name)
 
 
 def _check_username(db: Session, organization: m.Organization, username: str) -> None:
@@ -145,7 +159,7 @@ def _check_username(db: Session, organization: m.Organization, username: str) ->
         raise ServiceError("Username cannot contain white spaces")
     if any(ord(c) < 32 or c in "/\\" for c in username):
         raise ServiceError("The username may not contain control characters or slashes")
-    if _taken(db, organization.name, m.User.name == username):
+    if taken(db, organization.name, m.User.name == username):
         raise ServiceError("Username already exists")
 
 
@@ -161,7 +175,7 @@ def check_fields(db: Session, application: m.Application, organization: m.Organi
     email = form.email.strip().lower()
     phone, region = form.phone.strip(), form.country_code
     if phone:
-        phone, region = _phone(form, organization)
+        phone, region = valid_phone(organization, form.phone.strip(), form.country_code)
     if items.visible("Username"):
         _check_username(db, organization, form.username)
     if items.visible("Password"):
@@ -176,13 +190,13 @@ def check_fields(db: Session, application: m.Application, organization: m.Organi
                 raise ServiceError("Email cannot be empty")
         elif not EMAIL.match(email):
             raise ServiceError("Email is invalid")
-        elif _taken(db, organization.name, func.lower(m.User.email) == email):
+        elif taken(db, organization.name, func.lower(m.User.email) == email):
             raise ServiceError("Email already exists")
     if items.visible("Phone"):
         if not phone:
             if items.required("Phone"):
                 raise ServiceError("Phone cannot be empty")
-        elif _taken(db, organization.name, m.User.phone == phone, m.User.country_code.in_((region, ""))):
+        elif taken(db, organization.name, m.User.phone == phone, m.User.country_code.in_((region, ""))):
             raise ServiceError("Phone already exists")
     if items.visible("Display name"):
         if items.rule("Display name") == "First, last" and (form.first_name or form.last_name):
@@ -196,17 +210,10 @@ def check_fields(db: Session, application: m.Application, organization: m.Organi
         raise ServiceError("Affiliation cannot be blank")
     checked = SignupForm(**{**form.__dict__, "email": email, "phone": phone, "country_code": region})
     for name, item in items.by_name.items():
-        regex = item.get("regex")
-        if not regex or not items.visible(name):
-            continue
-        value = getattr(checked, ITEM_FIELDS[name], "") if name in ITEM_FIELDS else checked.extra.get(name.lower(), "")
-        try:
-            matched = patterns.fullmatch(regex, value)
-        except patterns.PatternError:
-            raise ServiceError("The regex of the signup item %s is not valid", name) from None
-        if not matched:
-            raise ServiceError('The value "%s" for signup field "%s" doesn\'t match the signup item regex of the '
-                               'application "%s"', value[:MAX_FIELD], name, application.name)
+        if items.visible(name):
+            value = getattr(checked, ITEM_FIELDS[name], "") if name in ITEM_FIELDS else \
+                checked.extra.get(name.lower(), "")
+            check_regex(application, name, item, value)
     for item in items.custom():
         if items.required(item["name"]) and not checked.extra.get(item["name"].lower(), "").strip():
             raise ServiceError("Please input your %s!", item.get("label") or item["name"])
@@ -319,9 +326,9 @@ def send_code(db: Session, application_id: str, kind: str, dest: str, *, country
     organization = _organization(db, application)
     to = verifications.receiver(Actor(), organization, kind, dest, country_code)
     if kind == verifications.EMAIL_KIND:
-        if _taken(db, organization.name, func.lower(m.User.email) == to.value.lower()):
+        if taken(db, organization.name, func.lower(m.User.email) == to.value.lower()):
             raise ServiceError("Email already exists")
-    elif _taken(db, organization.name, m.User.phone == to.value, m.User.country_code.in_((to.region, ""))):
+    elif taken(db, organization.name, m.User.phone == to.value, m.User.country_code.in_((to.region, ""))):
         raise ServiceError("Phone already exists")
     verifications.deliver(db, Actor(), organization, to, application_id=application.name, method="signup",
                           client_ip=client_ip, request=request)

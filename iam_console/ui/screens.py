@@ -231,6 +231,9 @@ class Screen:
     sections: tuple[type, ...] = ()
     restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
     admins_only: bool = False  # the edit page is an admin's: anyone else gets the 403 page
+    # the list and edit pages are the global admin's (the menu shows them to no one else,
+    # services/navigation.py GLOBAL_ADMIN_ONLY): anyone else gets the 403 page
+    global_admins_only: bool = False
     # conditions judged on the server from the edited values, whenever one changes, read by the
     # screen's parts as `Editing.checked[name]` (an address's validity enabling a test button):
     # (name, function of (values, flags) -> bool)

@@ -93,11 +93,13 @@ def _theme_menu() -> rx.Component:
     )
 
 
-def _language_menu() -> rx.Component:
+def language_menu(every: bool = False) -> rx.Component:
+    """The languages of the viewer's organization, or `every` language (pages before sign-in)."""
     return rx.menu.root(
         rx.menu.trigger(rx.icon_button(rx.icon("languages"), variant="ghost", aria_label=t("Language"),
                                        id="language-menu")),
         rx.menu.content(*[
+            rx.menu.item(name, on_click=Prefs.set_language(code), id=f"language-{code}") if every else
             rx.cond(Account.languages.contains(code),
                     rx.menu.item(name, on_click=Prefs.set_language(code), id=f"language-{code}"))
             for code, name in LANGUAGE_NAMES.items()
@@ -151,7 +153,7 @@ def header() -> rx.Component:
         rx.tablet_and_desktop(rx.hstack(*[_group_menu(group) for group in MENU], spacing="1", wrap="wrap")),
         rx.spacer(),
         _organization_selector(),
-        _language_menu(),
+        language_menu(),
         _theme_menu(),
         _user_menu(),
         align="center",

@@ -262,6 +262,17 @@ def _rows(body: dict) -> list:
     return data if isinstance(data, list) else ([data] if isinstance(data, dict) else [])
 
 
+def _event_of(organization: str) -> str:
+    """The id of a webhook event of organization o's records (one made if there is none)."""
+    with session_scope() as db:
+        found = db.exec(select(m.WebhookEvent).where(m.WebhookEvent.organization == organization)).first()
+        if found is None:
+            found = m.WebhookEvent(owner="admin", name=unique("event"), webhook="admin/x", organization=organization,
+                                   event_type="login", state="Success")
+            db.add(found)
+        return f"{found.owner}/{found.name}"
+
+
 EXTRAS = {
     "/api/get-organization-names": lambda c, w, o: c.get("/api/get-organization-names"),
     "/api/get-default-application": lambda c, w, o: c.get("/api/get-default-application", params={"id": f"admin/{o}"}),
@@ -353,6 +364,13 @@ EXTRAS = {
         "id": f"{o}/{w.names['enforcer'][o]}"}, json={"Ptype": "p", "V0": "a"}),
     # every organization's enforcers: the global admins' alone
     "/api/refresh-engines": lambda c, w, o: c.post("/api/refresh-engines"),
+    # the delivery log of organization o's records: its admins' alone (tests/api/test_webhook_events.py)
+    "/api/get-webhook-events": lambda c, w, o: c.get("/api/get-webhook-events", params={"organization": o}),
+    "/api/get-webhook-event-detail": lambda c, w, o: c.get("/api/get-webhook-event-detail",
+                                                           params={"id": _event_of(o)}),
+    "/api/replay-webhook-event": lambda c, w, o: c.post("/api/replay-webhook-event", params={"id": _event_of(o)}),
+    "/api/delete-webhook-event": lambda c, w, o: c.post("/api/delete-webhook-event", json=dict(zip(
+        ("owner", "name"), _event_of(o).split("/"), strict=True))),
     # the host and every organization's traffic: the global admins' alone (tests/api/test_system.py)
     "/api/get-system-info": lambda c, w, o: c.get("/api/get-system-info"),
     "/api/get-prometheus-info": lambda c, w, o: c.get("/api/get-prometheus-info"),
@@ -404,7 +422,11 @@ PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
 # organization (tests/api/test_messages.py); anonymous callers get nothing
 OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},
                     "/api/send-notification": {"content": "c"}}
-OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION)
+# reads and writes no record: the model editor's Casbin calls over the texts they carry, for admins
+# (tests/api/test_casbin_command.py)
+TEXTS_ONLY = {"/api/run-casbin-command"}
+OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION) \
+    | TEXTS_ONLY
 
 
 @pytest.mark.parametrize("path", sorted(OWN_ORGANIZATION))

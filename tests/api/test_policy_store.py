@@ -10,7 +10,10 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from iam_console.db import session_scope
+from iam_console.services import enforcement
 from tests.api.conftest import ok_body, sign_in
+from tests.api.test_casbin_command import admin_actor
 from tests.api.test_enforce import RBAC
 from tests.api.test_migrations import MARIADB, POSTGRES, _reachable
 from tests.conftest import require_service, unique
@@ -70,6 +73,9 @@ def test_lines_live_in_the_adapters_own_table(admin, external, allow):
         == [True]
     policies = ok_body(admin.get("/api/get-policies", params={"id": eid}))["data"]
     assert [(p["Ptype"], p["V0"], p["V1"]) for p in policies] == [("p", "admins", "data1"), ("g", "alice", "admins")]
+    with session_scope() as db:  # the enforcer page reads one page of the table
+        second = enforcement.policy_page(db, admin_actor(), eid, 2, 1)
+    assert (second.total, [(r["Id"], r["Ptype"], r["V0"]) for r in second.rows]) == (2, [(2, "g", "alice")])
 
 
 def test_a_sqlite_file_is_the_global_admins_alone(admin):

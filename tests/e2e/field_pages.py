@@ -4,8 +4,9 @@ widget pages, tests/e2e/widget_pages.py):
 - /_test/rows: a row table in the one-row-at-a-time mode with a key column, a row that cannot be
   deleted, a column disabled and one hidden by the row's type, tags, a number and a picker, bound
   to a state of its own through the Rows mixin (as a syncer's table will be);
-- /_test/roles/{owner}/{name}: the generic edit page of a role, whose users and groups are pickers;
-- /_test/models/{owner}/{name}: the generic edit page of a model, whose text is a code field."""
+- /_test/roles/{owner}/{name}: the generic edit page of a role, whose users and groups are pickers.
+
+(A code field's own screen is the models' edit page, ui/pages/models.py.)"""
 
 from __future__ import annotations
 
@@ -83,8 +84,4 @@ ROLES = _screen("role", "/_test/roles", (
     Field("displayName", "Display name"),
     Field("users", "Users", "pick", kind="user", multiple=True),
     Field("groups", "Groups", "pick", kind="group", multiple=True),
-))
-MODELS = _screen("model", "/_test/models", (
-    Field("displayName", "Display name"),
-    Field("modelText", "Model text", "code", language="casbin", height="500px"),
 ))

@@ -1,7 +1,7 @@
 """The field widgets no part-1 screen uses yet, on the tests' own pages (tests/e2e/field_pages.py):
 a row table edited one row at a time with exactly one key row, pickers on a role's edit page
 (one page of names, searched, of the record's organization only), and a code field on a model's
-edit page whose long text is saved whole."""
+edit page (the console's own, /models) whose long text is saved whole."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def test_a_code_field_saves_a_long_text_whole(visit, page, api_login, accounts, 
     assert len(text) > 20_000
     _add(server, CasbinModel(owner="acme", name=name, display_name=name, model_text=text))
     api_login(accounts.admin)
-    visit(f"/_test/models/acme/{name}")
+    visit(f"/models/acme/{name}")
     editor = page.locator("#field-modelText .cm-content")
     expect(editor).to_be_visible()
     expect(page.get_by_role("textbox", name="Model text", exact=True)).to_have_count(1)

@@ -347,3 +347,37 @@ def test_prompt_none_without_a_session_answers_login_required(server, visit, pag
     page.goto(_authorize_url(server, client_app, prompt="none", state="quiet"))
     returned = _returned(page, callbacks)
     assert returned == {"error": "login_required", "state": "quiet"}
+
+
+def test_prompted_items_are_asked_before_the_code(server, visit, page, callbacks, client_app, engine):
+    from sqlmodel import select
+
+    from iam_console.db import session_scope
+    from iam_console.models import Application, User
+    from tests.e2e.axe import serious
+
+    with session_scope(engine) as db:
+        app = db.exec(select(Application).where(Application.name == client_app.app_name)).one()
+        app.signup_items = [{"name": "Phone", "visible": True, "required": True, "prompted": True, "rule": "None"},
+                            {"name": "Department", "visible": True, "required": True, "prompted": True,
+                             "type": "Input", "label": "Department", "regex": "[A-Z][a-z]+"},
+                            {"name": "Display name", "visible": True, "prompted": True}]  # answered already
+        db.add(app)
+    visit(_authorize_url(server, client_app))
+    _sign_in(page, client_app)
+    page.wait_for_url(re.compile(rf"/prompt/{client_app.app_name}/?\?"))
+    expect(page.locator("#prompt-phone")).to_be_visible()
+    expect(page).to_have_title("Complete your profile")
+    expect(page.locator("#prompt-display-name")).to_have_count(0)
+    assert serious(page) == []
+    page.fill("#prompt-phone", "+1 415 555 0142")
+    page.fill("#prompt-department", "sales")
+    page.click("#prompt-submit")
+    expect(page.locator("#prompt-error")).to_contain_text("doesn't match the signup item regex")
+    page.fill("#prompt-department", "Sales")
+    page.click("#prompt-submit")
+    assert _returned(page, callbacks)["code"]
+    with session_scope(engine) as db:
+        carol = db.exec(select(User).where(User.owner == client_app.organization,
+                                           User.name == client_app.username)).one()
+        assert (carol.phone, carol.country_code, carol.properties) == ("4155550142", "US", {"Department": "Sales"})

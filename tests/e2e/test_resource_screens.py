@@ -58,9 +58,11 @@ class Walk:
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
 WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
          Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
-         Walk("provider", "displayName"), Walk("token", "scope"), Walk("resource", addable=False),
+         Walk("provider", "displayName"), Walk("token", "scope"), Walk("enforcer", "displayName"),
+         Walk("resource", addable=False),
          Walk("session", addable=False), Walk("record", addable=False, read_only=True),
-         Walk("verification", addable=False, read_only=True), Walk("syncer", "table")]
+         Walk("verification", addable=False, read_only=True), Walk("webhook", "url"),
+         Walk("model", "displayName"), Walk("adapter", "table"), Walk("syncer", "table")]
 
 
 def test_every_screen_with_a_list_is_walked():

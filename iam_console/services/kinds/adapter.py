@@ -1,4 +1,4 @@
-"""Casbin adapters: where an enforcer's policies are stored."""
+"""Casbin adapters: where an enforcer's policies are stored (services/policy_store.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ from sqlmodel import Session
 from ... import models as m
 from ..access import Actor
 from ..errors import ServiceError
-from .common import BUILT_IN_CASBIN, KindRules, check_port, fixed
+from ..policy_store import DRIVERS
+from .common import BUILT_IN_CASBIN, Choice, KindRules, check_port, fixed
+
+TYPES = ("Database",)
+# the servers policy_store reaches through SQLAlchemy, and a SQLite file
+DATABASE_TYPES = (*DRIVERS, "sqlite3")
+DEFAULT_PORT = 3306
 
 
 def validate(db: Session, actor: Actor, row: m.Adapter) -> None:
@@ -17,5 +23,17 @@ def validate(db: Session, actor: Actor, row: m.Adapter) -> None:
         raise ServiceError("Only a global admin may use a sqlite3 database")
 
 
-RULES = KindRules(validate=validate, protect=BUILT_IN_CASBIN,
+def same_db_switched(on: bool) -> dict[str, str]:
+    """The form's connection fields when useSameDb is switched: on, they are cleared (the
+    server's own database needs none); off, they are filled with a MySQL server's usual ones
+    to start from. The password is left empty: a made-up one would only be sent to a server."""
+    if on:
+        return {"type": "", "databaseType": "", "host": "", "port": "0", "user": "", "password": "",
+                "database": ""}
+    return {"type": TYPES[0], "databaseType": "mysql", "host": "localhost", "port": str(DEFAULT_PORT),
+            "user": "root", "database": "dbName"}
+
+
+RULES = KindRules(choices=(Choice("type", TYPES), Choice("database_type", DATABASE_TYPES)),
+                  validate=validate, protect=BUILT_IN_CASBIN,
                   new=fixed(displayName="New Adapter - {suffix}", table="table_name", useSameDb=True))

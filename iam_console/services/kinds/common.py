@@ -120,8 +120,14 @@ def built_in(owner: str, name: str, *, read_only: bool = False,
     return protect
 
 
-# the Casbin objects the built-in organization's permissions run on
-BUILT_IN_CASBIN = built_in(b.BUILT_IN_ORG, "-built-in", read_only=True, suffix=True)
+# the Casbin objects the built-in organization's permissions run on (seeded: services/seed.py)
+BUILT_IN_SUFFIX = "-built-in"
+BUILT_IN_CASBIN = built_in(b.BUILT_IN_ORG, BUILT_IN_SUFFIX, read_only=True, suffix=True)
+
+
+def is_built_in_casbin(owner: str, name: str) -> bool:
+    """A model, adapter or enforcer BUILT_IN_CASBIN protects: read-only, never deleted."""
+    return owner == b.BUILT_IN_ORG and name.endswith(BUILT_IN_SUFFIX)
 
 
 def fixed(**values: Any) -> New:

@@ -1,14 +1,44 @@
-"""Webhooks: an HTTP call to a URL on chosen events."""
+"""Webhooks: an HTTP call to a URL on chosen events (delivery: services/webhooks.py)."""
 
 from __future__ import annotations
 
-from .common import Choice, KindRules, fixed
+import secrets
+
+from sqlmodel import Session
+
+from ... import models as m
+from ..access import Actor
+from .common import Choice, KindRules, check_range, fixed
 
 METHODS = ("POST", "GET", "PUT", "DELETE")
+CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
+# the events a webhook may choose: the sign-in events, then add-, update- and delete- of each kind
+EVENT_KINDS = ("organization", "group", "user", "application", "provider", "resource", "cert", "role", "permission",
+               "model", "adapter", "enforcer", "session", "record", "token", "product", "payment", "plan",
+               "pricing", "subscription", "syncer", "webhook")
+EVENTS = ("signup", "login", "logout", "new-user",
+          *(f"{verb}-{kind}" for kind in EVENT_KINDS for verb in ("add", "update", "delete")),
+          "invoice-payment", "notify-payment")
+SECRET_BYTES = 24
+
+
+def before_save(db: Session, actor: Actor, old: m.Webhook | None, row: m.Webhook, changed: set[str]) -> None:
+    """Every webhook signs its deliveries: one saved without a secret gets a random one."""
+    if not row.secret:
+        row.secret = old.secret if old is not None and old.secret else secrets.token_hex(SECRET_BYTES)
+
+
+def validate(db: Session, actor: Actor, row: m.Webhook) -> None:
+    check_range(row.max_retries, 0, 100, "maximum of retries")
+    check_range(row.retry_interval, 0, 86_400, "retry interval")
+
 
 RULES = KindRules(
-    choices=(Choice("method", METHODS),),
+    choices=(Choice("method", METHODS), Choice("content_type", CONTENT_TYPES)),
+    before_save=before_save,
+    validate=validate,
     new=fixed(url="https://example.com/callback", method="POST", contentType="application/json",
-              events=["signup", "login", "logout", "update-user"], isEnabled=True),
+              events=["signup", "login", "logout", "update-user"], isEnabled=True, maxRetries=3, retryInterval=60,
+              useExponentialBackoff=True),
     organization_as_owner=True,
 )

@@ -152,6 +152,9 @@ export function CodeEditor({
           lang.of(languageOf(language)),
           ro.of(EditorState.readOnly.of(!!readOnly)),
           named.of(EditorView.contentAttributes.of({ "aria-label": label || "" })),
+          // the text box is in the Tab order by its tabindex too, so a scrolling text (a long
+          // read-only preview) is a scroll region the keyboard reaches, as assistive checks read it
+          EditorView.contentAttributes.of({ tabindex: "0" }),
           EditorView.updateListener.of((update) => {
             const typed = update.transactions.some((tr) => tr.docChanged && !tr.annotation(Transaction.remote));
             if (typed) {

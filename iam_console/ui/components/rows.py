@@ -44,7 +44,7 @@ def _select(field: Field, column: Cell, state: Any, row: rx.Var, index: rx.Var, 
         offered = rx.cond(choices == "", rx.fragment(), rx.foreach(choices.split(OPTION_SEPARATOR), item))
     select = rx.select.root(
         rx.select.trigger(placeholder=t(column.placeholder) if column.placeholder else "", class_name=cls,
-                          width="100%", aria_label=t(column.label)),
+                          width="100%", aria_label=_heading(field, column, state)),
         rx.select.content(offered),
         value=rx.cond(unset, "", value), size="1",
         on_change=lambda v: state.set_cell(field.key, index, column.key, v),
@@ -58,7 +58,7 @@ def _cell(field: Field, column: Cell, state: Any, row: rx.Var, index: rx.Var, lo
     cls = f"{kebab(field.key)}-{kebab(column.key)}"
     disabled = locked | (row[f"__off_{column.key}"] == "true")
     on_change = lambda v: state.set_cell(field.key, index, column.key, v)  # noqa: E731
-    label = t(column.label)
+    label = _heading(field, column, state)
     if column.widget == "text":
         widget = rx.text(_label(row[column.key]) if column.translate else row[column.key], size="2", class_name=cls)
     elif column.widget == "select":
@@ -113,11 +113,18 @@ def _actions(field: Field, state: Any, row: rx.Var, index: rx.Var, locked: rx.Va
     return rx.hstack(*buttons, spacing="1")
 
 
-def _column_shown(column: Cell, state: Any, part: rx.Component) -> rx.Component:
-    """A column whose `shown_when` is false of the edit page's values is left out."""
-    if column.shown_when is None:
-        return part
-    return rx.cond(column.shown_when(state.values, state.flags), part, rx.fragment())
+def _column_shown(field: Field, column: Cell, state: Any, part: rx.Component) -> rx.Component:
+    """A column whose `shown_when` is false of the edit page's values, or that the headings read
+    with the data leave out (`Rows._set_heads`), is left out."""
+    if column.shown_when is not None:
+        part = rx.cond(column.shown_when(state.values, state.flags), part, rx.fragment())
+    return rx.cond(state.table_hidden.get(field.key, []).contains(column.key), rx.fragment(), part)
+
+
+def _heading(field: Field, column: Cell, state: Any) -> rx.Var:
+    """The column's heading read with the data (a model's policy tokens), else its catalog label."""
+    head = state.table_heads.get(field.key, {}).get(column.key, "")
+    return rx.cond(head != "", head, t(column.label))
 
 
 def rows_table(field: Field, state: Any, locked: rx.Var | bool = False) -> rx.Component:
@@ -129,11 +136,12 @@ def rows_table(field: Field, state: Any, locked: rx.Var | bool = False) -> rx.Co
         add_off = add_off | (state.row_editing.get(field.key, "") != "")
     return rx.vstack(
         rx.box(rx.table.root(
-            rx.table.header(rx.table.row(*[_column_shown(c, state, rx.table.column_header_cell(t(c.label)))
+            rx.table.header(rx.table.row(*[_column_shown(field, c, state,
+                                                         rx.table.column_header_cell(_heading(field, c, state)))
                                            for c in field.columns],
                                          rx.table.column_header_cell(t("Action")))),
             rx.table.body(rx.foreach(state.tables.get(field.key, []), lambda row, index: rx.table.row(
-                *[_column_shown(c, state, rx.table.cell(_cell(field, c, state, row, index, locked)))
+                *[_column_shown(field, c, state, rx.table.cell(_cell(field, c, state, row, index, locked)))
                   for c in field.columns],
                 rx.table.cell(_actions(field, state, row, index, locked)),
                 custom_attrs={"data-row-id": row["__id"]},

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import quote
 
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, mfa, oauth, redirects, webauthn
+from ...services import lookup, mfa, oauth, prompt, redirects, webauthn
 from ...services.errors import ServiceError
 from ..components.second_factor import second_factor_form
 from ..routes import page
@@ -88,6 +89,8 @@ class Authorize(rx.State):
                 url = self.router.url
                 target = mfa.required_setup_path(lookup.organization(db, user.owner), user,
                                                  f"{url.path}?{url.query}")
+                if not target and prompt.missing(application, user):  # asked first, then back here
+                    target = f"/prompt/{quote(application.name, safe='')}?{url.query}"
                 try:
                     target = target or oauth.authorize(db, authorization, user).url
                 except ServiceError:
@@ -98,7 +101,7 @@ class Authorize(rx.State):
                 request.redirect_uri, {"error": "login_required", "state": request.state},
                 fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
         if target:
-            if not target.startswith("/mfa/setup"):  # coming back from the setup is a new request
+            if not target.startswith(("/mfa/setup", "/prompt/")):  # coming back from those is a new request
                 self._answer()
             # a full navigation (the redirect URI is another site); replace, so that
             # Back does not land here and issue another code

@@ -8,16 +8,17 @@ credential prompt)."""
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import code_signin, lookup, navigation, verifications, webauthn
+from ...services import code_signin, lookup, navigation, signin_page, verifications, webauthn
 from ..components.captcha import captcha_fields
 from ..components.second_factor import second_factor_form
 from ..routes import page
-from ..shell import themed
+from ..shell import language_menu, themed
 from ..state.account import Account, client_ip
 from ..state.captcha import Captcha
 from ..state.prefs import Prefs
@@ -40,6 +41,26 @@ class Login(Captcha, rx.State):
     method: str = PASSWORD
     code_address: str = ""
     countdown: int = 0
+    # how the application's page looks (services/signin_page.py)
+    logo: str = ""
+    position: int = signin_page.CENTRE
+    side_html: str = ""
+    background: str = ""
+    background_mobile: str = ""
+    css: str = ""
+    css_mobile: str = ""
+    terms_of_use: str = ""
+    agreement: str = ""
+    shown: list[str] = sorted(signin_page.DEFAULT_ITEMS)
+    custom: list[str] = []
+    org_choice: str = ""  # Select or Input: the organization is chosen first
+    organizations: list[dict[str, str]] = []  # what a Select offers
+    _typed_organization: str = ""
+
+    @rx.var
+    def style_sheet(self) -> str:
+        """The application's CSS, and its mobile CSS for narrow screens."""
+        return f"@media (min-width: 768px) {{\n{self.css}\n}}\n@media (max-width: 767px) {{\n{self.css_mobile}\n}}"
 
     @rx.var
     def organization_name(self) -> str:
@@ -56,11 +77,21 @@ class Login(Captcha, rx.State):
             return rx.redirect(self.return_to)
         with session_scope() as db:
             target = webauthn.signin_target(db, "", self.organization_name)
-            application = verifications.default_application(
-                db, lookup.organization(db, self.organization_name or b.BUILT_IN_ORG))
+            organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
+            application = verifications.default_application(db, organization)
+            look = signin_page.look(application, organization,
+                                    str(self.router.url.query_parameters.get("orgChoiceMode", "")))
+            self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
+        self.org_choice = look.org_choice
+        self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
+        self.background, self.background_mobile = look.background, look.background_mobile
+        self.css, self.css_mobile, self.terms_of_use, self.agreement = (look.css, look.css_mobile, look.terms_of_use,
+                                                                        look.agreement)
+        self.shown, self.custom = sorted(look.shown), list(look.custom)
         self.webauthn_org = target[0] if target else ""
-        self.forget_app = application.name if application is not None else ""
-        self.signup_app = application.name if application is not None and application.enable_sign_up else ""
+        self.forget_app = application.name if application is not None and "Forgot password?" in look.shown else ""
+        self.signup_app = application.name if application is not None and application.enable_sign_up \
+            and "Signup link" in look.shown else ""
         self.application = application.name if application is not None else ""
         code = application is not None and bool(code_signin.kinds(application))
         password = application is None or application.enable_password
@@ -68,6 +99,18 @@ class Login(Captcha, rx.State):
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
         if code:
             await self.new_captcha(f"admin/{self.application}")
+
+    @rx.event
+    def set_typed_organization(self, value: str):
+        self._typed_organization = value.strip()[:100]
+
+    @rx.event
+    def choose_organization(self, name: str = ""):
+        """On to the chosen organization's sign-in page, which then shows the form."""
+        name = (name or self._typed_organization).strip()
+        if not name or "/" in name or "?" in name or "#" in name:
+            return None
+        return rx.redirect(f"/login/{quote(name, safe='')}?orgChoiceMode=None")
 
     @rx.event
     def set_method(self, value: str | list[str]):
@@ -136,6 +179,9 @@ class Login(Captcha, rx.State):
             self.busy = False
             (await self.get_state(SecondStep)).begin("login", False, self.return_to, result.get("methods") or [])
             return
+        if (result or {}).get("status") == "agreement":
+            self.busy, self.error = False, await say(self, "Please accept the agreement!")
+            return
         failure = (await self.get_state(Prefs)).script_failure(result)
         if failure is not None:
             self.busy, self.error = False, failure
@@ -168,10 +214,40 @@ def _code_fields() -> rx.Component:
         spacing="3", width="100%")
 
 
+def _organization_choice() -> rx.Component:
+    select = rx.vstack(
+        rx.text(t("Please select an organization to sign in"), size="3"),
+        rx.select.root(rx.select.trigger(placeholder=t("Organization"), aria_label=t("Organization"),
+                                         width="100%", id="login-org-select"),
+                       rx.select.content(rx.foreach(Login.organizations, lambda o: rx.select.item(
+                           o["label"], value=o["name"]))),
+                       on_change=Login.choose_organization),
+        spacing="3", width="100%")
+    typed = rx.vstack(
+        rx.text(rx.el.label(t("Please type an organization to sign in"), html_for="login-org-input"), size="3"),
+        rx.input(id="login-org-input", on_change=Login.set_typed_organization, width="100%", auto_focus=True,
+                 on_key_down=lambda key: rx.cond(key == "Enter", Login.choose_organization(""), rx.noop())),
+        rx.button(t("Confirm"), on_click=Login.choose_organization(""), id="login-org-confirm"),
+        spacing="3", width="100%")
+    return rx.card(rx.vstack(
+        rx.hstack(rx.icon("building-2", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+        rx.cond(Login.org_choice == "Select", select, typed), spacing="4", width="100%"),
+        width="22em", size="3", id="login-org-choice")
+
+
 def _form() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.hstack(rx.icon("shield-check", size=28), rx.heading(t("Sign in"), size="6"), align="center"),
+            rx.hstack(
+                rx.cond(Login.shown.contains("Back button"),
+                        rx.icon_button(rx.icon("arrow-left"), variant="ghost", aria_label=t("Back"),
+                                       on_click=rx.call_script("window.history.back()"), id="login-back")),
+                rx.cond(Login.shown.contains("Logo") & (Login.logo != ""),
+                        rx.image(src=Login.logo, alt=t("Logo"), max_height="40px", max_width="10em", id="login-logo"),
+                        rx.icon("shield-check", size=28)),
+                rx.heading(t("Sign in"), size="6"), rx.spacer(),
+                rx.cond(Login.shown.contains("Languages"), language_menu(every=True)),
+                align="center", width="100%"),
             rx.cond(Login.organization_name != "",
                     rx.text(Prefs.tr["Organization: %s"].replace("%s", Login.organization_name),
                             color_scheme="gray", id="login-organization")),
@@ -183,6 +259,12 @@ def _form() -> rx.Component:
             rx.text(rx.el.label(rx.hstack(rx.checkbox(id="login-auto", default_checked=True,
                                                      aria_label=t("Auto sign in")), t("Auto sign in"),
                                          align="center", spacing="2")), size="2", as_="div"),
+            rx.cond(Login.agreement != "", rx.hstack(
+                rx.checkbox(id="login-agreement", default_checked=Login.agreement == "checked"),
+                rx.text(rx.el.label(t("I have read and agree to the"), html_for="login-agreement"), " ",
+                        rx.link(t("Terms of Use"), href=Login.terms_of_use, is_external=True), size="2"),
+                align="center", spacing="2")),
+            rx.foreach(Login.custom, lambda html: rx.box(rx.html(html), class_name="login-custom", width="100%")),
             rx.cond(Login.error != "", rx.callout(Login.error, icon="triangle-alert", color_scheme="red",
                                                   width="100%", id="login-error")),
             rx.button(rx.cond(Login.busy, t("Signing in..."), t("Sign in")), on_click=Login.submit,
@@ -207,8 +289,23 @@ def _form() -> rx.Component:
 
 
 def login_page() -> rx.Component:
+    """The form where the application's position puts it (1 left, 2 centre, 3 right, 4 beside
+    its side panel; centred on narrow screens), over its background, with its CSS."""
     second = rx.card(second_factor_form("login", SecondStep.submit, SecondStep.on_key), width="22em", size="3")
-    return themed(rx.center(rx.cond(SecondStep.active, second, _form()), min_height="100vh"))
+    side = rx.cond(Login.position == signin_page.WITH_SIDE_PANEL,
+                   rx.card(rx.html(Login.side_html), width="22em", id="login-side", display=rx.breakpoints(
+                       initial="none", md="block")))
+    wide = rx.match(Login.position, (1, "start"), (3, "end"), "center")
+    background = rx.breakpoints(initial=rx.cond(Login.background_mobile != "",
+                                                "url(" + Login.background_mobile + ")", "none"),
+                                md=rx.cond(Login.background != "", "url(" + Login.background + ")", "none"))
+    return themed(
+        rx.el.style(Login.style_sheet),
+        rx.flex(side, rx.cond(SecondStep.active, second, rx.cond(Login.org_choice != "", _organization_choice(),
+                                                                   _form())), gap="1em", align="center",
+                justify=rx.breakpoints(initial="center", md=wide), min_height="100vh", padding_x="10%",
+                background_image=background, background_size="cover", background_position="center",
+                class_name="login-content", id="login-content"))
 
 
 page("/login", "Sign in", guarded=False, on_load=Login.prepare)(login_page)

@@ -97,7 +97,8 @@ class Editing(Rows, Picking, rx.State):
         parts = [await self.get_state(part) for part in screen.sections]
 
         def read(db, actor):
-            if screen.admins_only and not actor.is_admin:
+            if (screen.admins_only and not actor.is_admin) or (screen.global_admins_only
+                                                               and not actor.is_global_admin):
                 raise ServiceError(policy.UNAUTHORIZED)
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:

@@ -12,7 +12,8 @@ from urllib.parse import quote, unquote, urlencode
 import reflex as rx
 
 from ...models.base import wire_name
-from ...services import crud, defaults
+from ...services import crud, defaults, policy
+from ...services.errors import ServiceError
 from ...services.resources import Ownership
 from ..screens import SCREENS, Screen, cell, link
 from .prefs import ALL_ORGANIZATIONS, Prefs
@@ -128,6 +129,8 @@ class Lists(Paging, mixin=True):
     def _fetch(self, db, actor, owner: str) -> None:
         """The page now shown, read with the viewer's rights; a ServiceError passes through."""
         screen = self._screen
+        if screen.global_admins_only and not actor.is_global_admin:
+            raise ServiceError(policy.UNAUTHORIZED)
         filters = (screen.list_scope(actor, owner) if screen.list_scope
                    else {"owner": "", "organization": owner} if screen.kind.ownership is Ownership.ADMIN
                    else {"owner": owner, "organization": ""})

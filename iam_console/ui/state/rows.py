@@ -7,7 +7,11 @@ one-row-at-a-time mode. The browser holds display strings only; every rule is ap
 again, so an event sent by hand cannot break one.
 
 A host state provides `_row_fields()` ({wire key: Field}) and may override `_row_locked(key)`;
-it loads a table with `_load_rows(key, items)` and reads it back with `_rows_value(key)`."""
+it loads a table with `_load_rows(key, items)` and reads it back with `_rows_value(key)`. A table
+whose rows are records of their own rather than a field (an enforcer's policies) overrides
+`_row_commit` and `_row_drop`, which write each row as it is saved or deleted and may refuse it,
+`_row_options` for select values read with the data, and names its columns from the data with
+`_set_heads`."""
 
 from __future__ import annotations
 
@@ -64,6 +68,10 @@ def options(column: Cell, items: list[dict[str, Any]], index: int) -> list[str]:
     return mine + [value for value in offered if value not in used and value != own]
 
 
+def _plain(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k != "__id"}
+
+
 class Rows(rx.State, mixin=True):
     tables: dict[str, list[dict[str, str]]] = {}  # wire key -> rows of display strings
     table_full: dict[str, bool] = {}  # Add is disabled
@@ -76,12 +84,36 @@ class Rows(rx.State, mixin=True):
     # one-row-at-a-time: the table as it was before the row's edit (a key switched on changed others)
     _row_backup: dict[str, list[dict[str, Any]]] = {}
     _row_next: int = 0
+    # headings read with the data, per table: {column: heading} (an enforcer's policy columns are
+    # named by its model); a table with headings shows only the columns they name
+    table_heads: dict[str, dict[str, str]] = {}
+    table_hidden: dict[str, list[str]] = {}
 
     def _row_fields(self) -> dict[str, Field]:
         raise NotImplementedError
 
     def _row_locked(self, key: str) -> bool:
         return False
+
+    async def _row_commit(self, key: str, before: dict[str, Any] | None, after: dict[str, Any]) -> tuple[bool, Any]:
+        """One-row-at-a-time: the edited row is saved (`before` is None for a row being added).
+        (taken, the events to return: a toast); not taken, the row stays being edited."""
+        return True, None
+
+    async def _row_drop(self, key: str, item: dict[str, Any]) -> tuple[bool, Any]:
+        """A row is deleted: (taken, the events to return); not taken, the row stays."""
+        return True, None
+
+    def _row_options(self, key: str, column: Cell, items: list[dict[str, Any]], index: int) -> list[str]:
+        """The values a select cell of row `index` offers."""
+        return options(column, items, index)
+
+    def _set_heads(self, key: str, heads: dict[str, str]) -> None:
+        """Headings from the data, {column: heading}; the columns they leave out are not shown
+        ({}: every column, with its catalog label)."""
+        field = self._row_fields()[key]
+        self.table_heads = {**self.table_heads, key: heads}
+        self.table_hidden = {**self.table_hidden, key: [c.key for c in field.columns if heads and c.key not in heads]}
 
     # --- loading and saving ---
 
@@ -134,7 +166,7 @@ class Rows(rx.State, mixin=True):
                 row[f"__off_{column.key}"] = flag(self._cell_disabled(field, column, items, index))
                 row[f"__hide_{column.key}"] = flag(bool(column.hidden_when and column.hidden_when(item)))
                 if column.widget == "select" and not column.unique:
-                    row[f"__opts_{column.key}"] = OPTION_SEPARATOR.join(options(column, items, index))
+                    row[f"__opts_{column.key}"] = OPTION_SEPARATOR.join(self._row_options(key, column, items, index))
             rows.append(row)
         for column in field.columns:
             if column.widget == "select" and column.unique:
@@ -187,7 +219,7 @@ class Rows(rx.State, mixin=True):
             self._put(key, [*items, new])
 
     @rx.event
-    def delete_row(self, key: str, index: int):
+    async def delete_row(self, key: str, index: int):
         found = self._table(key)
         if found is None:
             return
@@ -196,8 +228,17 @@ class Rows(rx.State, mixin=True):
                 or self.tables[key][index]["__fixed"] == "true":
             return
         if self.row_editing.get(key) == items[index]["__id"]:
+            # the row as it was before the edit goes (a row being added was never written)
+            before = next((i for i in self._row_backup.get(key, []) if i["__id"] == items[index]["__id"]), None)
+            taken, events = await self._row_drop(key, _plain(before)) if before is not None else (True, None)
+        else:
+            taken, events = await self._row_drop(key, _plain(items[index]))
+        if not taken:
+            return events
+        if self.row_editing.get(key) == items[index]["__id"]:
             self.row_editing = {**self.row_editing, key: ""}
         self._put(key, items[:index] + items[index + 1:])
+        return events
 
     @rx.event
     def move_row(self, key: str, index: int, step: int):
@@ -229,7 +270,9 @@ class Rows(rx.State, mixin=True):
             value = ", ".join(str(v) for v in value)[:MAX_TEXT]
         else:
             value = str(value)[:MAX_TEXT]
-        if column.widget == "select" and value not in options(column, items, index):
+        if column.widget == "select" and value not in self._row_options(key, column, items, index):
+            return
+        if column.key in self.table_hidden.get(key, []):
             return
         changed = {**items[index], column.key: value}
         if column.then is not None:
@@ -278,9 +321,20 @@ class Rows(rx.State, mixin=True):
             self.row_editing = {**self.row_editing, key: items[index]["__id"]}
 
     @rx.event
-    def keep_row(self, key: str):
-        """One-row-at-a-time: the edited row stays as it is now."""
-        self.row_editing = {**self.row_editing, key: ""}
+    async def keep_row(self, key: str):
+        """One-row-at-a-time: the edited row stays as it is now (once `_row_commit` took it)."""
+        editing = self.row_editing.get(key, "")
+        found = self._table(key)
+        if found is None or not editing:
+            return
+        after = next((i for i in found[1] if i["__id"] == editing), None)
+        before = next((i for i in self._row_backup.get(key, []) if i["__id"] == editing), None)
+        if after is None:
+            return
+        taken, events = await self._row_commit(key, _plain(before) if before else None, _plain(after))
+        if taken:
+            self.row_editing = {**self.row_editing, key: ""}
+        return events
 
     @rx.event
     def cancel_row(self, key: str):
