@@ -1,7 +1,7 @@
 """Scheduled work, run by every worker as a Reflex lifespan task.
 
 Each tick asks the services for what is due; a job is claimed in the database
-before it runs (see services/ldap.claim), so with several workers (or several
+before it runs (see services/ldap.claim, services/syncers.claim), so with several workers (or several
 servers on one database) each run happens once. The work itself runs in a
 thread: the event loop keeps serving pages and the API meanwhile."""
 
@@ -12,7 +12,7 @@ import logging
 import threading
 
 from .db import session_scope
-from .services import ldap, trail, webhooks
+from .services import ldap, syncers, trail, webhooks
 from .settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
@@ -22,6 +22,11 @@ TICK_SECONDS = 60  # the auto sync's unit is the minute
 def _ldap_auto_sync() -> None:
     with session_scope() as db:
         ldap.auto_sync(db)
+
+
+def _syncer_auto_sync() -> None:
+    with session_scope() as db:
+        syncers.auto_sync(db)
 
 
 def _purge_records() -> None:
@@ -42,6 +47,7 @@ async def run_scheduled_work() -> None:
     while True:
         await asyncio.sleep(TICK_SECONDS)
         await _run(_ldap_auto_sync, "scheduled LDAP auto sync failed")
+        await _run(_syncer_auto_sync, "scheduled syncer run failed")
         await _run(_purge_records, "scheduled record purge failed")
 
 

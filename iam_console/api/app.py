@@ -27,6 +27,7 @@ from . import (
     records,
     resources,
     sessions,
+    syncers,
     system,
     uploads,
     verifications,
@@ -77,6 +78,7 @@ def create_api() -> FastAPI:
     api.include_router(extras.router)
     api.include_router(enforce.router)
     api.include_router(sessions.router)
+    api.include_router(syncers.router)
     api.include_router(uploads.router)
     api.include_router(verifications.router)
     api.include_router(webauthn.router)

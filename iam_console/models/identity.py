@@ -93,6 +93,7 @@ class User(Named, table=True):
         sa.Index("ix_user_owner_email", "owner", "email"),
         sa.Index("ix_user_owner_phone", "owner", "phone"),
         sa.Index("ix_user_access_key", "access_key"),
+        sa.Index("ix_user_owner_external_id", "owner", "external_id"),  # a syncer finds users by their upstream id
     )
     # Casdoor's user "id" is a UUID; `id` would clash with the key convention.
     json_aliases: ClassVar[dict[str, str]] = {"uuid": "id"}

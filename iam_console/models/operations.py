@@ -14,6 +14,8 @@ class Syncer(Named, table=True):
     __tablename__ = "syncer"
     __table_args__ = named_keys("syncer")
     json_secrets: ClassVar[frozenset[str]] = frozenset({"password", "ssh_password"})
+    # the scheduler's claim (services/syncers.py): not one of Casdoor's fields
+    json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "last_sync"})
 
     organization: str = text(100)
     type: str = text(100)  # Database, Keycloak, LDAP
@@ -39,6 +41,7 @@ class Syncer(Named, table=True):
     sync_interval: int = 0  # minutes
     is_read_only: bool = False
     is_enabled: bool = False
+    last_sync: datetime | None = moment()
 
 
 class Webhook(Named, table=True):

@@ -29,7 +29,9 @@ OutboundError (a ServiceError: its message reaches the caller and names the host
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
+import select
 import smtplib
 import socket
 import ssl
@@ -41,6 +43,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import httpcore
 import httpx
@@ -361,3 +364,83 @@ def ldap_connection(host: str, port: int, *, use_ssl: bool, tls: ldap3.Tls | Non
     server = _PinnedServer(host, resolve(host, port, connect_timeout), port=port, use_ssl=use_ssl, tls=tls,
                            get_info=ldap3.NONE, connect_timeout=connect_timeout)
     return ldap3.Connection(server, auto_referrals=False, **options)
+
+
+# --- SSH tunnels (paramiko) ---
+
+log = logging.getLogger(__name__)
+
+
+class SshTunnel:
+    """A local port (127.0.0.1:`port`) forwarded through an SSH connection (paramiko) to
+    `target`, as the SSH server reaches it (a syncer's database behind a bastion). The SSH host is
+    checked and connected as any destination; the target is the SSH server's to reach. Authenticated
+    with a password or a private key (a paramiko PKey); `close()` ends it."""
+
+    def __init__(self, host: str, port: int, user: str, target: tuple[str, int], *, password: str | None = None,
+                 key=None) -> None:
+        import paramiko  # only syncers over SSH need it
+
+        self._paramiko = paramiko
+        self.target = target
+        with time_limit(host):
+            sock = connect(host, port)
+        self.transport = paramiko.Transport(sock)
+        try:
+            self.transport.start_client(timeout=TIMEOUT_SECONDS)
+            if key is not None:
+                self.transport.auth_publickey(user, key)
+            else:
+                self.transport.auth_password(user, password or "")
+        except (paramiko.SSHException, OSError) as exc:
+            self.transport.close()
+            raise OutboundError("SSH connection to %s failed: %s", host, str(exc) or type(exc).__name__) from None
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True, name="syncer-ssh").start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, peer = self.listener.accept()
+            except OSError:
+                return
+            try:
+                channel = self.transport.open_channel("direct-tcpip", self.target, peer,
+                                                      timeout=TIMEOUT_SECONDS)
+            except (self._paramiko.SSHException, OSError) as exc:
+                log.warning("SSH forward to %s:%s refused: %s", *self.target, exc)
+                client.close()
+                continue
+            threading.Thread(target=self._pump, args=(client, channel), daemon=True).start()
+
+    @staticmethod
+    def _pump(client: socket.socket, channel: Any) -> None:
+        try:
+            while True:
+                ready, _, _ = select.select([client, channel], [], [], 1.0)
+                if client in ready:
+                    data = client.recv(65536)
+                    if not data:
+                        break
+                    channel.sendall(data)
+                if channel in ready:
+                    data = channel.recv(65536)
+                    if not data:
+                        break
+                    client.sendall(data)
+                if channel.closed:
+                    break
+        except OSError:
+            pass
+        finally:
+            channel.close()
+            client.close()
+
+    def close(self) -> None:
+        self._closed = True
+        self.listener.close()
+        self.transport.close()

@@ -236,6 +236,9 @@ def _converter(model: type[m.Named], column: sa.Column) -> Callable[[Any], Any]:
     return _text
 
 
+converter = _converter  # the same conversions for a syncer's rows (services/syncers.py)
+
+
 @dataclass
 class Column:
     index: int

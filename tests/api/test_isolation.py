@@ -319,6 +319,11 @@ EXTRAS = {
     "/api/get-ldap-users": lambda c, w, o: c.get("/api/get-ldap-users", params={"id": f"{o}/{w.names['ldap'][o]}"}),
     "/api/sync-ldap-users": lambda c, w, o: c.post("/api/sync-ldap-users", params={
         "id": f"{o}/{w.names['ldap'][o]}"}, json=[{"uid": "forged", "cn": "forged", "uuid": "forged"}]),
+    # organization o's syncer run now, and a database connection tried as o's syncer
+    "/api/run-syncer": lambda c, w, o: c.get("/api/run-syncer", params={"id": f"admin/{w.names['syncer'][o]}"}),
+    "/api/test-syncer-db": lambda c, w, o: c.post("/api/test-syncer-db", json={
+        "owner": "admin", "name": w.names["syncer"][o], "organization": o, "databaseType": "mysql",
+        "host": "db.example.com", "port": 3306}),
     # multi-factor setup of organization o's admin: only the user sets up, only their admins enable or remove
     "/api/mfa/setup/initiate": lambda c, w, o: c.post("/api/mfa/setup/initiate", data={
         "owner": o, "name": "boss", "mfaType": "app"}),

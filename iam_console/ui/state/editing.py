@@ -266,7 +266,13 @@ class Editing(Rows, Picking, rx.State):
                 target = self._field(other)
                 if other in self.locked and not (target is not None and target.derived):
                     continue
-                if isinstance(text, bool):
+                if isinstance(text, list) and other in self._row_fields():
+                    # a table's new rows (a syncer's preset columns): loaded, and sent on save
+                    loaded = self._row_loaded.get(other)
+                    self._load_rows(other, text)
+                    self._row_loaded = {**self._row_loaded, other: loaded}
+                    self.dirty = True
+                elif isinstance(text, bool):
                     self.flags[other] = text
                 else:
                     self.values[other] = self._viewer.get(text.key, "") if isinstance(text, ViewerValue) else text
