@@ -12,23 +12,11 @@ import uuid
 
 from playwright.sync_api import expect
 
+from iam_console.services.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
 
-RBAC = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[role_definition]
-g = _, _
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act"""
+RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
 
 def _pick(page, key: str, option: str) -> None:

@@ -15,6 +15,7 @@ import uuid
 from openpyxl import Workbook
 from playwright.sync_api import expect
 
+from iam_console.services.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
 from tests.e2e.steps import choose, save, server_db
 
@@ -30,20 +31,7 @@ e = some(where (p.eft == allow))
 
 [matchers]
 m = r.sub == p.sub && r.obj == p.obj && r.act == p.act"""
-RBAC = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[role_definition]
-g = _, _
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act"""
+RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
 
 def _toast(page, text: str | re.Pattern):

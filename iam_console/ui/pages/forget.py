@@ -15,7 +15,7 @@ import json
 
 import reflex as rx
 
-from ...services import navigation, recovery, verifications
+from ...services import navigation, recovery
 from ..components.captcha import captcha_fields
 from ..routes import page
 from ..shell import themed
@@ -96,15 +96,8 @@ class Forget(Captcha, rx.State):
         sent = await in_thread(router, lambda db, actor: recovery.send_code(
             db, application, name, dest, kind, solved=solved, client_ip=client_ip(router)))
         async with self:
-            self.busy = False
-            if sent.failed:
-                self.error = await message(self, sent.error)
-            else:
-                self.countdown = verifications.RESEND_SECONDS
-            if self.captcha_id:
-                await self.new_captcha(f"admin/{application}")
-            text = self.error or await say(self, "Code sent")
-        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
+            toast = await self.code_sent(f"admin/{application}", sent)
+        yield toast
         if not sent.failed:
             await count_down(self)
 

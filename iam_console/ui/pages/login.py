@@ -23,7 +23,7 @@ from ..state.account import Account, client_ip
 from ..state.captcha import Captcha
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
-from ..state.service import count_down, in_thread, message, say
+from ..state.service import count_down, in_thread, say
 from ..text import t
 
 PASSWORD, CODE = "Password", code_signin.METHOD
@@ -134,15 +134,8 @@ class Login(Captcha, rx.State):
             db, application, address, captcha_type=solved[0], captcha_token=solved[1], captcha_id=solved[2],
             client_ip=client_ip(router)))
         async with self:
-            self.busy = False
-            if sent.failed:
-                self.error = await message(self, sent.error)
-            else:
-                self.countdown = verifications.RESEND_SECONDS
-            if self.captcha_id:
-                await self.new_captcha(application)
-            text = self.error or await say(self, "Code sent")
-        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
+            toast = await self.code_sent(application, sent)
+        yield toast
         if not sent.failed:
             await count_down(self)
 

@@ -122,15 +122,8 @@ class Signup(Captcha, rx.State):
             db, application, kind, dest, captcha_type=solved[0], captcha_token=solved[1], captcha_id=solved[2],
             client_ip=client_ip(router)))
         async with self:
-            self.busy = False
-            if sent.failed:
-                self.error = await message(self, sent.error)
-            else:
-                self.countdown = verifications.RESEND_SECONDS
-            if self.captcha_id:
-                await self.new_captcha(application)
-            text = self.error or await say(self, "Code sent")
-        yield rx.toast.error(text) if sent.failed else rx.toast.success(text)
+            toast = await self.code_sent(application, sent)
+        yield toast
         if not sent.failed:
             await count_down(self)
 

@@ -1,14 +1,15 @@
-"""The application's captcha on a public page (sign-up, sign-in with a code): the picture when
-its rule asks this visitor for one, the typed answer, and a new picture after each use (a
-solved captcha is good for one request; services/captcha.py)."""
+"""The application's captcha on a public page (sign-up, sign-in with a code, a forgotten
+password): the picture when its rule asks this visitor for one, the typed answer, and a new
+picture after each use (a solved captcha is good for one request; services/captcha.py); and the
+end of the code send it guards. A state that mixes it in has `busy`, `error` and `countdown`."""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from ...services import captcha
+from ...services import captcha, verifications
 from .account import client_ip
-from .service import call
+from .service import Outcome, call, message, say
 
 
 class Captcha(rx.State, mixin=True):
@@ -31,3 +32,16 @@ class Captcha(rx.State, mixin=True):
     def solved(self) -> tuple[str, str, str]:
         """(captchaType, captchaToken, the captcha id) as the services take them."""
         return (captcha.DEFAULT, self._captcha_answer, self.captcha_id) if self.captcha_id else ("", "", "")
+
+    async def code_sent(self, application: str, sent: Outcome) -> rx.event.EventSpec:
+        """After a code send, inside `async with self`: the resend countdown or the error, a new
+        captcha, and the toast to yield (then `service.count_down` if it was sent)."""
+        self.busy = False
+        if sent.failed:
+            self.error = await message(self, sent.error)
+        else:
+            self.countdown = verifications.RESEND_SECONDS
+        if self.captcha_id:
+            await self.new_captcha(application)
+        text = self.error or await say(self, "Code sent")
+        return rx.toast.error(text) if sent.failed else rx.toast.success(text)
