@@ -44,6 +44,7 @@ def _pick(page, field: str, typed: str, option: str) -> None:
     chosen = page.locator(".pick-option").filter(has_text=re.compile(f"^{re.escape(option)}$"))
     expect(chosen).to_have_count(1)
     chosen.click()
+    expect(page.locator(".pick-option")).to_have_count(0)  # the popover has closed (axe checks the page next)
 
 
 def _seed(server) -> str:

@@ -151,10 +151,15 @@ def test_global_admin_opens_swagger_from_the_admin_menu(visit, page, api_login, 
 
 
 def test_organization_admin_has_no_swagger(visit, page, api_login, accounts):
+    """The Admin group shows an organization admin Syncers and Webhooks only."""
     api_login(accounts.boss)
     visit("/")
     expect(page.locator("#menu-group-home")).to_be_visible()
-    expect(page.locator("#menu-group-admin")).to_have_count(0)
+    page.click("#menu-group-admin")
+    expect(page.locator("#menu-item-syncers")).to_be_visible()
+    expect(page.locator("#menu-item-webhooks")).to_be_visible()
+    expect(page.locator("#menu-item-sysinfo")).to_have_count(0)
+    expect(page.locator("#menu-item-swagger")).to_have_count(0)
 
 
 def test_an_organization_theme_styles_its_members_console(engine, visit, page, api_login, accounts):

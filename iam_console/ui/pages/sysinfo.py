@@ -39,15 +39,16 @@ def _card(title: str, *children: rx.Component, id: str, **props) -> rx.Component
                    id=id, width="100%", **props)
 
 
-def _table(rows: rx.Var, columns: tuple[tuple[str, str], ...], id: str) -> rx.Component:
-    return rx.scroll_area(
+def _table(rows: rx.Var, columns: tuple[tuple[str, str], ...], id: str, label: str) -> rx.Component:
+    """A table in a 300 px scroll region that the keyboard can reach (and scroll) too."""
+    return rx.box(
         rx.table.root(
             rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(label)) for _, label in columns])),
             rx.table.body(rx.foreach(rows, lambda row: rx.table.row(
                 *[rx.table.cell(row[key]) for key, _ in columns]))),
             size="1", width="100%",
         ),
-        type="auto", scrollbars="vertical", style={"height": "300px"}, id=id,
+        height="300px", overflow_y="auto", tab_index=0, role="region", aria_label=t(label), id=id,
     )
 
 
@@ -96,11 +97,11 @@ def sysinfo() -> rx.Component:
         rx.grid(
             _card("API latency", _table(SystemInfo.latency, (("name", "Name"), ("method", "Method"),
                                                              ("count", "Count"), ("latency", "Latency (ms)")),
-                                        "sysinfo-latency-table"), id="sysinfo-latency"),
+                                        "sysinfo-latency-table", "API latency"), id="sysinfo-latency"),
             _card("API throughput",
                   _table(SystemInfo.throughput, (("name", "Name"), ("method", "Method"),
                                                  ("throughput", "Throughput (requests a second)")),
-                         "sysinfo-throughput-table"),
+                         "sysinfo-throughput-table", "API throughput"),
                   rx.text(Prefs.tr["Total throughput: %s"].replace("%s", SystemInfo.total_throughput), size="2",
                           id="sysinfo-total-throughput"),
                   id="sysinfo-throughput"),

@@ -67,7 +67,7 @@ class Editing(Rows, Picking, rx.State):
     _record: dict[str, Any] = {}  # the record as last read, sent back with the changes
     _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
     _viewer: dict[str, str] = {}  # the signed-in viewer's own contact fields (a Field's ViewerValue)
-    _filled: dict[str, str] = {}  # what the pickers' `fill` read with the record
+    _picker_fills: dict[str, str] = {}  # what the pickers' `fill` read with the record
 
     @property
     def _screen(self) -> Screen:
@@ -110,7 +110,7 @@ class Editing(Rows, Picking, rx.State):
                 for part in parts:
                     part._load(db, actor, record)
                 self.choices = _choices(db, actor, screen, record, prefs)
-                self._filled = _fills(db, actor, screen, record)
+                self._picker_fills = _fills(db, actor, screen, record)
             return record
 
         read_ = await call(self, read, forbidden_page=True)
@@ -123,7 +123,7 @@ class Editing(Rows, Picking, rx.State):
         self.saved_owner, self.saved_name = str(record.get("owner", "")), str(record.get(_name_key(screen), ""))
         self.values = {f.key: _text(_entry(record, f.key)) or f.empty for f in screen.fields
                        if f.widget != "switch" and f.widget not in STRUCTURED}
-        self.values |= {"owner": self.saved_owner, "name": self.saved_name} | self._filled
+        self.values |= {"owner": self.saved_owner, "name": self.saved_name} | self._picker_fills
         self.flags = {f.key: bool(_entry(record, f.key)) for f in screen.fields if f.widget == "switch"}
         self._staged = {}
         for key in self._row_fields():
