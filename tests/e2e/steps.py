@@ -4,6 +4,7 @@ database directly."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 
 from playwright.sync_api import expect
@@ -36,3 +37,16 @@ def save(page) -> None:
     page.click("#edit-save")
     expect(page.get_by_text("Successfully saved")).to_be_visible()
     page.get_by_text("Successfully saved").wait_for(state="hidden")
+
+
+def pick(page, field: str, option: str, typed: str = "") -> None:
+    """Open the picker of `field`, search for `typed` (if given) and choose the option of that
+    name; then wait until its popover has closed, so that the next step (another picker, axe) sees
+    the page."""
+    page.click(f"#field-{field}")
+    if typed:
+        page.locator("input.pick-search, .pick-search input").first.fill(typed)
+    chosen = page.locator(".pick-option").filter(has_text=re.compile(f"^{re.escape(option)}$"))
+    expect(chosen).to_have_count(1)
+    chosen.click()
+    expect(page.locator(".pick-option")).to_have_count(0)

@@ -14,14 +14,9 @@ from playwright.sync_api import expect
 
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
-from tests.e2e.steps import server_db
+from tests.e2e.steps import pick, server_db
 
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
-
-
-def _pick(page, key: str, option: str) -> None:
-    page.locator(f"#field-{key}").click()
-    page.locator(".pick-option").filter(has_text=re.compile(f"^{re.escape(option)}$")).click()
 
 
 def _fill(row, values: tuple[str, str, str]) -> None:
@@ -66,8 +61,8 @@ def test_an_enforcer_and_its_policies(visit, page, api_login, accounts, server):
                        host="127.0.0.1", port=1, user="nobody", database="nothing", table="casbin_rule"))
     expect(page.locator("#enforcer-policies-none")).to_be_visible()  # no model nor adapter yet
 
-    _pick(page, "model", f"{owner}/{model}")
-    _pick(page, "adapter", f"{owner}/{adapter}")
+    pick(page, "model", f"{owner}/{model}")
+    pick(page, "adapter", f"{owner}/{adapter}")
     page.click("#edit-save")
     page.mouse.move(0, 0)  # a toast under the pointer stays (Sonner pauses it), and it comes where Save is
     expect(page.get_by_text("Successfully saved")).to_be_visible()
@@ -150,7 +145,7 @@ def test_an_enforcer_and_its_policies(visit, page, api_login, accounts, server):
     expect(rows).to_have_count(100)
 
     # policies that cannot be read: the message, and no table
-    _pick(page, "adapter", f"{owner}/{broken}")
+    pick(page, "adapter", f"{owner}/{broken}")
     page.click("#edit-save")
     expect(page.get_by_text(re.compile(r"^Failed to sync policies: .+"))).to_be_visible()
     expect(page.locator("#policies-table")).to_have_count(0)

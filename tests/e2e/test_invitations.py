@@ -10,6 +10,8 @@ import uuid
 
 from playwright.sync_api import expect
 
+from tests.e2e.steps import pick
+
 
 def _row(page, text: str):
     return page.locator("#list-table tbody tr").filter(has_text=text)
@@ -18,12 +20,6 @@ def _row(page, text: str):
 def _choose(page, field: str, option: str) -> None:
     page.click(f"#field-{field}")
     page.get_by_role("option", name=option, exact=True).click()
-
-
-def _pick(page, field: str, option: str) -> None:
-    """A picker: it opens on a page of names (and the values naming none, as All)."""
-    page.click(f"#field-{field}")
-    page.locator(".pick-option").filter(has_text=re.compile(f"^{re.escape(option)}$")).click()
 
 
 def _add(page, owner: str, name: str, **fields) -> None:
@@ -63,7 +59,7 @@ def test_add_edit_rename_fail_copy_and_delete_an_invitation(visit, page, context
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == f"{server.base_url}/signup/app-built-in?invitationCode=Welcome2026"
 
-    _pick(page, "application", "app-built-in")
+    pick(page, "application", "app-built-in")
     _choose(page, "state", "Suspended")
     page.fill("#field-quota", "5")
     page.fill("#field-usedCount", "2")

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
-from tests.e2e.steps import choose, save, server_db
+from tests.e2e.steps import choose, pick, save, server_db
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 FLAT = """[request_definition]
@@ -36,15 +36,6 @@ RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
 def _toast(page, text: str | re.Pattern):
     return page.locator("[data-sonner-toast]").filter(has_text=text)
-
-
-def _pick(page, field: str, typed: str, option: str) -> None:
-    page.click(f"#field-{field}")
-    page.locator("input.pick-search, .pick-search input").first.fill(typed)
-    chosen = page.locator(".pick-option").filter(has_text=re.compile(f"^{re.escape(option)}$"))
-    expect(chosen).to_have_count(1)
-    chosen.click()
-    expect(page.locator(".pick-option")).to_have_count(0)  # the popover has closed (axe checks the page next)
 
 
 def _seed(server) -> str:
@@ -95,15 +86,15 @@ def test_a_permission_from_add_to_approval(visit, page, api_login, accounts, ser
     # no model is the default one, which has roles; a model without a role definition disables them
     expect(page.locator("#field-roles")).to_be_enabled()
     expect(page.locator("#roles-hint")).to_have_count(0)
-    _pick(page, "model", suffix, f"flat-{suffix}")
+    pick(page, "model", f"flat-{suffix}", typed=suffix)
     expect(page.locator("#field-model")).to_have_text(f"flat-{suffix}")
     expect(page.locator("#field-roles")).to_be_disabled()
     expect(page.locator("#roles-hint")).to_have_text("The model has no role definition, so roles cannot be chosen")
     assert serious(page) == []
-    _pick(page, "model", suffix, f"rbac-{suffix}")
+    pick(page, "model", f"rbac-{suffix}", typed=suffix)
     expect(page.locator("#field-roles")).to_be_enabled()
     expect(page.locator("#roles-hint")).to_have_count(0)
-    _pick(page, "roles", suffix, f"acme/reader-{suffix}")
+    pick(page, "roles", f"acme/reader-{suffix}", typed=suffix)
     save(page)
 
     stored = page.request.get(f"/api/get-permission?id=acme/{name}").json()["data"]
@@ -130,7 +121,7 @@ def test_a_permission_from_add_to_approval(visit, page, api_login, accounts, ser
     page.locator(".pick-chosen").filter(has_text=f"acme/reader-{suffix}").get_by_role("button").click()
     page.click("#edit-save")
     expect(_toast(page, "Failed to save: The users and roles cannot be empty at the same time")).to_be_visible()
-    _pick(page, "roles", suffix, f"acme/reader-{suffix}")
+    pick(page, "roles", f"acme/reader-{suffix}", typed=suffix)
     page.click("#edit-save")
     expect(_toast(page, "Successfully saved")).to_be_visible()
     # Pending: not in force

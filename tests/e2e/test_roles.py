@@ -12,7 +12,7 @@ from openpyxl import Workbook
 from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
-from tests.e2e.steps import save, server_db
+from tests.e2e.steps import pick, save, server_db
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -29,15 +29,6 @@ def _workbook(*rows: list) -> bytes:
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()
-
-
-def _pick(page, field: str, typed: str, option: str) -> None:
-    """Open a multiple picker, search, and choose the option of that name."""
-    page.click(f"#field-{field}")
-    page.locator("input.pick-search, .pick-search input").first.fill(typed)
-    chosen = page.locator(".pick-option").filter(has_text=re.compile(f"^{re.escape(option)}$"))
-    expect(chosen).to_have_count(1)
-    chosen.click()
 
 
 def test_add_a_role_with_pickers(visit, page, api_login, accounts, server):
@@ -61,15 +52,15 @@ def test_add_a_role_with_pickers(visit, page, api_login, accounts, server):
     expect(page.locator("#field-isEnabled")).to_have_attribute("data-state", "checked")
     assert serious(page) == []
 
-    _pick(page, "users", "alice", "acme/alice")
-    _pick(page, "groups", suffix, f"acme/{group}")
+    pick(page, "users", "acme/alice", typed="alice")
+    pick(page, "groups", f"acme/{group}", typed=suffix)
     # the sub-roles never offer the role itself
     page.click("#field-roles")
     page.locator("input.pick-search, .pick-search input").first.fill(name)
     expect(page.get_by_text("No data")).to_be_visible()
     expect(page.locator(".pick-option")).to_have_count(0)
     page.keyboard.press("Escape")
-    _pick(page, "roles", suffix, f"acme/{other}")
+    pick(page, "roles", f"acme/{other}", typed=suffix)
     page.fill("#field-domains", "d1, d2")
     page.click("#field-isEnabled")
     save(page)
