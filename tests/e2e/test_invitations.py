@@ -73,6 +73,7 @@ def test_add_edit_rename_fail_copy_and_delete_an_invitation(visit, page, context
     page.wait_for_url(re.compile(f"/invitations/built-in/{renamed}$"))
     expect(page.locator("#field-application")).to_have_text("app-built-in")
     expect(page.locator("#field-state")).to_have_text("Suspended")
+    expect(page.get_by_text("Successfully saved")).to_have_count(0, timeout=15_000)  # the saves have settled
 
     # a failed save puts the saved name back: used count above the quota
     page.fill("#field-name", f"{renamed}-x")
