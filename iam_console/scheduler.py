@@ -1,7 +1,7 @@
 """Scheduled work, run by every worker as a Reflex lifespan task.
 
 Each tick asks the services for what is due; a job is claimed in the database
-before it runs (see services/ldap.claim, services/syncers.claim), so with several workers (or several
+before it runs (see services/scheduled.claim), so with several workers (or several
 servers on one database) each run happens once. The work itself runs in a
 thread: the event loop keeps serving pages and the API meanwhile."""
 

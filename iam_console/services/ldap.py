@@ -27,8 +27,7 @@ from sqlmodel import Session, select, update
 
 from .. import models as m
 from ..models.base import utcnow
-from . import builtin as b
-from . import crud, ldap_client, lookup, metrics, policy, uploads
+from . import crud, ldap_client, lookup, metrics, policy, scheduled, uploads
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -343,18 +342,8 @@ def due(db: Session, now: datetime) -> list[tuple[int, datetime | None]]:
 
 
 def claim(db: Session, pk: int, last: datetime | None, now: datetime) -> bool:
-    """Take one run of a server's auto sync: a conditional UPDATE moving lastSync from the
-    value read to now. Of several workers that read the same value, one changes the row;
-    the others match nothing and leave the run to it."""
-    unchanged = m.Ldap.last_sync.is_(None) if last is None else m.Ldap.last_sync == last
-    done = db.exec(update(m.Ldap).where(m.Ldap.pk == pk, unchanged).values(last_sync=now))
-    db.commit()
-    return done.rowcount == 1
-
-
-def _system_actor(db: Session) -> Actor:
-    """The auto sync acts as the built-in application (a global caller), as Casdoor's does."""
-    return Actor(application=lookup.application(db, b.BUILT_IN_APP))
+    """Take one run (services/scheduled.claim)."""
+    return scheduled.claim(db, m.Ldap, pk, last, now)
 
 
 def auto_sync(db: Session, now: datetime | None = None) -> list[tuple[str, SyncResult | None]]:
@@ -369,7 +358,7 @@ def auto_sync(db: Session, now: datetime | None = None) -> list[tuple[str, SyncR
         row = db.get(m.Ldap, pk)
         ident = f"{row.owner}/{row.name}"
         try:
-            result = sync(db, _system_actor(db), row, ldap_client.users(row), keep=False)
+            result = sync(db, scheduled.system_actor(db), row, ldap_client.users(row), keep=False)
         except ServiceError as exc:
             log.warning("LDAP auto sync of %s failed: %s", ident, exc)
             db.rollback()

@@ -40,7 +40,7 @@ from sqlmodel import Session, select, update
 from .. import models as m
 from ..models.base import UTCDateTime, attributes_by_wire_name, utcnow
 from . import builtin as b
-from . import crud, lookup, metrics, outbound, policy, uploads, wire
+from . import crud, lookup, metrics, outbound, policy, scheduled, uploads, wire
 from .access import Actor
 from .errors import ServiceError
 from .kinds import syncer as kind
@@ -718,16 +718,8 @@ def due(db: Session, now: datetime) -> list[tuple[int, datetime | None]]:
 
 
 def claim(db: Session, pk: int, last: datetime | None, now: datetime) -> bool:
-    """Take one run: a conditional UPDATE moving lastSync from the value read to now; of several
-    workers that read the same value, one changes the row (as services/ldap.claim)."""
-    unchanged = m.Syncer.last_sync.is_(None) if last is None else m.Syncer.last_sync == last
-    done = db.exec(update(m.Syncer).where(m.Syncer.pk == pk, unchanged).values(last_sync=now))
-    db.commit()
-    return done.rowcount == 1
-
-
-def _system_actor(db: Session) -> Actor:
-    return Actor(application=lookup.application(db, b.BUILT_IN_APP))
+    """Take one run (services/scheduled.claim)."""
+    return scheduled.claim(db, m.Syncer, pk, last, now)
 
 
 def auto_sync(db: Session, now: datetime | None = None) -> list[tuple[str, SyncResult | None]]:
@@ -741,7 +733,7 @@ def auto_sync(db: Session, now: datetime | None = None) -> list[tuple[str, SyncR
         row = db.get(m.Syncer, pk)
         ident = f"{row.owner}/{row.name}"
         try:
-            result = sync(db, _system_actor(db), row)
+            result = sync(db, scheduled.system_actor(db), row)
         except ServiceError as exc:
             log.warning("sync of %s failed: %s", ident, exc)
             done.append((ident, None))
