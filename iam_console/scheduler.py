@@ -16,7 +16,8 @@ from .services import ldap, syncers, trail, webhooks
 from .settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
-TICK_SECONDS = 60  # the auto sync's unit is the minute
+# once a minute (IAM_SCHEDULER_TICK_SECONDS, shorter in tests): the auto syncs' unit is the minute
+TICK_SECONDS = settings.scheduler_tick_seconds
 
 
 def _ldap_auto_sync() -> None:

@@ -179,29 +179,32 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base_url = f"http://localhost:{port}"
     running = Server(base_url, port, log_path, database_url)
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        problem = "timed out"
-        while True:
-            if process.poll() is not None:
-                problem = f"the server exited with code {process.returncode}"
-                break
-            if _get(base_url + "/ping")[0] == 200:
-                status, html = _get(base_url + "/")
-                if status == 200 and "<html" in html.lower():
-                    problem = ""
-                    break
-            if time.monotonic() > deadline:
-                break
-            time.sleep(1)
-        if problem:
-            pytest.fail(f"the IAM console did not start on port {port} within {STARTUP_TIMEOUT} s: {problem}\n"
-                        f"--- last {LOG_TAIL_LINES} lines of {log_path} ---\n{running.log_tail()}")
+        wait_serving(process, running)
         mismatch = _check_build_targets_port(base_url, port)
         if mismatch:
             pytest.fail(mismatch)
         yield running
     finally:
         _stop(process)
+
+
+def wait_serving(process: subprocess.Popen, running: Server, timeout: float = STARTUP_TIMEOUT) -> None:
+    """Wait until the server answers /ping and serves the console's HTML; fail with its log's tail."""
+    deadline = time.monotonic() + timeout
+    problem = "timed out"
+    while True:
+        if process.poll() is not None:
+            problem = f"the server exited with code {process.returncode}"
+            break
+        if _get(running.base_url + "/ping")[0] == 200:
+            status, html = _get(running.base_url + "/")
+            if status == 200 and "<html" in html.lower():
+                return
+        if time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    pytest.fail(f"the IAM console did not start on port {running.port} within {timeout} s: {problem}\n"
+                f"--- last {LOG_TAIL_LINES} lines of {running.log_path} ---\n{running.log_tail()}")
 
 
 def _stop(process: subprocess.Popen) -> None:
