@@ -3,14 +3,13 @@
     python -m iam_console.serve build   # compile the pages, build the front end for IAM_ORIGIN
     python -m iam_console.serve         # serve it and the backend on IAM_PORT
 
-`reflex run --env prod` keeps a parent process that compiled the whole app (about 250 MB) beside
+`reflex run --env prod` keeps a parent process that compiled the whole app (about 450 MB) beside
 the worker that serves. Here the front end is built once (the `build` step, `reflex export` of the
-front end alone) and the server is the ASGI app itself: with one worker a single uvicorn process
-serves the static pages, the websocket and /api/*; with IAM_WORKERS above 1 (which needs
-REDIS_URL, the console's state being shared through Redis) granian forks that many workers from
-one process that imported the app, as Reflex does. The serving step never compiles: it refuses to
-start when the built front end is missing or was built for another origin, since the bundle bakes
-the websocket's URL.
+front end alone, which then exits) and the server is the ASGI app itself under granian: a small
+supervisor and IAM_WORKERS workers (1 by default; more need REDIS_URL, the console's state being
+shared through Redis), each serving the built pages, the websocket and /api/*. The serving step
+never compiles: it refuses to start when the built front end is missing or was built for another
+origin, since the bundle bakes the websocket's URL. Figures: docs/performance.md, "Memory".
 """
 
 from __future__ import annotations
@@ -88,19 +87,20 @@ def serve() -> None:
     check_build(settings.origin)
     _production_environment()
     os.chdir(PROJECT_ROOT)  # Reflex finds .web and rxconfig.py from the working directory
-    if count == 1:
-        import uvicorn
+    if str(PROJECT_ROOT) not in sys.path:
+        sys.path.insert(0, str(PROJECT_ROOT))
+    if not os.environ.get("REDIS_URL"):  # the previous run's console states on disk go, as `reflex run`'s do
+        for stale in (PROJECT_ROOT / ".states").glob("*"):
+            if stale.is_file():
+                stale.unlink()
+    from granian.constants import Interfaces
+    from granian.server import Server
 
-        # proxy_headers off: the client's address is decided by IAM_TRUSTED_PROXIES alone
-        # (services/addresses.py), never by the ASGI server
-        uvicorn.run("iam_console.iam_console:app", factory=True, host="0.0.0.0", port=settings.port,
-                    proxy_headers=False, server_header=False, log_level="warning", lifespan="on")
-        return
-    os.environ["GRANIAN_WORKERS"] = str(count)
-    from reflex.utils import exec as reflex_exec
-    from reflex_base.constants import LogLevel
-
-    reflex_exec.run_granian_backend_prod("0.0.0.0", settings.port, LogLevel.WARNING)
+    # granian's supervisor imports nothing of the app (about 30 MB); each worker imports it on its
+    # own. It does not read X-Forwarded-* headers: the client's address is decided by
+    # IAM_TRUSTED_PROXIES alone (services/addresses.py).
+    Server(target="iam_console.iam_console:app", factory=True, address="0.0.0.0", port=settings.port,
+           interface=Interfaces.ASGI, workers=count, log_access=False).serve()
 
 
 def main(argv: list[str]) -> int:

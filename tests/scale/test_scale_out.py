@@ -80,6 +80,16 @@ def _redis_answers() -> bool:
         return False
 
 
+def _redis_keys(pattern: str = "*") -> list[bytes]:
+    import redis
+
+    client = redis.Redis(host=REDIS[0], port=REDIS[1], db=REDIS_DB)
+    try:
+        return client.keys(pattern)
+    finally:
+        client.close()
+
+
 def _flush_redis() -> None:
     import redis
 
@@ -364,6 +374,9 @@ def test_the_console_keeps_working_when_its_websocket_moves_to_the_other_server(
         Visitor(page)(f"/groups/acme/{group}")
         expect(page.locator("#field-displayName")).to_have_value(group)
         assert page.evaluate("window.__opened") == 1
+        # the page's state is in the shared Redis (under the browser tab's token), not in A
+        token = page.evaluate("window.sessionStorage.getItem('token')")
+        assert token and _redis_keys(f"{token}*"), (token, _redis_keys()[:10])
 
         # A leaves: the proxy sends everything to B and A's connections (the websocket) drop
         cluster.proxy.switch("B")
