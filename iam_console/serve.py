@@ -23,7 +23,6 @@ from pathlib import Path
 from .settings import PROJECT_ROOT
 
 WEB_DIR = PROJECT_ROOT / ".web"
-BUILT = WEB_DIR / "build" / "client"
 
 
 class ServeError(Exception):

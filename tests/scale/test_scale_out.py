@@ -1,7 +1,7 @@
 """Two servers of the console on one PostgreSQL database and one Redis, behind one origin.
 
 The servers run the production command (`python -m iam_console.serve`, docs/deployment.md) on
-ports of their own; the browser and the HTTP clients reach them through a switchable proxy
+ports of their own, A with one worker process and B with two; the browser and the HTTP clients reach them through a switchable proxy
 (tests/scale/proxy.py) that is the origin the front end was built for, as a load balancer would be.
 Each test proves that something kept by one server is seen by the other: the session, the failed
 sign-in count, the webhook outbox, the scheduler's claims, and the console's state (in Redis).
@@ -54,6 +54,7 @@ from tests.sinks import HttpSink
 REDIS = ("127.0.0.1", 6379)
 REDIS_DB = 11  # a database number of its own, emptied before and after
 TICK_SECONDS = 1  # the servers' scheduler tick (IAM_SCHEDULER_TICK_SECONDS)
+WORKERS = {"A": 1, "B": 2}  # B runs two worker processes: three schedulers and delivery workers in all
 SETTLE_SECONDS = 5  # long enough for several ticks and delivery polls on both servers
 BUILD_TIMEOUT = 600
 # counts the websocket's openings, on top of the browser tests' open/closed flag
@@ -149,10 +150,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     engine = sa.create_engine(database_url)
     python = str(VENV_BIN / "python")
 
-    def env_for(port: int) -> dict[str, str]:
+    def env_for(port: int, workers: int = 1) -> dict[str, str]:
         env = _server_env(port, database_url, tmp / "files")
         env.update(IAM_ORIGIN=origin, REDIS_URL=f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}",
-                   IAM_SCHEDULER_TICK_SECONDS=str(TICK_SECONDS), IAM_EXTRA_PAGES="")
+                   IAM_SCHEDULER_TICK_SECONDS=str(TICK_SECONDS), IAM_EXTRA_PAGES="", IAM_WORKERS=str(workers))
         return env
 
     try:
@@ -165,7 +166,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             log_path = tmp / f"server-{label}.log"
             with log_path.open("wb") as log:
                 processes[label] = subprocess.Popen(
-                    [python, "-m", "iam_console.serve"], cwd=PROJECT_DIR, env=env_for(port), stdout=log,
+                    [python, "-m", "iam_console.serve"], cwd=PROJECT_DIR, env=env_for(port, WORKERS[label]), stdout=log,
                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
             servers[label] = Server(f"http://localhost:{port}", port, log_path, database_url)
         for label, running in servers.items():
