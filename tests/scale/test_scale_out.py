@@ -1,8 +1,9 @@
 """Two servers of the console on one PostgreSQL database and one Redis, behind one origin.
 
 The servers run the production command (`python -m iam_console.serve`, docs/deployment.md) on
-ports of their own, A with one worker process and B with two; the browser and the HTTP clients reach them through a switchable proxy
-(tests/scale/proxy.py) that is the origin the front end was built for, as a load balancer would be.
+ports of their own, A with one worker process and B with two; the browser and the HTTP clients
+reach them through a switchable proxy (tests/scale/proxy.py) that is the origin the front end was
+built for, as a load balancer would be.
 Each test proves that something kept by one server is seen by the other: the session, the failed
 sign-in count, the webhook outbox, the scheduler's claims, and the console's state (in Redis).
 
