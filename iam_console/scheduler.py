@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 
 from .db import session_scope
 from .services import ldap, syncers, trail, webhooks
@@ -46,7 +47,9 @@ async def _run(job, failed: str) -> None:
 
 async def run_scheduled_work() -> None:
     while True:
-        await asyncio.sleep(TICK_SECONDS)
+        # on the clock's whole ticks, the same instants in every worker and server: runs that fall due
+        # are claimed by all of them at once, and the claim alone keeps each run single
+        await asyncio.sleep(TICK_SECONDS - time.time() % TICK_SECONDS)
         await _run(_ldap_auto_sync, "scheduled LDAP auto sync failed")
         await _run(_syncer_auto_sync, "scheduled syncer run failed")
         await _run(_purge_records, "scheduled record purge failed")
