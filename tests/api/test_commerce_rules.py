@@ -221,6 +221,15 @@ def test_add_period():
     assert subscription_rules.add_period(datetime(2024, 2, 29, tzinfo=UTC), "Yearly") == datetime(2025, 2, 28,
                                                                                                    tzinfo=UTC)
     assert subscription_rules.add_period(start, "") is None
+    assert subscription_rules.add_period(datetime(9999, 12, 1, tzinfo=UTC), "Monthly") is None
+
+
+def test_an_end_past_the_year_9999_is_refused(boss, org):
+    name = unique("subscription")
+    message = _error(boss.post("/api/add-subscription", json={"owner": org, "name": name, "period": "Yearly",
+                                                              "startTime": "9999-03-01T00:00:00Z"}))
+    assert message == "The end time of the subscription would be past the year 9999"
+    assert _stored(m.Subscription, org, name) is None
 
 
 def test_approving_a_subscription_sets_the_approver(boss, org):

@@ -30,12 +30,14 @@ NOT_ADMIN = "Only an administrator can change the state of a subscription"
 def add_period(start: datetime, period: str) -> datetime | None:
     """start plus one period: the same day of the next month (Monthly) or year (Yearly), the
     month's last day when it has no such day (January 31 -> February 28 or 29); None for an
-    unknown period."""
+    unknown period, or an end past the year 9999."""
     months = {"Monthly": 1, "Yearly": 12}.get(period)
     if months is None:
         return None
     total = start.month - 1 + months
     year, month = start.year + total // 12, total % 12 + 1
+    if year > 9999:
+        return None
     return start.replace(year=year, month=month, day=min(start.day, calendar.monthrange(year, month)[1]))
 
 
@@ -60,10 +62,11 @@ def before_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Su
     else:
         row.approver, row.approve_time = old.approver, old.approve_time
     row.period = _plan_period(db, row) or row.period
-    if row.start_time is not None:
+    if row.start_time is not None and row.period in PERIODS:
         end = add_period(row.start_time, row.period)
-        if end is not None:
-            row.end_time = end
+        if end is None:
+            raise ServiceError("The end time of the subscription would be past the year 9999")
+        row.end_time = end
 
 
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
