@@ -29,13 +29,14 @@ class PricingTools(rx.State):
 
 
 def _copy() -> rx.Component:
-    return rx.button(rx.icon("copy", size=14), t("Copy pricing page URL"), on_click=PricingTools.copy,
-                     variant="outline", id="copy-pricing-url")
+    """Under the fields (beside Save it would sit under the toasts of the saves)."""
+    return rx.hstack(rx.button(rx.icon("copy", size=14), t("Copy pricing page URL"), on_click=PricingTools.copy,
+                               variant="outline", id="copy-pricing-url"), margin_top="0.5em")
 
 
 PRICINGS = screen(Screen(
     key="pricing", title="Pricings", list_route="/pricings", edit_route="/pricings/{owner}/{name}",
-    edit_title="Pricing", owner_picker=True, actions=lambda: (_copy(),),
+    edit_title="Pricing", owner_picker=True, parts=lambda: (_copy(),),
     columns=(
         Column("name", "Name", link="/pricings/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),
