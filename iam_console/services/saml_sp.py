@@ -289,3 +289,22 @@ def mapped(assertion: Assertion) -> dict[str, str]:
 
 def login_return(organization: str, return_to: str) -> str:
     return f"/login/{quote(organization, safe='')}?from={quote(return_to, safe='/')}"
+
+
+def signin_buttons(db: Session, application: m.Application | None) -> list[dict[str, str]]:
+    """The SAML providers the application's sign-in page offers (its rows with canSignIn, of its
+    organization or shared): id (owner/name) and label (the display name)."""
+    if application is None:
+        return []
+    names = [str(item.get("name")) for item in application.providers or []
+             if isinstance(item, dict) and item.get("name") and item.get("canSignIn") is True]
+    if not names:
+        return []
+    rows = db.exec(select(m.Provider).where(m.Provider.name.in_(names[:50]), m.Provider.category == "SAML",
+                                            m.Provider.owner.in_((application.organization, b.ADMIN_OWNER)))).all()
+    chosen: dict[str, m.Provider] = {}
+    for row in rows:  # the organization's own provider before a shared one of the same name
+        if row.name not in chosen or row.owner == application.organization:
+            chosen[row.name] = row
+    return [{"id": f"{p.owner}/{p.name}", "label": p.display_name or p.name}
+            for name in names if (p := chosen.get(name)) is not None]

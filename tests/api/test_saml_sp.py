@@ -179,7 +179,7 @@ def test_expired_response_is_refused(world, monkeypatch):
 
 
 def test_unsolicited_response_is_refused(world):
-    org, idp_app, provider, app = world
+    org, _, provider, _ = world
     request = (f'<samlp:AuthnRequest xmlns:samlp="{x.PROTOCOL}" xmlns:saml="{x.ASSERTION}" ID="_unasked" '
                f'Version="2.0" AssertionConsumerServiceURL="{ACS}"><saml:Issuer>{ACS}</saml:Issuer>'
                "</samlp:AuthnRequest>")
