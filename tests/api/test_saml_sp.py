@@ -227,3 +227,25 @@ def test_get_saml_login_refuses_other_categories(world, database):
 @pytest.mark.parametrize("value", ["", "bm90IHhtbA==", "%%%"])
 def test_acs_bad_input(database, value):
     assert "SAML" in refused(post_acs({"SAMLResponse": value}))
+
+
+def test_saving_a_provider_reads_its_metadata(admin, world):
+    _, idp_app, _, _ = world
+    metadata = TestClient(api).get("/api/saml/metadata", params={"application": f"admin/{idp_app.name}"}).text
+    name = unique("samlmd")
+    body = admin.post("/api/add-provider", json={"owner": "admin", "name": name, "category": "SAML",
+                                                 "type": "Keycloak", "metadata": metadata}).json()
+    assert body["status"] == "ok", body
+    saved = admin.get("/api/get-provider", params={"id": f"admin/{name}"}).json()["data"]
+    assert saved["issuerUrl"] == "http://testserver"
+    assert saved["endpoint"] == f"http://testserver/api/saml/redirect/admin/{idp_app.name}"
+    assert saved["idP"] == x.bare_certificate(x.certificate(built_in_cert()))
+
+
+@pytest.mark.parametrize("fields", [{"metadata": "<EntityDescriptor"}, {"idP": "not a certificate"}])
+def test_saving_a_provider_refuses_bad_saml_settings(admin, database, fields):
+    name = unique("samlbad")
+    body = admin.post("/api/add-provider", json={"owner": "admin", "name": name, "category": "SAML",
+                                                 "type": "Custom", **fields}).json()
+    assert body["status"] == "error" and ("metadata" in body["msg"] or "certificate" in body["msg"]), body
+    assert admin.get("/api/get-provider", params={"id": f"admin/{name}"}).json()["data"] is None
