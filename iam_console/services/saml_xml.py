@@ -44,7 +44,7 @@ NS = {"samlp": PROTOCOL, "saml": ASSERTION, "md": METADATA, "ds": DSIG}
 # canonicalization: inclusive C14N 1.0, or exclusive C14N 1.0 (what pysaml2 asks for)
 C14N10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 EXC_C14N10 = "http://www.w3.org/2001/10/xml-exc-c14n#"
-# the Redirect binding's query signature algorithms (SAML bindings §3.4.4.1), by URI
+# the Redirect binding's query signature algorithms, by URI
 QUERY_SIG_ALGS = {
     "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256": ("rsa", hashes.SHA256),
     "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512": ("rsa", hashes.SHA512),
