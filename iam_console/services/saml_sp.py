@@ -14,8 +14,9 @@ states the rules.
   accepted, so a replayed Response is refused. Unsolicited Responses are refused.
 - The Response, or its assertion, must be signed with the IdP's certificate (never a key the
   message carries); only the signed element is read afterwards. Issuer, Destination, Recipient,
-  Audience, NotBefore and NotOnOrAfter are checked, with 90 seconds of clock skew. Encrypted
-  assertions are not supported."""
+  Audience, NotBefore and NotOnOrAfter are checked (a bearer confirmation with Recipient and
+  NotOnOrAfter, and an audience restriction naming this server, must be there), with 90 seconds of
+  clock skew. Encrypted assertions are not supported."""
 
 from __future__ import annotations
 
@@ -243,11 +244,12 @@ def accept(db: Session, saml_response: str) -> Assertion:
     if idp.entity_id and issuer != idp.entity_id:
         raise _refuse("wrong issuer")
     conditions = assertion.find("saml:Conditions", x.NS)
-    if conditions is not None:
-        _in_window(conditions.get("NotBefore"), conditions.get("NotOnOrAfter"), now)
-        audiences = [(a.text or "").strip() for a in conditions.findall("saml:AudienceRestriction/saml:Audience", x.NS)]
-        if audiences and sp_entity_id() not in audiences:
-            raise _refuse("wrong audience")
+    if conditions is None:
+        raise _refuse("no conditions")
+    _in_window(conditions.get("NotBefore"), conditions.get("NotOnOrAfter"), now)
+    audiences = [(a.text or "").strip() for a in conditions.findall("saml:AudienceRestriction/saml:Audience", x.NS)]
+    if sp_entity_id() not in audiences:
+        raise _refuse("wrong audience")
     subject = assertion.find("saml:Subject", x.NS)
     name_id = (subject.findtext("saml:NameID", "", x.NS) if subject is not None else "").strip()
     if not name_id:
@@ -257,10 +259,12 @@ def accept(db: Session, saml_response: str) -> Assertion:
     data = next((d for d in bearer if d is not None), None)
     if data is None:
         raise _refuse("no bearer confirmation")
-    if data.get("Recipient") and data.get("Recipient") != acs_url():
+    if data.get("Recipient") != acs_url():
         raise _refuse("wrong recipient")
     if data.get("InResponseTo") and data.get("InResponseTo") != in_response_to:
         raise _refuse("wrong request")
+    if not data.get("NotOnOrAfter"):
+        raise _refuse("no expiry")
     _in_window(data.get("NotBefore"), data.get("NotOnOrAfter"), now)
     # used once: the request's row goes as the Response is accepted (a concurrent copy finds none)
     used = db.execute(sa.delete(m.SamlRequest).where(m.SamlRequest.pk == request.pk))
