@@ -27,6 +27,11 @@ router = APIRouter(prefix="/api", tags=["saml"])
 NO_STORE = {"Cache-Control": "no-store"}
 PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'"
 METHOD = "SAML"
+HTML = {"content": {"text/html": {}}}
+# the single sign-on and ACS answers: a redirect, the page that posts a SAML message, or a refusal's page
+PAGES = {200: {**HTML, "description": "The page that posts the SAML message"},
+         303: {"description": "On to sign in, or to where the sign-in goes"},
+         400: {**HTML, "description": "The refused message's reason"}}
 
 
 def _page(body: str, status: int = 200) -> HTMLResponse:
@@ -43,7 +48,8 @@ async def _refused(request: Request, exc: ServiceError) -> HTMLResponse:
                  400)
 
 
-@router.get("/saml/metadata")
+@router.get("/saml/metadata", response_class=Response, responses={200: {
+    "content": {"application/xml": {}, "application/json": {}}, "description": "The metadata, or the error envelope"}})
 async def saml_metadata(request: Request) -> Response:
     """Casdoor's GetSamlMeta: ?application=admin/name[&enablePostBinding=true] -> the application's
     IdP metadata (XML)."""
@@ -78,7 +84,7 @@ def _sso(request: Request, owner: str, application: str, params: dict[str, str],
         return _page(saml_idp.answer_page(db, sso, user))
 
 
-@router.get("/saml/redirect/{owner}/{application}")
+@router.get("/saml/redirect/{owner}/{application}", response_class=Response, responses=PAGES)
 async def saml_sso_redirect(request: Request, owner: str, application: str) -> Response:
     """Single sign-on, HTTP-Redirect binding: SAMLRequest (deflated), RelayState, SigAlg and
     Signature. A signed-in user gets the page that posts the signed Response to the service
@@ -90,7 +96,7 @@ async def saml_sso_redirect(request: Request, owner: str, application: str) -> R
         return await _refused(request, exc)
 
 
-@router.post("/saml/redirect/{owner}/{application}")
+@router.post("/saml/redirect/{owner}/{application}", response_class=Response, responses=PAGES)
 async def saml_sso_post(request: Request, owner: str, application: str) -> Response:
     """Single sign-on, HTTP-POST binding: SAMLRequest and RelayState as a form; checked, then
     on to the Redirect binding's form of the same request (303)."""
@@ -152,7 +158,7 @@ def _acs(request: Request, form: dict[str, str]) -> Response:
                             result)
 
 
-@router.post("/acs")
+@router.post("/acs", response_class=Response, responses=PAGES)
 async def acs(request: Request) -> Response:
     """The assertion consumer service: SAMLResponse (and RelayState) posted by a SAML
     provider's IdP. A checked Response signs its user in (a second factor, when the account
