@@ -66,7 +66,8 @@ class CsrfGuard:
       with neither header passes: every current browser sends Origin on each unsafe
       request, so such a request does not come from a page; clients with credentials of
       their own (the SDKs) send no cookie at all. The OAuth endpoints that other origins
-      call (oauth.cross_origin) never read the cookie.
+      call (oauth.cross_origin) never read the cookie, and the SAML messages other sites'
+      pages post (POSTED_BY_OTHER_SITES) never act as the cookie's user.
     - A websocket handshake (the console's /_event) with another Origin is refused with
       HTTP 403 before the socket opens: the socket acts as the cookie's user."""
 

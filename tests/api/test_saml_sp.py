@@ -249,3 +249,17 @@ def test_saving_a_provider_refuses_bad_saml_settings(admin, database, fields):
                                                  "type": "Custom", **fields}).json()
     assert body["status"] == "error" and ("metadata" in body["msg"] or "certificate" in body["msg"]), body
     assert admin.get("/api/get-provider", params={"id": f"admin/{name}"}).json()["data"] is None
+
+
+def test_identity_provider_on_another_site_posts_to_the_acs(world):
+    """A browser holding a session of this server posts the Response from the IdP's page: the
+    cross-site check leaves the ACS to the Response's own checks."""
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    browser = sign_in(org.name, "alice", PASSWORD)
+    answer = browser.post("/api/acs", data=fields, headers={"Origin": "https://idp.example.org"},
+                          follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/account"
+    # elsewhere the check still holds
+    refused_elsewhere = browser.post("/api/update-user", json={}, headers={"Origin": "https://idp.example.org"})
+    assert "origin" in refused_elsewhere.json()["msg"]
