@@ -263,3 +263,50 @@ def test_identity_provider_on_another_site_posts_to_the_acs(world):
     # elsewhere the check still holds
     refused_elsewhere = browser.post("/api/update-user", json={}, headers={"Origin": "https://idp.example.org"})
     assert "origin" in refused_elsewhere.json()["msg"]
+
+
+def _other_organization_app(make_org, provider: m.Provider, **row) -> m.Application:
+    """An application of another organization (no alice there) listing the provider."""
+    other = make_org()
+    return add(m.Application(owner="admin", name=unique("spother"), organization=other.name, cert="cert-built-in",
+                             enable_password=True, enable_sign_up=True, client_id=secrets.token_hex(10),
+                             client_secret=secrets.token_hex(20),
+                             providers=[{"name": provider.name, "canSignIn": True, **row}]))
+
+
+def test_new_account_signed_up_through_the_federation_rules(world, make_org):
+    org, _, provider, _ = world
+    app = _other_organization_app(make_org, provider, canSignUp=True)
+    client = TestClient(api)
+    assert client.post("/api/acs", data=idp_answer(org.name, saml_login(provider, app)),
+                       follow_redirects=False).status_code == 303
+    account = client.get("/api/get-account").json()["data"]
+    assert (account["owner"], account["name"], account["displayName"]) == (app.organization, "alice", "Alice")
+    assert account["custom"] == "alice"  # the Custom type's link holds the NameID
+    # the next sign-in finds the same account
+    again = TestClient(api)
+    assert again.post("/api/acs", data=idp_answer(org.name, saml_login(provider, app)),
+                      follow_redirects=False).status_code == 303
+    assert again.get("/api/get-account").json()["data"]["name"] == "alice"
+    with session_scope() as db:
+        assert len(db.exec(select(m.User).where(m.User.owner == app.organization)).all()) == 1
+
+
+def test_new_account_refused_without_can_sign_up(world, make_org):
+    org, _, provider, _ = world
+    app = _other_organization_app(make_org, provider, canSignUp=False)
+    text = refused(post_acs(idp_answer(org.name, saml_login(provider, app))))
+    assert "is not allowed to sign up" in text
+    with session_scope() as db:
+        assert db.exec(select(m.User).where(m.User.owner == app.organization)).all() == []
+
+
+def test_keycloak_type_signs_in_existing_accounts_only(world, make_org):
+    org, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.type = "Keycloak"
+        db.add(row)
+    assert post_acs(idp_answer(org.name, saml_login(provider, app))).status_code == 303
+    stranger = _other_organization_app(make_org, provider, canSignUp=True)
+    assert "does not exist" in refused(post_acs(idp_answer(org.name, saml_login(provider, stranger))))
