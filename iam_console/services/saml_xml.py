@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import secrets
 import zlib
 from datetime import UTC, datetime, timedelta
+from html import escape
+from urllib.parse import quote
 
 import defusedxml.ElementTree as safe_xml
 from cryptography import x509
@@ -154,6 +157,12 @@ def cert_pem(cert: x509.Certificate) -> str:
     return cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
+@functools.lru_cache(maxsize=64)
+def private_key(pem: str):
+    """A key in PEM, loaded once (loading checks the key, which takes long for RSA)."""
+    return serialization.load_pem_private_key(pem.encode(), password=None)
+
+
 def _signature_algorithm(key, hash_name: str) -> str:
     return f"{'ecdsa' if isinstance(key, ec.EllipticCurvePrivateKey) else 'rsa'}-{hash_name}"
 
@@ -169,7 +178,7 @@ def sign(root: etree._Element, element_id: str, key_pem: str, cert_pem_text: str
          c14n: str = EXC_C14N10) -> etree._Element:
     """The document signed (enveloped) over the element with `element_id`, whose placeholder
     (`placeholder()`) takes the signature; the signed copy is returned."""
-    key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    key = private_key(key_pem)
     signer = XMLSigner(method=SignatureConstructionMethod.enveloped, c14n_algorithm=c14n,
                        signature_algorithm=_signature_algorithm(key, hash_name), digest_algorithm=hash_name)
     try:
@@ -222,17 +231,16 @@ def query_signature_input(raw_query: str, kind: str) -> bytes:
 
 def sign_query(query: str, key_pem: str) -> str:
     """`query` (SAMLRequest=...&RelayState=...&SigAlg=..., encoded) with its Signature added."""
-    key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    key = private_key(key_pem)
     if isinstance(key, rsa.RSAPrivateKey):
         signature = key.sign(query.encode(), padding.PKCS1v15(), hashes.SHA256())
     else:
         signature = key.sign(query.encode(), ec.ECDSA(hashes.SHA256()))
-    from urllib.parse import quote
     return f"{query}&Signature={quote(base64.b64encode(signature).decode(), safe='')}"
 
 
 def query_sig_alg(key_pem: str) -> str:
-    key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    key = private_key(key_pem)
     return RSA_SHA256 if isinstance(key, rsa.RSAPrivateKey) else "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"
 
 
@@ -266,7 +274,6 @@ def signature_hash(name: str) -> str:
 
 def auto_post_page(action: str, fields: dict[str, str], title: str = "Continue") -> str:
     """An HTML page whose form posts `fields` to `action` by itself (a button when scripts are off)."""
-    from html import escape
     inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}"/>' for k, v in fields.items() if v)
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
             f"{escape(title)}</title></head><body><main><form id=\"saml-form\" method=\"post\" "
