@@ -17,6 +17,7 @@ from ..i18n import translate
 from ..services import auth, lookup, mfa, mfa_props, oauth, saml_accounts, saml_idp, saml_sp, verifications
 from ..services import builtin as b
 from ..services.errors import ServiceError
+from ..services.records import audit
 from .account import with_pending_second_factor, with_session
 from .auditing import record_refusal
 from .bodies import form_fields
@@ -81,7 +82,11 @@ def _sso(request: Request, owner: str, application: str, params: dict[str, str],
         setup = mfa.required_setup_path(lookup.organization(db, user.owner), user, here)
         if setup:
             return RedirectResponse(setup, status_code=303, headers=NO_STORE)
-        return _page(saml_idp.answer_page(db, sso, user))
+        page = saml_idp.answer_page(db, sso, user)
+        audit(db, organization=user.owner, user=user.name, action="saml-sso", request_uri=saml_idp.SSO_PATH,
+              client_ip=client_ip(request), obj={"application": sso.application.name, "issuer": sso.issuer,
+                                                  "acs": sso.acs_url})
+        return _page(page)
 
 
 @router.get("/saml/redirect/{owner}/{application}", response_class=Response, responses=PAGES)

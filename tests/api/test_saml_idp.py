@@ -124,6 +124,10 @@ def test_redirect_binding_round_trip_with_pysaml2(world, tmp_path):
     assert parse_qs(target.query)["from"] == [path]
     action, fields = signed_in_answer(app, path)
     assert action == SP_ACS and fields["RelayState"] == "rs-1"
+    with session_scope() as db:  # the assertion issued is on record
+        record = db.exec(select(m.Record).where(m.Record.action == "saml-sso", m.Record.organization == world.name)
+                         ).one()
+        assert app.name in record.object and SP_ENTITY in record.object
     answer = check_response(sp, request_id, fields["SAMLResponse"])
     assert answer.name_id.text == "alice"  # the user's name unless useEmailAsSamlNameId
     identity = answer.get_identity()
