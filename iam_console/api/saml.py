@@ -28,6 +28,7 @@ router = APIRouter(prefix="/api", tags=["saml"])
 NO_STORE = {"Cache-Control": "no-store"}
 PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'"
 METHOD = "SAML"
+CANNOT_USE = "The user %s/%s cannot sign in to application %s"  # the OAuth authorize page's refusal
 HTML = {"content": {"text/html": {}}}
 # the single sign-on and ACS answers: a redirect, the page that posts a SAML message, or a refusal's page
 PAGES = {200: {**HTML, "description": "The page that posts the SAML message"},
@@ -75,7 +76,7 @@ def _sso(request: Request, owner: str, application: str, params: dict[str, str],
         account = signed_in(db, request)
         user = account[0] if account is not None else None
         if user is not None and not oauth.may_use(user, sso.application):
-            user = None  # another account signs in
+            raise ServiceError(CANNOT_USE, user.owner, user.name, sso.application.name)
         if user is None:
             target = f"/login/{quote(sso.application.organization, safe='')}?from={quote(here, safe='/')}"
             return RedirectResponse(target, status_code=303, headers=NO_STORE)

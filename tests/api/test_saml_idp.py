@@ -267,12 +267,12 @@ def test_signed_requests_when_the_application_names_a_client_cert(world, tmp_pat
     assert "signature" in _refused(path).lower()
 
 
-def test_user_of_another_organization_signs_in_again(world, make_org, make_user, tmp_path):
+def test_user_of_another_organization_gets_no_assertion(world, make_org, make_user, tmp_path):
     other = make_org()
     make_user(owner=other.name, name="bob", password=PASSWORD)
     app = make_app(world.name)
     sp = sp_client(metadata(app), tmp_path)
     _, path = redirect_request(sp)
-    client = sign_in(other.name, "bob", PASSWORD)
-    answer = client.get(path, follow_redirects=False)
-    assert answer.status_code == 303 and answer.headers["location"].startswith(f"/login/{world.name}?")
+    answer = sign_in(other.name, "bob", PASSWORD).get(path, follow_redirects=False)
+    assert answer.status_code == 400 and "SAMLResponse" not in answer.text
+    assert f"{other.name}/bob cannot sign in to application {app.name}" in unescape(answer.text)
