@@ -21,7 +21,7 @@ from ..services.records import audit
 from .account import with_pending_second_factor, with_session
 from .auditing import record_refusal
 from .bodies import form_fields
-from .callers import client_ip, session_token, signed_in
+from .callers import SESSION_COOKIE, client_ip, session_token, signed_in
 from .envelope import language, ok
 
 router = APIRouter(prefix="/api", tags=["saml"])
@@ -155,8 +155,11 @@ def _acs(request: Request, form: dict[str, str]) -> Response:
                 application=application.name, organization=user.owner, username=user.name, password="",
                 signin_method=METHOD))
             types = ",".join(m["mfaType"] for m in owed.methods)
-            return with_pending_second_factor(
-                RedirectResponse(f"{back}&secondFactor={quote(types)}", status_code=303, headers=NO_STORE), owed)
+            response = RedirectResponse(f"{back}&secondFactor={quote(types)}", status_code=303, headers=NO_STORE)
+            if session_token(request):  # the browser's earlier session ends here, as a sign-in rotates it
+                auth.sign_out(db, session_token(request), client_ip(request))
+                response.delete_cookie(SESSION_COOKIE, path="/")
+            return with_pending_second_factor(response, owed)
         result = auth.complete_sign_in(db, user, organization, application, client_ip=client_ip(request),
                                        user_agent=request.headers.get("user-agent", ""),
                                        previous_token=session_token(request), signin_method=METHOD)

@@ -198,18 +198,22 @@ def test_provider_not_enabled_for_the_application(world):
     assert "cannot be used to sign in" in refused(post_acs(fields))
 
 
-def test_second_factor_is_asked_on_the_login_page(world):
+def test_second_factor_is_asked_on_the_login_page(world, make_user):
     org, _, provider, app = world
+    make_user(owner=org.name, name="bob", password=PASSWORD)
     fields = idp_answer(org.name, saml_login(provider, app))  # the IdP's own sign-in is done
     with session_scope() as db:
         user = db.exec(select(m.User).where(m.User.owner == org.name, m.User.name == "alice")).one()
         user.totp_secret, user.preferred_mfa_type = "JBSWY3DPEHPK3PXP", "app"
         db.add(user)
-    answer = post_acs(fields)
+    browser = sign_in(org.name, "bob", PASSWORD)  # the browser's earlier session, as someone else
+    answer = browser.post("/api/acs", data=fields, follow_redirects=False)
     assert answer.status_code == 303
+    assert browser.get("/api/get-account").json()["status"] == "error"  # it ended
     target = urlsplit(answer.headers["location"])
     assert target.path == f"/login/{org.name}" and parse_qs(target.query)["secondFactor"] == ["app"]
-    assert "iam_mfa=" in answer.headers["set-cookie"] and "iam_session" not in answer.headers["set-cookie"]
+    cookies = answer.headers["set-cookie"]
+    assert "iam_mfa=" in cookies and 'iam_session=""' in cookies  # the pending sign-in, and no session
 
 
 @pytest.mark.parametrize("params", [{"id": "admin/none-such"}, {}])
