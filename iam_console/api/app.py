@@ -26,6 +26,7 @@ from . import (
     openapi,
     records,
     resources,
+    saml,
     sessions,
     syncers,
     system,
@@ -89,6 +90,7 @@ def create_api() -> FastAPI:
     api.include_router(files.files_router)
     api.include_router(records.router)
     api.include_router(webhooks.router)
+    api.include_router(saml.router)
     api.include_router(system.router)
 
     api.add_middleware(CrossOrigin)
