@@ -173,6 +173,19 @@ async def callback(request: Request) -> Response:
         return _with_cookies(RedirectResponse(outcome.url, status_code=302), outcome)
 
 
+@router.get("/api/federation/pending-mfa", summary="The methods of the second factor an upstream sign-in owes")
+async def pending_mfa(request: Request) -> JSONResponse:
+    """Casdoor's NextMfa answer for the pending sign-in the MFA cookie names (set by the callback):
+    its enabled methods, masked; to the browser holding that cookie only."""
+    with session_scope() as db:
+        pending = auth.pending_user(db, request.cookies.get(MFA_COOKIE, ""))
+        if pending is None:
+            raise ServiceError(auth.PENDING_EXPIRED)
+        methods = [p for p in mfa_props.all_props(pending[1]) if p["enabled"]]
+        methods.sort(key=lambda p: not p["isPreferred"])
+        return ok(auth.NEXT_MFA, methods)
+
+
 async def login_with_provider(request: Request, body: dict) -> JSONResponse:
     """/api/login with provider, code and state (Casdoor's callback page posts these): the same
     state, bound to the same browser, consumed the same way."""

@@ -26,8 +26,9 @@ import warnings
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
+import sqlalchemy as sa
 from authlib.common.security import generate_token
 from sqlmodel import Session, delete, select
 
@@ -349,3 +350,95 @@ def take_error(db: Session, error_id: str) -> str:
     message = row.error
     db.delete(row)
     return message
+
+
+# --- the pages' provider buttons ---
+
+ICONS = {"GitHub": "github", "Google": "google", "AzureAD": "microsoft", "GitLab": "gitlab", "Okta": "okta"}
+LABELS = {"AzureAD": "Microsoft"}
+START_PATH = "/api/federation/start"
+
+
+def _providers_item(items: list, default_shown: bool) -> tuple[bool, str]:
+    """Whether the page's "Providers" item shows the buttons, and its rule (big or small)."""
+    listed = [i for i in items or [] if isinstance(i, dict) and i.get("name") == "Providers"]
+    if not listed:
+        return default_shown, "big"
+    item = listed[0]
+    return item.get("visible", True) is not False, "small" if str(item.get("rule") or "").lower() == "small" else "big"
+
+
+def _oauth_provider(db: Session, application: m.Application, name: str) -> m.Provider | None:
+    own_first = sa.case((m.Provider.owner == application.organization, 0), else_=1)
+    provider = db.exec(select(m.Provider).where(
+        m.Provider.name == name, m.Provider.category == "OAuth",
+        m.Provider.owner.in_((application.organization, "admin"))).order_by(own_first)).first()
+    return provider if provider is not None and provider.type in SUPPORTED else None
+
+
+def _label(provider: m.Provider) -> str:
+    return LABELS.get(provider.type, provider.type) if provider.type in WELL_KNOWN else \
+        (provider.display_name or provider.name)
+
+
+def _icon(provider: m.Provider) -> str:
+    return provider.custom_logo or f"/providers/{ICONS.get(provider.type, 'openid')}.svg"
+
+
+def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
+    """The account page's list: each OAuth provider of the application governing the user's links
+    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
+    whether it may be unlinked (canUnlink), and where Link starts."""
+    application = federation.application_of_user(db, user)
+    if application is None:
+        return []
+    linked, props, out = user.third_party_ids or {}, user.properties or {}, []
+    for item in application.providers or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        row = federation.ProviderRow.of(item)
+        provider = _oauth_provider(db, application, row.name)
+        if provider is None:
+            continue
+        value = str(linked.get(federation.link_key(provider.type)) or "")
+        upstream_name = props.get(f"oauth_{provider.type}_username") or props.get(f"oauth_{provider.type}_displayName")
+        query = {"application": application.name, "provider": provider.name, "method": federation.LINK,
+                 "from": "/account"}
+        out.append({"name": provider.name, "type": provider.type, "label": _label(provider), "icon": _icon(provider),
+                    "linked": "1" if value else "", "username": str(upstream_name or value),
+                    "canUnlink": "1" if row.can_unlink else "", "href": f"{START_PATH}?{urlencode(query)}"})
+    return out
+
+
+def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
+            return_to: str = "") -> list[dict[str, str]]:
+    """The application's OAuth providers a page offers (sign-in: rows with canSignIn; sign-up: rows
+    with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
+    items shows them: name, label, icon (the provider's custom logo, else the type's), size (big
+    or small) and href (the start of the flow)."""
+    if application is None:
+        return []
+    if method == federation.SIGN_UP:
+        shown, size = _providers_item(application.signup_items, False)
+    else:
+        shown, size = _providers_item(application.signin_items, True)
+    if not shown:
+        return []
+    out = []
+    for item in application.providers or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        row = federation.ProviderRow.of(item)
+        if not (row.can_sign_up if method == federation.SIGN_UP else row.can_sign_in):
+            continue
+        provider = _oauth_provider(db, application, row.name)
+        if provider is None:
+            continue
+        query: dict[str, str] = {"application": application.name, "provider": provider.name, "method": method}
+        if authorize_query:
+            query["authorize"] = authorize_query[:MAX_QUERY]
+        if return_to:
+            query["from"] = navigation.safe_return_path(return_to)
+        out.append({"name": provider.name, "label": _label(provider), "type": provider.type, "size": size,
+                    "icon": _icon(provider), "href": f"{START_PATH}?{urlencode(query)}"})
+    return out

@@ -14,8 +14,9 @@ import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import code_signin, lookup, navigation, signin_page, verifications, webauthn
+from ...services import code_signin, lookup, navigation, signin_page, upstream, verifications, webauthn
 from ..components.captcha import captcha_fields
+from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import language_menu, themed
@@ -55,6 +56,7 @@ class Login(Captcha, rx.State):
     custom: list[str] = []
     org_choice: str = ""  # Select or Input: the organization is chosen first
     organizations: list[dict[str, str]] = []  # what a Select offers
+    providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
     _typed_organization: str = ""
 
     @rx.var
@@ -75,13 +77,16 @@ class Login(Captcha, rx.State):
         account._load()
         if account.signed_in:
             return rx.redirect(self.return_to)
+        query = self.router.url.query_parameters
         with session_scope() as db:
+            upstream_error = upstream.take_error(db, str(query.get("upstreamError", "")))
             target = webauthn.signin_target(db, "", self.organization_name)
             organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
             application = verifications.default_application(db, organization)
             look = signin_page.look(application, organization,
                                     str(self.router.url.query_parameters.get("orgChoiceMode", "")))
             self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
+            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
@@ -99,6 +104,10 @@ class Login(Captcha, rx.State):
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
         if code:
             await self.new_captcha(f"admin/{self.application}")
+        self.error = upstream_error
+        if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
+            self.busy = True
+            return rx.call_script(f"window.iamPendingMfa({json.dumps(self.return_to)})", callback=Login.finished)
 
     @rx.event
     def set_typed_organization(self, value: str):
@@ -269,6 +278,7 @@ def _form() -> rx.Component:
                 rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
                                                        id="login-signup")),
                 width="100%"),
+            provider_buttons(Login.providers, "login"),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",
