@@ -43,7 +43,7 @@ async def start(request: Request) -> Response:
             started = upstream.start(db, application_name=application, provider_name=params.get("provider", ""),
                                      method=method, browser_token=_browser(request),
                                      authorize_query=params.get("authorize", ""), return_to=params.get("from", "/"),
-                                     user=user)
+                                     user=user, client_ip=client_ip(request))
         except ServiceError as exc:
             db.rollback()
             return _refused(db, str(exc), application, params.get("authorize", ""), method)

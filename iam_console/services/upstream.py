@@ -35,7 +35,7 @@ from sqlmodel import Session, delete, select
 from .. import models as m
 from ..models.base import utcnow
 from ..settings import settings
-from . import federation, lookup, navigation, outbound
+from . import federation, lookup, navigation, outbound, throttle
 from .errors import ServiceError
 
 with warnings.catch_warnings():  # Authlib 1.9 warns, at import, about httpx2 for its assertion client
@@ -45,6 +45,7 @@ with warnings.catch_warnings():  # Authlib 1.9 warns, at import, about httpx2 fo
     from authlib.integrations.httpx_client import OAuth2Client
 
 STATE_MINUTES = 10
+STARTS_PER_ADDRESS = (60, 600)  # states a client address may open per window
 COOKIE = "iam_upstream"  # the browser's binding: a random value, its SHA-256 on each state
 CALLBACK_PATH = "/callback"
 WELL_KNOWN = ("GitHub", "Google", "AzureAD", "GitLab", "Okta")
@@ -164,9 +165,12 @@ class Started:
 
 
 def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
-          authorize_query: str = "", return_to: str = "/", user: m.User | None = None) -> Started:
+          authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
+          client_ip: str = "") -> Started:
     """A new state for the browser, and the provider's authorize URL; nothing is written when
-    the provider or the request is refused."""
+    the provider or the request is refused. Each client address opens at most 60 states per
+    10 minutes."""
+    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
     application = lookup.application(db, str(application_name or "")[:100])

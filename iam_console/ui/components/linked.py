@@ -7,11 +7,13 @@ import reflex as rx
 from ..state.linked import LinkedSection
 from ..state.prefs import Prefs
 from ..text import t
+from .provider_buttons import full_load
 
 
 def _row(row: rx.Var) -> rx.Component:
     name = row["name"].to(str)
-    link = rx.el.a(t("Link"), href=row["href"], id="linked-link-" + name, class_name="linked-link",
+    link = rx.el.a(t("Link"), href=row["href"], custom_attrs=full_load(), id="linked-link-" + name,
+                   class_name="linked-link",
                    aria_label=Prefs.tr["Link"] + " " + row["label"].to(str),
                    style={"color": "var(--accent-11)", "font_size": "var(--font-size-2)"})
     unlink = rx.button(t("Unlink"), size="1", variant="soft", color_scheme="red", id="linked-unlink-" + name,

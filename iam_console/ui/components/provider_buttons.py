@@ -9,17 +9,23 @@ import reflex as rx
 from ..state.prefs import Prefs
 
 
+def full_load() -> dict:
+    """Reflex renders an anchor as the router's Link: the start is a server route, loaded as a
+    document. A new dict each time: the component keeps (and adds to) the one it is given."""
+    return {"reloadDocument": True}
+
+
 def provider_buttons(buttons: rx.Var, prefix: str, phrase: str = "Sign in with %s") -> rx.Component:
     """`buttons`: a list var of services.upstream.buttons' dicts; ids `prefix`-provider-<name>."""
     def one(button: rx.Var) -> rx.Component:
         name = Prefs.tr[phrase].replace("%s", button["label"].to(str))
         icon = rx.el.img(src=button["icon"], alt="", width="20", height="20", style={"display": "block"})
-        big = rx.el.a(icon, rx.text(name, size="2", weight="medium"), href=button["href"],
+        big = rx.el.a(icon, rx.text(name, size="2", weight="medium"), href=button["href"], custom_attrs=full_load(),
                       id=f"{prefix}-provider-" + button["name"].to(str), class_name="provider-button",
                       style={"display": "flex", "align_items": "center", "gap": "0.6em", "width": "100%",
                              "padding": "0.45em 0.8em", "border": "1px solid var(--gray-7)", "border_radius": "6px",
                              "color": "var(--gray-12)", "text_decoration": "none"})
-        small = rx.el.a(icon, href=button["href"], aria_label=name, title=name,
+        small = rx.el.a(icon, href=button["href"], custom_attrs=full_load(), aria_label=name, title=name,
                         id=f"{prefix}-provider-" + button["name"].to(str), class_name="provider-button",
                         style={"display": "inline-flex", "padding": "0.35em", "border": "1px solid var(--gray-7)",
                                "border_radius": "6px"})
