@@ -29,7 +29,13 @@ def _browser(request: Request) -> str:
     return request.cookies.get(upstream.COOKIE, "")
 
 
-@router.get("/api/federation/start", summary="Begin a sign-in, sign-up or link at an upstream OAuth/OIDC provider")
+REDIRECTS = {302: {"description": "On to the provider, or back to this server's page with the error's id"}}
+QUERY = {"parameters": [{"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+                        for name in ("application", "provider", "method", "from", "authorize")]}
+
+
+@router.get("/api/federation/start", summary="Begin a sign-in, sign-up or link at an upstream OAuth/OIDC provider",
+            responses=REDIRECTS, openapi_extra=QUERY)
 async def start(request: Request) -> Response:
     """Query: application, provider, method (signin, signup, link), from (a path of this server to
     go on to), authorize (the OAuth authorize request's query the sign-in answers). Redirects to the
@@ -152,7 +158,10 @@ def _with_cookies(response: Response, outcome: Outcome) -> Response:
     return response
 
 
-@router.get(upstream.CALLBACK_PATH, summary="Back from an upstream OAuth/OIDC provider (code and state)")
+@router.get(upstream.CALLBACK_PATH, summary="Back from an upstream OAuth/OIDC provider (code and state)",
+            responses={302: {"description": "On as a password sign-in goes on, or back to the sign-in page"}},
+            openapi_extra={"parameters": [{"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+                                          for n in ("code", "state", "error", "error_description")]})
 async def callback(request: Request) -> Response:
     """Consumes the state once; signs in (or up, or links) and goes on as a password sign-in does.
     Every refusal goes back to this server's sign-in page with the message; the only address

@@ -260,3 +260,30 @@ def test_link_and_unlink_from_the_account(make_org, make_user, github):
     assert reload_user(org.name, "linda").third_party_ids == {}
     anonymous = TestClient(api).post("/api/unlink", json={"providerType": "GitHub"}).json()
     assert anonymous["status"] == "error" and anonymous["msg"] == "Please login first"
+
+
+def test_a_second_factor_is_owed_after_the_upstream_sign_in(make_org, github):
+    import pyotp
+
+    org, app, provider = setup(make_org, github)
+    client = TestClient(api)
+    state = parse_qs(urlsplit(begin(client, app, provider)).query)["state"][0]
+    client.get("/callback", params={"code": "the-code", "state": state}, follow_redirects=False)  # signed up
+    secret = pyotp.random_base32()
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.owner == org.name, m.User.name == "octocat")).one()
+        user.totp_secret, user.preferred_mfa_type = secret, "app"
+        db.add(user)
+    browser = TestClient(api)
+    state = parse_qs(urlsplit(begin(browser, app, provider, **{"from": "/account"})).query)["state"][0]
+    answer = browser.get("/callback", params={"code": "the-code", "state": state}, follow_redirects=False)
+    location = answer.headers["location"]
+    assert location == f"/login/{org.name}?from=%2Faccount&nextMfa=1", location
+    assert "iam_session" not in browser.cookies  # no session before the second factor
+    pending = browser.get("/api/federation/pending-mfa").json()
+    assert pending["data"] == "NextMfa" and pending["data2"][0]["mfaType"] == "app"
+    wrong = browser.post("/api/login", json={"passcode": "000000", "mfaType": "app"}).json()
+    assert wrong["status"] == "error"
+    done = browser.post("/api/login", json={"passcode": pyotp.TOTP(secret).now(), "mfaType": "app"}).json()
+    assert done["status"] == "ok" and done["data"] == f"{org.name}/octocat", done
+    assert TestClient(api).get("/api/federation/pending-mfa").json()["status"] == "error"

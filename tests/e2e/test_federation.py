@@ -161,7 +161,7 @@ def sign_in_upstream_as(page, upstream: Upstream, username: str) -> None:
             return
         route.fulfill(status=302, headers={"Location": signed["data2"]})
 
-    page.route(f"{upstream.base}/login/oauth/authorize**", answer)
+    page.route(lambda url: url.startswith(f"{upstream.base}/login/oauth/authorize"), answer)
 
 
 def click_provider(page, fed: Downstream) -> None:
