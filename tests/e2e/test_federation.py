@@ -149,19 +149,29 @@ def make_downstream(engine, upstream: Upstream, *, can_sign_in: bool = True, lin
 
 
 def sign_in_upstream_as(page, upstream: Upstream, username: str) -> None:
-    """Answer the browser's visit to the upstream's authorize page as its sign-in would."""
+    """Answer the browser's visit to the upstream's authorize page as its sign-in would. Playwright
+    does not intercept a redirect's next hop, so the start is fetched here: its redirect to the
+    upstream is followed by the test, which sends the browser on to the redirect URI (with the
+    start's cookie)."""
     def answer(route) -> None:
-        query = urlsplit(route.request.url).query
-        params = {k: v[0] for k, v in parse_qs(query).items()}
+        started = route.fetch(max_redirects=0)
+        location = started.headers.get("location", "")
+        if not location.startswith(f"{upstream.base}/login/oauth/authorize"):
+            route.fulfill(response=started)  # refused: back to this server's page
+            return
+        params = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
         signed = requests.post(f"{upstream.base}/api/login", params=params, json={
             "application": "downstream", "organization": "upstream", "username": username, "password": PASSWORD,
             "type": "code"}, timeout=10).json()
         if signed["status"] != "ok":  # shown as the page, so that the failing assertion says why
             route.fulfill(status=200, content_type="text/plain", body=f"upstream refused: {signed}")
             return
-        route.fulfill(status=302, headers={"Location": signed["data2"]})
+        headers = {"location": signed["data2"]}
+        if "set-cookie" in started.headers:
+            headers["set-cookie"] = started.headers["set-cookie"]
+        route.fulfill(status=302, headers=headers)
 
-    page.route(lambda url: url.startswith(f"{upstream.base}/login/oauth/authorize"), answer)
+    page.route(lambda url: "/api/federation/start?" in url, answer)
 
 
 def click_provider(page, fed: Downstream) -> None:

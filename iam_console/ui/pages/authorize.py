@@ -49,6 +49,7 @@ class Authorize(rx.State):
     # socket reconnects with the new session cookie): such a rerun must not issue a second
     # code. A later visit to the same URL (reload) is a new request.
     _answered_query: str = ""
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
     _answered_at: float = 0.0
 
     def _answer(self) -> None:
@@ -78,7 +79,9 @@ class Authorize(rx.State):
         error_id = params.pop("upstreamError", "")
         target = ""
         with session_scope() as db:
-            self.sign_in_error = upstream.take_error(db, error_id)
+            if error_id and error_id != self._upstream_error[0]:
+                self._upstream_error = (error_id, upstream.take_error(db, error_id))
+            self.sign_in_error = self._upstream_error[1] if error_id else ""
             try:
                 authorization = oauth.check_authorize(db, request)
             except ServiceError as exc:

@@ -58,6 +58,7 @@ class Login(Captcha, rx.State):
     organizations: list[dict[str, str]] = []  # what a Select offers
     providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
     _typed_organization: str = ""
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
 
     @rx.var
     def style_sheet(self) -> str:
@@ -79,7 +80,7 @@ class Login(Captcha, rx.State):
             return rx.redirect(self.return_to)
         query = self.router.url.query_parameters
         with session_scope() as db:
-            upstream_error = upstream.take_error(db, str(query.get("upstreamError", "")))
+            upstream_error = self._take_upstream_error(db, str(query.get("upstreamError", "")))
             target = webauthn.signin_target(db, "", self.organization_name)
             organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
             application = verifications.default_application(db, organization)
@@ -108,6 +109,11 @@ class Login(Captcha, rx.State):
         if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
             self.busy = True
             return rx.call_script(f"window.iamPendingMfa({json.dumps(self.return_to)})", callback=Login.finished)
+
+    def _take_upstream_error(self, db, error_id: str) -> str:
+        if error_id and error_id != self._upstream_error[0]:
+            self._upstream_error = (error_id, upstream.take_error(db, error_id))
+        return self._upstream_error[1] if error_id else ""
 
     @rx.event
     def set_typed_organization(self, value: str):

@@ -56,6 +56,7 @@ class Signup(Captcha, rx.State):
     countdown: int = 0
     busy: bool = False
     providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
 
     @rx.event
     async def open(self):
@@ -92,7 +93,9 @@ class Signup(Captcha, rx.State):
             self._shown(name, item) for name, item in items.by_name.items()
             if items.visible(name) and name not in NOT_SHOWN)]
         with session_scope() as db:
-            self.error = upstream.take_error(db, error_id)
+            if error_id and error_id != self._upstream_error[0]:
+                self._upstream_error = (error_id, upstream.take_error(db, error_id))
+            self.error = self._upstream_error[1] if error_id else ""
             self.providers = upstream.buttons(db, application, "signup", authorize_query=authorize)
         await self.new_captcha(f"admin/{self.application}")
 
