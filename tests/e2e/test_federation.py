@@ -119,16 +119,17 @@ class Downstream:
     organization: str
     application: str
     provider: str
+    client_id: str
 
 
 def make_downstream(engine, upstream: Upstream, *, can_sign_in: bool = True, link_with_email: bool = False,
-                    can_unlink: bool = True) -> Downstream:
+                    can_unlink: bool = True, **app_fields) -> Downstream:
     """An organization of the first server whose default application lists the Custom provider."""
     from iam_console.db import session_scope
     from iam_console.models import Application, Organization, Provider
 
     suffix = uuid.uuid4().hex[:8]
-    made = Downstream(f"fed-{suffix}", f"fed-app-{suffix}", f"upstream-{suffix}")
+    made = Downstream(f"fed-{suffix}", f"fed-app-{suffix}", f"upstream-{suffix}", secrets.token_hex(10))
     with session_scope(engine) as db:
         db.add(Organization(owner="admin", name=made.organization, display_name="Federated", password_type="argon2id",
                             languages=["en", "zh"], password_options=["AtLeast6"],
@@ -139,9 +140,10 @@ def make_downstream(engine, upstream: Upstream, *, can_sign_in: bool = True, lin
                         user_mapping={"id": "sub", "username": "preferred_username", "displayName": "name",
                                       "email": "email", "avatarUrl": "picture"}))
         db.add(Application(owner="admin", name=made.application, display_name="Federated app",
-                           organization=made.organization, cert="cert-built-in", client_id=secrets.token_hex(10),
+                           organization=made.organization, cert="cert-built-in", client_id=made.client_id,
                            client_secret=secrets.token_hex(20), enable_password=True, enable_sign_up=True,
-                           enable_link_with_email=link_with_email, grant_types=["authorization_code"],
+                           **{"grant_types": ["authorization_code"], **app_fields},
+                           enable_link_with_email=link_with_email,
                            providers=[{"name": made.provider, "canSignUp": True, "canSignIn": can_sign_in,
                                        "canUnlink": can_unlink, "prompted": False, "signupGroup": "",
                                        "rule": "None", "countryCodes": []}]))
@@ -270,3 +272,69 @@ def test_callback_replay_is_refused_in_the_browser(visit, page, engine, upstream
     visit(urlsplit(seen[0]).path + "?" + urlsplit(seen[0]).query)  # the same code and state, again
     expect(page.locator("#login-error")).to_contain_text("please sign in again")
 
+
+
+CLIENT_CALLBACK = f"http://127.0.0.1:{_free_port()}/cb"  # nothing listens: the test answers the navigation
+
+
+def answer_client_callback(context) -> None:
+    context.route(lambda url: url.startswith(CLIENT_CALLBACK),
+                  lambda route: route.fulfill(status=200, content_type="text/plain", body="client"))
+
+
+def test_authorize_page_button_answers_the_client_with_a_code(visit, page, context, engine, upstream):
+    fed = make_downstream(engine, upstream, redirect_uris=[CLIENT_CALLBACK])
+    answer_client_callback(context)
+    sign_in_upstream_as(page, upstream, "uma")
+    visit(f"/login/oauth/authorize?client_id={fed.client_id}&response_type=code&redirect_uri={CLIENT_CALLBACK}"
+          f"&scope=openid&state=client-state")
+    button = page.locator(f"#authorize-provider-{fed.provider}")
+    expect(button).to_be_visible()
+    assert axe.serious(page) == []
+    button.click()
+    page.wait_for_url(lambda url: url.startswith(CLIENT_CALLBACK))
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["state"] == ["client-state"] and query["code"][0]
+
+
+def test_sign_up_page_buttons_and_the_oauth_sign_up_page(visit, page, context, engine, upstream):
+    items = [{"name": name, "visible": True, "required": name != "Providers", "prompted": False, "rule": rule}
+             for name, rule in (("Username", ""), ("Password", ""), ("Providers", "small"),
+                                ("Signup button", ""))]
+    fed = make_downstream(engine, upstream, signup_items=items, redirect_uris=[CLIENT_CALLBACK])
+    sign_in_upstream_as(page, upstream, "uma")
+    visit(f"/signup/{fed.application}")
+    small = page.locator(f"#signup-provider-{fed.provider}")
+    expect(small).to_have_attribute("aria-label", "Sign up with Upstream IAM")  # an icon: its name is the label
+    assert axe.serious(page) == []
+    small.click()
+    page.wait_for_url(lambda url: urlsplit(url).path == "/")
+    assert account_of(page)["name"] == "uma"
+    context.clear_cookies()
+    answer_client_callback(context)
+    visit(f"/signup/oauth/authorize?client_id={fed.client_id}&response_type=code&redirect_uri={CLIENT_CALLBACK}"
+          f"&scope=openid&state=s2")
+    page.locator(f"#signup-provider-{fed.provider}").click()  # the account exists: it signs in, for the client
+    page.wait_for_url(lambda url: url.startswith(CLIENT_CALLBACK))
+    assert parse_qs(urlsplit(page.url).query)["state"] == ["s2"]
+
+
+def test_link_from_the_account_page(visit, page, engine, upstream, api_login):
+    from iam_console.db import session_scope
+    from iam_console.models import User
+    from iam_console.services.passwords import hash_password
+    from tests.e2e.conftest import Account
+
+    fed = make_downstream(engine, upstream)
+    with session_scope(engine) as db:
+        db.add(User(owner=fed.organization, name="lisa", uuid=str(uuid.uuid4()), type="normal-user",
+                    display_name="Lisa", password=hash_password(PASSWORD, "argon2id"), password_type="argon2id",
+                    signup_application=fed.application))
+    api_login(Account(fed.organization, "lisa", PASSWORD, "Lisa"))
+    sign_in_upstream_as(page, upstream, "lena")
+    visit("/account")
+    row = page.locator(f"#linked-row-{fed.provider}")
+    expect(row).to_contain_text("Not linked")
+    row.locator(f"#linked-link-{fed.provider}").click()  # to the provider and back to /account, linked
+    expect(page.locator(f"#linked-row-{fed.provider} .linked-username")).to_have_text("lena", timeout=30_000)
+    assert dict(users_linked(engine, fed.organization))["lisa"].get("custom")
