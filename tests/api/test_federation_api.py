@@ -287,3 +287,19 @@ def test_a_second_factor_is_owed_after_the_upstream_sign_in(make_org, github):
     done = browser.post("/api/login", json={"passcode": pyotp.TOTP(secret).now(), "mfaType": "app"}).json()
     assert done["status"] == "ok" and done["data"] == f"{org.name}/octocat", done
     assert TestClient(api).get("/api/federation/pending-mfa").json()["status"] == "error"
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"method": "steal"}, "Unknown method: steal"),
+    ({"application": "no-such-app"}, "The application: no-such-app does not exist"),
+    ({"provider": "no-such-provider"}, "The provider: no-such-provider does not exist"),
+    ({"method": "link"}, "Please sign in first"),
+    ({"authorize": "x" * 5000}, "The authorization request is too long"),
+])
+def test_bad_starts_are_refused_with_nothing_written(make_org, github, params, message):
+    _org, app, provider = setup(make_org, github)
+    before = live_states()
+    query = {"application": app.name, "provider": provider, "method": "signin", **params}
+    location = TestClient(api).get("/api/federation/start", params=query, follow_redirects=False).headers["location"]
+    assert error_of(location) == message
+    assert live_states() == before and github.calls == []
