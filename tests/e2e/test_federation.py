@@ -338,3 +338,38 @@ def test_link_from_the_account_page(visit, page, engine, upstream, api_login):
     row.locator(f"#linked-link-{fed.provider}").click()  # to the provider and back to /account, linked
     expect(page.locator(f"#linked-row-{fed.provider} .linked-username")).to_have_text("lena", timeout=30_000)
     assert dict(users_linked(engine, fed.organization))["lisa"].get("custom")
+
+
+def test_a_second_factor_is_asked_after_the_upstream_sign_in(visit, page, context, engine, upstream):
+    import pyotp
+    from sqlmodel import select
+
+    from iam_console.db import session_scope
+    from iam_console.models import User
+
+    fed = make_downstream(engine, upstream)
+    sign_in_upstream_as(page, upstream, "uma")
+    visit(f"/login/{fed.organization}")
+    click_provider(page, fed)
+    secret = pyotp.random_base32()
+    with session_scope(engine) as db:
+        user = db.exec(select(User).where(User.owner == fed.organization, User.name == "uma")).one()
+        user.totp_secret, user.preferred_mfa_type = secret, "app"
+        db.add(user)
+    context.clear_cookies()
+    visit(f"/login/{fed.organization}")
+    logs: list[str] = []
+    page.on("console", lambda message: logs.append(message.text))
+    page.on("response", lambda r: logs.append(f"{r.status} {r.url}") if "/api/" in r.url or "callback" in r.url
+            else None)
+    page.locator(f"#login-provider-{fed.provider}").click()
+    page.wait_for_url(lambda url: "nextMfa=1" in url)
+    try:  # back on the sign-in page: the second step
+        expect(page.locator("#login-passcode")).to_be_visible(timeout=15_000)
+    except AssertionError:
+        raise AssertionError((page.url, logs)) from None
+    assert page.request.get("/api/get-account").json()["status"] == "error"  # no session yet
+    page.fill("#login-passcode", pyotp.TOTP(secret).now())
+    page.click("#login-mfa-submit")
+    page.wait_for_url(lambda url: urlsplit(url).path == "/")
+    assert account_of(page)["name"] == "uma"

@@ -28,6 +28,7 @@ from ..state.account import Account
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
 from ..text import t
+from .login import pending_mfa_script
 
 ANSWER_RERUN_SECONDS = 10.0
 
@@ -112,7 +113,7 @@ class Authorize(rx.State):
                 fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
         if back_from_upstream and not target:  # a second factor owed after an upstream sign-in
             self.checked, self.busy = True, True
-            return rx.call_script('window.iamPendingMfa("")', callback=Authorize.finished)
+            return rx.call_script(pending_mfa_script(""), callback=Authorize.finished)
         if target:
             if not target.startswith(("/mfa/setup", "/prompt/")):  # coming back from those is a new request
                 self._answer()

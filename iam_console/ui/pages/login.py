@@ -30,6 +30,13 @@ from ..text import t
 PASSWORD, CODE = "Password", code_signin.METHOD
 
 
+def pending_mfa_script(return_to: str) -> str:
+    """window.iamPendingMfa, once assets/iam.js has loaded: on_load may run before it has."""
+    return ("(async () => { for (let i = 0; i < 200 && !window.iamPendingMfa; i++) "
+            "await new Promise((done) => setTimeout(done, 50)); "
+            f"return await window.iamPendingMfa({json.dumps(return_to)}); }})()")
+
+
 class Login(Captcha, rx.State):
     error: str = ""
     busy: bool = False
@@ -108,7 +115,7 @@ class Login(Captcha, rx.State):
         self.error = upstream_error
         if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
             self.busy = True
-            return rx.call_script(f"window.iamPendingMfa({json.dumps(self.return_to)})", callback=Login.finished)
+            return rx.call_script(pending_mfa_script(self.return_to), callback=Login.finished)
 
     def _take_upstream_error(self, db, error_id: str) -> str:
         if error_id and error_id != self._upstream_error[0]:
