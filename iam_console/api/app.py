@@ -19,6 +19,7 @@ from . import (
     certs,
     enforce,
     extras,
+    federation,
     files,
     ldap,
     mfa,
@@ -74,6 +75,7 @@ def create_api() -> FastAPI:
         return response
 
     api.include_router(account.router)
+    api.include_router(federation.router)
     api.include_router(oauth.router)
     api.include_router(resources.router)
     api.include_router(extras.router)
