@@ -14,8 +14,17 @@ import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import (code_signin, lookup, mfa_props, navigation, saml_sp, signin_page, upstream,
-                         verifications, webauthn)
+from ...services import (
+    code_signin,
+    lookup,
+    mfa_props,
+    navigation,
+    saml_sp,
+    signin_page,
+    upstream,
+    verifications,
+    webauthn,
+)
 from ...services.errors import ServiceError
 from ..components.captcha import captcha_fields
 from ..components.provider_buttons import provider_buttons
