@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -49,15 +50,16 @@ class PayPal:
             raise ServiceError("PayPal refused the request: %s", str(detail or answer.status_code)[:300])
         return body
 
-    def _session(self):
-        client = outbound.http_client(timeout=TIMEOUT_SECONDS, follow_redirects=False)
-        token = self._call(client, "POST", "/v1/oauth2/token", data={"grant_type": "client_credentials"},
-                           auth=(self.provider.client_id, self.provider.client_secret)).get("access_token")
-        if not isinstance(token, str) or not token:
-            client.close()
-            raise ServiceError("PayPal gave no access token")
-        client.headers["Authorization"] = f"Bearer {token}"
-        return client
+    @contextmanager
+    def _session(self) -> Iterator[httpx.Client]:
+        """A guarded client holding an access token for the provider's client id and secret."""
+        with outbound.http_client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+            token = self._call(client, "POST", "/v1/oauth2/token", data={"grant_type": "client_credentials"},
+                               auth=(self.provider.client_id, self.provider.client_secret)).get("access_token")
+            if not isinstance(token, str) or not token:
+                raise ServiceError("PayPal gave no access token")
+            client.headers["Authorization"] = f"Bearer {token}"
+            yield client
 
     def pay(self, db: Session, request: PayRequest) -> PayAnswer:
         minor_units(request.price, request.currency)  # refuses a price finer than the currency
