@@ -42,10 +42,10 @@ class _Stub:
                     status, answer = stub.handle(method, self.path, dict(self.headers), body)
                 self._answer(status, answer)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._serve("GET")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._serve("POST")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

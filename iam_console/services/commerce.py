@@ -41,6 +41,7 @@ ORDER_STATES = ("Created", "Paid", "Canceled", "Failed", "Timeout")
 PLAN_PERIODS = {"Monthly": 1, "Yearly": 12}
 MAX_ITEMS = 50
 MAX_QUANTITY = 1000
+EXPIRY_BATCH = 500  # subscriptions expired per transaction
 
 
 def _name(prefix: str) -> str:
@@ -383,7 +384,7 @@ def revoke_role(db: Session, owner: str, role: str, user: str) -> None:
         db.add(row)
 
 
-def expire_subscriptions(db: Session, now: datetime | None = None, batch: int = 500) -> int:
+def expire_subscriptions(db: Session, now: datetime | None = None, batch: int = EXPIRY_BATCH) -> int:
     """Active subscriptions past their end become Expired, each by a conditional UPDATE (Active ->
     Expired: of several workers, one moves it); the plan's role is taken back unless another
     active subscription of the user grants it. Returns how many expired."""

@@ -5,6 +5,7 @@ the quantity, and a plan's subscription grants its role until the scheduler expi
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import threading
@@ -16,6 +17,7 @@ from pypdf import PdfReader
 from sqlmodel import func, select
 
 from iam_console import models as m
+from iam_console import scheduler
 from iam_console.db import session_scope
 from iam_console.models.base import money_of, to_wire
 from iam_console.services import commerce, invoices
@@ -464,3 +466,25 @@ def test_an_unpaid_payment_gets_no_invoice(shop, stripe_api):
     with session_scope() as db, pytest.raises(ServiceError, match="Please pay the order first!"):
         invoices.invoice_payment(db, shop.actor(), shop.org, payment.name)
     assert row(m.Payment, shop.org, payment.name).invoice_url == ""
+
+
+def test_the_scheduler_expires_subscriptions_and_takes_the_role_back(shop, monkeypatch):
+    product_name, plan_name, pricing, role = plan(shop)
+    payment = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
+    with session_scope() as db:
+        sub = db.exec(select(m.Subscription).where(m.Subscription.payment == payment.name)).one()
+        sub.end_time = sub.start_time - timedelta(seconds=1)
+        db.add(sub)
+    monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.01)
+    for job in ("_ldap_auto_sync", "_syncer_auto_sync", "_purge_records"):
+        monkeypatch.setattr(scheduler, job, lambda: None)
+
+    async def main() -> None:
+        task = asyncio.create_task(scheduler.run_scheduled_work())
+        while row(m.Subscription, shop.org, sub.name).state == "Active":
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+    assert row(m.Subscription, shop.org, sub.name).state == "Expired"
+    assert f"{shop.org}/{shop.buyer.name}" not in row(m.Role, shop.org, role).users
