@@ -524,3 +524,53 @@ def user_rows(db: Session, actor: Actor, model: type[m.Order] | type[m.Payment],
 def _record(db: Session, actor: Actor, owner: str, action: str, row: m.Named) -> None:
     records.audit(db, organization=owner, user=actor.name if actor.user is not None else "", action=action,
                   obj=m.to_wire(row))
+
+
+# --- what the public pages show ---
+
+def product_for_buyer(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any]:
+    """The buy page's product and its payment providers, for a user of its organization (or an
+    admin of it); a draft only to those admins."""
+    _signed_in(actor)
+    admin = actor.is_global_admin or (actor.is_org_admin and actor.organization == owner)
+    if not admin and (actor.user is None or actor.user.owner != owner):
+        raise ServiceError("Unauthorized operation")
+    product = _product(db, owner, name)
+    if product.state != "Published" and not admin:
+        raise ServiceError("The product %s is not published", name)
+    rows = db.exec(select(m.Provider).where(m.Provider.name.in_(product.providers or [""]),
+                                            m.Provider.owner.in_((owner, b.ADMIN_OWNER)),
+                                            m.Provider.category == "Payment")).all()
+    chosen: dict[str, m.Provider] = {}
+    for row in rows:  # the organization's own before a shared one of the same name
+        if row.name not in chosen or row.owner == owner:
+            chosen[row.name] = row
+    providers = [{"name": p.name, "displayName": p.display_name or p.name, "type": p.type}
+                 for n in product.providers if (p := chosen.get(n)) is not None]
+    return {"product": m.to_wire(product), "providers": providers}
+
+
+def payment_result(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any]:
+    """The result page: the payment (checked with its provider while still Created), and the
+    transactions it set off."""
+    payment = check_payment(db, actor, owner, name)
+    transactions = db.exec(select(m.Transaction).where(m.Transaction.owner == owner,
+                                                       m.Transaction.payment == payment.name)
+                           .order_by(m.Transaction.pk)).all()
+    return {"payment": m.to_wire(payment), "transactions": [m.to_wire(t) for t in transactions]}
+
+
+def pricing_plans(db: Session, owner: str, name: str) -> dict[str, Any]:
+    """The select-plan page, public as Casdoor's: an enabled pricing and its enabled plans."""
+    pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == owner, m.Pricing.name == name)).first()
+    if pricing is None or not pricing.is_enabled:
+        raise ServiceError("The pricing: %s does not exist or is disabled", name)
+    plans = {p.name: p for p in db.exec(select(m.Plan).where(m.Plan.owner == owner,
+                                                             m.Plan.name.in_(pricing.plans or [""]),
+                                                             m.Plan.is_enabled)).all()}
+    shown = [{"name": p.name, "displayName": p.display_name or p.name, "description": p.description,
+              "price": wire_money(p.price), "currency": p.currency, "period": p.period, "product": p.product,
+              "options": [str(o) for o in p.options]} for n in pricing.plans if (p := plans.get(n)) is not None]
+    return {"pricing": {"owner": owner, "name": pricing.name, "displayName": pricing.display_name or pricing.name,
+                        "description": pricing.description, "trialDuration": pricing.trial_duration,
+                        "application": pricing.application}, "plans": shown}
