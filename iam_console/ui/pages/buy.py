@@ -178,7 +178,7 @@ class PaymentResult(rx.State):
 
     @rx.var
     def rows(self) -> list[dict[str, str]]:
-        return [{"name": str(x.get("name", "")), "category": str(x.get("category", "")),
+        return [{"category": str(x.get("category", "")),
                  "amount": f"{x.get('amount', 0):g} {x.get('currency', '')}", "state": str(x.get("state", ""))}
                 for x in self.transactions]
 
@@ -228,10 +228,10 @@ def result_page() -> rx.Component:
             rx.heading(t("Transactions"), size="3", as_="h3"),
             rx.table.root(
                 rx.table.header(rx.table.row(
-                    rx.table.column_header_cell(t("Name")), rx.table.column_header_cell(t("Category")),
+                    rx.table.column_header_cell(t("Category")),
                     rx.table.column_header_cell(t("Amount")), rx.table.column_header_cell(t("State")))),
                 rx.table.body(rx.foreach(PaymentResult.rows, lambda r: rx.table.row(
-                    rx.table.cell(r["name"]), rx.table.cell(r["category"]), rx.table.cell(r["amount"]),
+                    rx.table.cell(r["category"]), rx.table.cell(r["amount"]),
                     rx.table.cell(r["state"]), class_name="payment-transaction"))),
                 width="100%", id="payment-transactions"),
             spacing="2", width="100%")),
