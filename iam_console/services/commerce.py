@@ -120,6 +120,18 @@ def _amount(value: Any, label: str) -> Decimal:
         raise ServiceError("The %s must be a number with at most 6 decimal places", label) from None
 
 
+def _amounts(values: list) -> set[Decimal]:
+    """A product's recharge options that are amounts (the list is a client's JSON)."""
+    found = set()
+    for value in values:
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
+            try:
+                found.add(money_of(value))
+            except (ValueError, ArithmeticError):
+                continue
+    return found
+
+
 def _plan_of(db: Session, product: m.Product, info: Mapping[str, Any]) -> tuple[str, str]:
     """The pricing and plan an item names: both or neither, an enabled pricing listing an enabled
     plan whose product is this one."""
@@ -158,8 +170,7 @@ def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: st
             price = _amount(item.get("price"), "custom price")
             if price <= 0:
                 raise ServiceError("the custom price should be greater than zero")
-            options = {money_of(o) for o in product.recharge_options if isinstance(o, int | float)
-                       and not isinstance(o, bool)}
+            options = _amounts(product.recharge_options)
             if product.disable_custom_recharge and price not in options:
                 raise ServiceError("The amount %s is not one of the product's recharge options", str(price))
         else:
