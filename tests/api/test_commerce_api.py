@@ -214,3 +214,15 @@ def test_money_on_the_wire_is_exact_and_bad_amounts_are_refused(shop, admin):
                           json={"owner": shop.org, "name": name, "price": price}).json()
         assert body["status"] == "error" and "price" in body["msg"], (price, body)
     assert ok_body(admin.get("/api/get-product", params={"id": f"{shop.org}/{name}"}))["data"]["price"] == 0.1
+
+
+def test_recharge_options_are_exact_positive_amounts(shop, admin):
+    name = unique("recharge")
+    body = {"owner": shop.org, "name": name, "isRecharge": True, "rechargeOptions": ["5", 25.5]}
+    ok_body(admin.post("/api/add-product", json=body))
+    read = ok_body(admin.get("/api/get-product", params={"id": f"{shop.org}/{name}"}))["data"]
+    assert read["rechargeOptions"] == [5, 25.5]
+    for options in (["0"], [-1], ["abc"], [0.1234567], [1e9]):
+        answer = admin.post("/api/update-product", params={"id": f"{shop.org}/{name}"},
+                            json={**body, "rechargeOptions": options}).json()
+        assert answer["msg"] == "The recharge options must be positive amounts", (options, answer)

@@ -65,6 +65,11 @@ def acme_shop(server, accounts):
     return _shop(server, "acme")
 
 
+def _pay_with(page, provider: str) -> None:
+    """The buy page's card has a button per payment provider, named by the provider."""
+    page.locator(".buy-card-provider").get_by_text(provider, exact=True).click()
+
+
 def _wait_result(page, state: str = "Paid") -> None:
     expect(page).to_have_url(RESULT)
     expect(page.locator("#payment-state")).to_have_text(state)
@@ -76,10 +81,10 @@ def test_buy_from_the_balance_then_the_result_shows_the_transaction(visit, page,
 
     api_login(accounts.alice)
     visit(f"/products/acme/{acme_shop.product}/buy")
-    expect(page.locator("#buy-product-name")).to_have_text("A good book")
-    expect(page.locator("#buy-price")).to_have_text("4.2 USD")
+    expect(page.locator("#buy-card-name")).to_have_text("A good book")
+    expect(page.locator("#buy-card-price")).to_have_text("$4.2 (USD)")
     assert serious(page) == []
-    page.click(f"#buy-with-balance-{acme_shop.product.removeprefix('book-')}")
+    _pay_with(page, f"balance-{acme_shop.product.removeprefix('book-')}")
     _wait_result(page)
     expect(page.locator(".payment-transaction")).to_have_count(1)
     expect(page.locator("#payment-transactions")).to_contain_text("Purchase")
@@ -102,7 +107,7 @@ def test_a_refused_purchase_is_told_in_place(visit, page, server, api_login, acc
         db.add(alice)
     api_login(accounts.alice)
     visit(f"/products/acme/{acme_shop.product}/buy")
-    page.click(f"#buy-with-balance-{acme_shop.product.removeprefix('book-')}")
+    _pay_with(page, f"balance-{acme_shop.product.removeprefix('book-')}")
     expect(page.locator("#buy-error")).to_contain_text("Insufficient balance")
     expect(page).to_have_url(re.compile(r"/buy$"))
 
@@ -125,7 +130,7 @@ def test_select_plan_signed_in_subscribes_and_grants_the_role(visit, page, serve
     assert serious(page) == []
     page.locator(f"#plan-{acme_shop.plan}").click()
     expect(page.locator("#buy-plan")).to_contain_text(acme_shop.plan)
-    page.click(f"#buy-with-dummy-{acme_shop.plan.removeprefix('plan-')}")
+    _pay_with(page, f"dummy-{acme_shop.plan.removeprefix('plan-')}")
     _wait_result(page)
     assert _subscription_state(server, "acme", accounts.alice.username, acme_shop.plan) == "Active"
     with server_db(server) as db:
@@ -144,7 +149,7 @@ def test_select_plan_signed_out_signs_in_and_comes_back(visit, page, server, acc
     page.fill("#login-password", accounts.admin.password)
     page.click("#login-submit")
     expect(page.locator("#buy-plan")).to_contain_text(shop.plan)
-    page.click(f"#buy-with-dummy-{shop.plan.removeprefix('plan-')}")
+    _pay_with(page, f"dummy-{shop.plan.removeprefix('plan-')}")
     _wait_result(page)
     assert _subscription_state(server, "built-in", accounts.admin.username, shop.plan) == "Active"
 
@@ -152,4 +157,33 @@ def test_select_plan_signed_out_signs_in_and_comes_back(visit, page, server, acc
 def test_an_unknown_pricing_is_told(visit, page):
     visit("/select-plan/acme/no-such-pricing")
     expect(page.locator("#select-plan-error")).to_contain_text("does not exist")
+    assert serious(page) == []
+
+
+def test_the_payment_page_issues_and_downloads_the_invoice(visit, page, server, api_login, accounts, acme_shop):
+    from iam_console import models as m
+    from iam_console.services import commerce
+    from iam_console.services.access import Actor
+
+    with server_db(server) as db:
+        alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
+        payment = commerce.buy_product(db, Actor(user=alice), ("acme", acme_shop.product),
+                                       f"dummy-{acme_shop.product.removeprefix('book-')}")
+        payment.person_name, payment.person_id_card = "Alice Liddell", "AL123456"
+        payment.person_email, payment.person_phone = "alice@example.com", "+15550100"
+        payment.invoice_type, payment.invoice_title = "Individual", "Alice Liddell"
+        payment.return_url = "https://shop.example/thanks"
+        db.add(payment)
+        name = payment.name
+    api_login(accounts.boss)
+    visit(f"/payments/acme/{name}")
+    expect(page.locator("#payment-download-invoice")).to_have_count(0)
+    expect(page.locator("#payment-return-to-website")).to_have_attribute("href", "https://shop.example/thanks")
+    page.click("#payment-issue-invoice")
+    expect(page.get_by_text("Successfully invoiced")).to_be_visible()
+    link = page.locator("#payment-download-invoice")
+    expect(link).to_have_attribute("href", f"http://localhost:{server.port}/api/get-invoice?id=acme/{name}")
+    expect(page.locator("#payment-issue-invoice")).to_be_disabled()
+    pdf = page.request.get(link.get_attribute("href"))
+    assert pdf.ok and pdf.body().startswith(b"%PDF")
     assert serious(page) == []

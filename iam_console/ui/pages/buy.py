@@ -19,6 +19,7 @@ import reflex as rx
 
 from ...services import commerce
 from ...settings import settings
+from ..components.product_card import product_card
 from ..routes import page
 from ..state.prefs import Prefs
 from ..state.service import in_thread, message
@@ -48,9 +49,8 @@ class Buy(rx.State):
         return bool(self.product.get("isRecharge"))
 
     @rx.var
-    def price_text(self) -> str:
-        price = self.product.get("price", 0)
-        return f"{price:g} {self.product.get('currency', '')}" if isinstance(price, int | float) else ""
+    def provider_names(self) -> list[str]:
+        return [p["name"] for p in self.providers]
 
     @rx.var
     def recharge_options(self) -> list[str]:
@@ -113,12 +113,8 @@ def _go(url: str):
     return rx.call_script(f"window.location.assign({json.dumps(url)})")
 
 
-def _provider_button(provider: rx.Var) -> rx.Component:
-    return rx.button(provider["displayName"], on_click=Buy.pay(provider["name"]), loading=Buy.paying,
-                     class_name="buy-provider", id="buy-with-" + provider["name"].to(str))
-
-
 def _recharge() -> rx.Component:
+    """A recharge's amount: one of the options, or (where allowed) the buyer's own."""
     return rx.vstack(
         rx.hstack(rx.foreach(Buy.recharge_options, lambda option: rx.button(
             option, variant=rx.cond(Buy.amount == option, "solid", "soft"), size="1",
@@ -127,34 +123,27 @@ def _recharge() -> rx.Component:
             rx.el.label(t("Amount"), html_for="buy-amount"),
             rx.input(id="buy-amount", type="number", value=Buy.amount, on_change=Buy.set_amount, width="12em"),
             spacing="1")),
-        spacing="2",
+        spacing="2", width="100%", max_width="32em",
     )
 
 
 def buy_page() -> rx.Component:
     product = Buy.product
-    card = rx.card(rx.vstack(
-        rx.cond(product["image"].to(str) != "", rx.image(src=product["image"].to(str),
-                                                         alt=product["displayName"].to(str), max_height="160px",
-                                                         max_width="100%", object_fit="contain")),
-        rx.heading(product["displayName"].to(str), size="5", as_="h2", id="buy-product-name"),
-        rx.cond(product["detail"].to(str) != "", rx.text(product["detail"].to(str), size="2")),
-        rx.cond(product["description"].to(str) != "",
-                rx.text(product["description"].to(str), size="2", color_scheme="gray")),
-        rx.cond(Buy.plan != "", rx.text(t("Plan"), ": ", Buy.plan, size="2", id="buy-plan")),
-        rx.cond(Buy.is_recharge, _recharge(),
-                rx.hstack(rx.text(t("Price"), size="2", weight="medium"),
-                          rx.text(Buy.price_text, size="4", weight="bold", id="buy-price"), align="center")),
-        rx.text(t("Pay with"), size="2", weight="medium"),
-        rx.cond(Buy.providers.length() > 0,
-                rx.hstack(rx.foreach(Buy.providers, _provider_button), spacing="2", wrap="wrap"),
-                rx.text(t("No payment provider"), size="2", color_scheme="gray")),
-        spacing="3", width="100%"), width="100%", max_width="32em", id="buy-card")
+    # the product as its edit page previews it (ui/components/product_card.py); a recharge's
+    # amount is chosen below the card, where the choice is kept
+    card = product_card(
+        display_name=product["displayName"].to(str), image=product["image"].to(str),
+        detail=product["detail"].to(str), description=product["description"].to(str),
+        price=product["price"].to(str), currency=product["currency"].to(str), is_recharge=Buy.is_recharge,
+        recharge_options=rx.Var.create([]), disable_custom_recharge=rx.Var.create(True),
+        providers=Buy.provider_names, on_pay=lambda provider: Buy.pay(provider), ident="buy-card")
     return rx.center(rx.vstack(
         rx.heading(t("Buy"), size="6", as_="h1"),
         rx.cond(Buy.error != "", rx.callout(Buy.error, icon="triangle-alert", color_scheme="red", width="100%",
                                             id="buy-error", role="alert")),
-        rx.cond(Buy.ready, card),
+        rx.cond(Buy.plan != "", rx.text(t("Plan"), ": ", Buy.plan, size="2", id="buy-plan")),
+        rx.cond(Buy.ready, rx.vstack(card, rx.cond(Buy.is_recharge, _recharge()), spacing="3", width="100%",
+                                     align="center")),
         spacing="4", width="100%", max_width="32em", align="center"))
 
 

@@ -15,6 +15,7 @@ import reflex as rx
 
 from ...services.kinds import choices
 from ...services.kinds.provider import TYPES
+from ..components.payment_actions import payment_actions
 from ..screens import Column, Field, Screen, screen
 from ..state.editing import Editing
 from ..text import t
@@ -66,7 +67,7 @@ def _person(key: str, label: str, **more: Any) -> Field:
 
 PAYMENTS = screen(Screen(
     key="payment", title="Payments", list_route="/payments", edit_route="/payments/{owner}/{name}",
-    edit_title="Payment", owner_picker=True,
+    edit_title="Payment", owner_picker=True, actions=payment_actions,
     columns=(
         Column("name", "Name", link="/payments/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),
