@@ -7,7 +7,9 @@
 - /payments/{owner}/{name}/result: the payment's state, checked with the provider while it is
   still Created, and the transactions it set off.
 
-Both are guarded pages: the shell's guard sends a signed-out visitor to sign in, then back."""
+Both are guarded pages: the shell's guard sends a signed-out visitor to sign in, then back. Their
+slugs are the screens' ([p0]/[p1]: Reflex wants one slug name per dynamic segment, and the product
+and payment edit pages hold these paths' first two)."""
 
 from __future__ import annotations
 
@@ -147,7 +149,7 @@ def buy_page() -> rx.Component:
         spacing="4", width="100%", max_width="32em", align="center"))
 
 
-page("/products/[owner]/[name]/buy", "Buy", on_load=Buy.open)(buy_page)
+page("/products/[p0]/[p1]/buy", "Buy", on_load=Buy.open)(buy_page)
 
 
 class PaymentResult(rx.State):
@@ -235,4 +237,4 @@ def result_page() -> rx.Component:
         spacing="4", width="100%", max_width="40em", align="center"))
 
 
-page("/payments/[owner]/[name]/result", "Payment result", on_load=PaymentResult.open)(result_page)
+page("/payments/[p0]/[p1]/result", "Payment result", on_load=PaymentResult.open)(result_page)
