@@ -152,6 +152,15 @@ def _plan_of(db: Session, product: m.Product, info: Mapping[str, Any]) -> tuple[
     return pricing_name, plan_name
 
 
+def _check_exclusive(db: Session, owner: str, plan_name: str, user: str) -> None:
+    """An exclusive plan holds one active subscription of a user at a time."""
+    exclusive = db.exec(select(m.Plan.is_exclusive).where(m.Plan.owner == owner, m.Plan.name == plan_name)).first()
+    if exclusive and db.exec(select(m.Subscription.pk).where(
+            m.Subscription.owner == owner, m.Subscription.user == user, m.Subscription.plan == plan_name,
+            m.Subscription.state == "Active")).first() is not None:
+        raise ServiceError("user already has an active subscription for plan: %s", plan_name)
+
+
 def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: str = "") -> m.Order:
     if not isinstance(items, list) or not items:
         raise ServiceError("Product list cannot be empty")
@@ -178,6 +187,8 @@ def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: st
             if product.sold + quantity > product.quantity:
                 raise ServiceError("The product: %s is out of stock", product.name)
         pricing_name, plan_name = _plan_of(db, product, item)
+        if plan_name:
+            _check_exclusive(db, owner, plan_name, user.name)
         currency = currency or product.currency or "USD"
         if (product.currency or "USD") != currency:
             raise ServiceError("All products of an order have one currency: %s is in %s, not %s", product.name,

@@ -272,6 +272,16 @@ def test_a_pricing_trial_lengthens_the_first_subscription(shop):
     assert two.end_time == commerce.period_end(two.start_time, "Yearly")
 
 
+def test_an_exclusive_plan_holds_one_active_subscription(shop):
+    product_name, plan_name, pricing, _ = plan(shop)
+    with session_scope() as db:
+        db.exec(select(m.Plan).where(m.Plan.owner == shop.org, m.Plan.name == plan_name)).one().is_exclusive = True
+    buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
+    with pytest.raises(ServiceError, match="already has an active subscription"):
+        buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
+    assert count(m.Subscription, owner=shop.org) == 1
+
+
 def test_a_plan_is_bought_through_its_pricing_and_product(shop):
     product_name, plan_name, pricing, _ = plan(shop)
     other = product(shop)
