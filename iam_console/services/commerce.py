@@ -161,7 +161,10 @@ def _check_exclusive(db: Session, owner: str, plan_name: str, user: str) -> None
         raise ServiceError("user already has an active subscription for plan: %s", plan_name)
 
 
-def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: str = "") -> m.Order:
+def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: str = "", *,
+                save: bool = True) -> m.Order:
+    """The order, written (`save`), or only checked and built: buy-product writes it once its
+    provider has answered, so no transaction stays open over a provider's network call."""
     if not isinstance(items, list) or not items:
         raise ServiceError("Product list cannot be empty")
     if len(items) > MAX_ITEMS:
@@ -201,10 +204,15 @@ def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: st
     name = _name("order")
     order = m.Order(owner=owner, name=name, display_name=name, products=infos, user=user.name, price=total,
                     currency=currency, state="Created", updated_time=utcnow())
+    if save:
+        _save_order(db, actor, order)
+    return order
+
+
+def _save_order(db: Session, actor: Actor, order: m.Order) -> None:
     db.add(order)
     db.flush()
-    _record(db, actor, owner, "place-order", order)
-    return order
+    _record(db, actor, order.owner, "place-order", order)
 
 
 def _order(db: Session, owner: str, name: str, *, lock: bool = False) -> m.Order:
@@ -252,8 +260,16 @@ def pay_order(db: Session, actor: Actor, owner: str, name: str, provider_name: s
     _signed_in(actor)
     order = _order(db, owner, name)
     _may_act_on(actor, owner, order.user)
+    return _pay(db, actor, order, provider_name, new=False)
+
+
+def _pay(db: Session, actor: Actor, order: m.Order, provider_name: str, *, new: bool) -> m.Payment:
+    """Pay an order (`new`: not written yet). Everything is read and checked first; a provider
+    that pays elsewhere (Stripe, PayPal) is called before this transaction writes anything, so no
+    row lock (and on SQLite no database write lock) is held over its network call."""
+    owner = order.owner
     if order.state != "Created":
-        raise ServiceError("cannot pay for order: %s/%s, current state is %s", owner, name, order.state)
+        raise ServiceError("cannot pay for order: %s/%s, current state is %s", owner, order.name, order.state)
     infos = [i for i in order.products if isinstance(i, dict)]
     if not infos:
         raise ServiceError("order has no products")
@@ -278,6 +294,8 @@ def pay_order(db: Session, actor: Actor, owner: str, name: str, provider_name: s
         owner=owner, payment_name=payment_name, user=user, price=order.price, currency=order.currency,
         product_names=names, product_display_names=display, description=first.description,
         return_url=return_url, notify_url=f"{settings.origin}/api/notify-payment/{owner}/{payment_name}"))
+    if new:
+        _save_order(db, actor, order)
     payment = m.Payment(
         owner=owner, name=payment_name, display_name=payment_name, provider=provider.name, type=provider.type,
         products=[str(i.get("name", "")) for i in infos], products_display_name=display[:1000],
@@ -305,8 +323,8 @@ def buy_product(db: Session, actor: Actor, product_id: tuple[str, str], provider
     item: dict[str, Any] = {"name": name, "quantity": 1, "pricingName": pricing, "planName": plan}
     if custom_price not in (None, ""):
         item["price"] = custom_price
-    order = place_order(db, actor, owner, [item], user_name)
-    return pay_order(db, actor, owner, order.name, provider_name)
+    order = place_order(db, actor, owner, [item], user_name, save=False)
+    return _pay(db, actor, order, provider_name, new=True)
 
 
 def _take_stock(db: Session, owner: str, infos: list[dict]) -> None:
@@ -328,8 +346,13 @@ def settle(db: Session, payment: m.Payment, order: m.Order, provider: m.Provider
            stock_taken: bool = False) -> None:
     """What a paid payment sets off, in the caller's transaction (a ServiceError undoes it all)."""
     now = utcnow()
-    order.state, order.message, order.updated_time = "Paid", "Payment successful", now
-    db.add(order)
+    # the order is paid once: of two payments of one order settling at once, the second finds it Paid
+    db.flush()
+    claimed = db.exec(update(m.Order).where(m.Order.pk == order.pk, m.Order.state == "Created")
+                      .values(state="Paid", message="Payment successful", updated_time=now, payment=payment.name))
+    if claimed.rowcount != 1:
+        raise ServiceError("cannot pay for order: %s/%s, current state is %s", order.owner, order.name, "Paid")
+    db.refresh(order)
     user = lookup.user(db, payment.owner, payment.user)
     application = user.signup_application if user is not None else ""
     infos = [i for i in order.products if isinstance(i, dict)]
@@ -484,8 +507,10 @@ def apply_check(db: Session, payment: m.Payment, provider: m.Provider, check: Ch
             db.refresh(payment)
             db.refresh(order)
             payment.message = f"{exc}: the payment is to be refunded"[:2000]
-            order.state, order.message, order.updated_time = "Failed", payment.message, utcnow()
-            db.add_all([payment, order])
+            db.add(payment)
+            if order.state == "Created":  # not when another payment of the order paid it
+                order.state, order.message, order.updated_time = "Failed", payment.message, utcnow()
+                db.add(order)
     else:
         order.state, order.message = ORDER_AFTER.get(state, ("Failed", ""))
         order.message = order.message or message

@@ -340,6 +340,27 @@ def test_stripe_checkout_is_paid_on_a_signed_notification_once(shop, stripe_api)
     assert row(m.Order, shop.org, payment.order).state == "Paid"
 
 
+def test_an_order_paid_twice_is_settled_once(shop, stripe_api):
+    """Two Stripe checkouts of one order both completed: the first settles it, the second is kept
+    Paid (the money was taken) with a message for a refund, and sets off nothing."""
+    name = product(shop, price="3")
+    with session_scope() as db:
+        order = commerce.place_order(db, shop.actor(), shop.org, [{"name": name}])
+    with session_scope() as db:
+        first = commerce.pay_order(db, shop.actor(), shop.org, order.name, "stripe")
+    with session_scope() as db:
+        second = commerce.pay_order(db, shop.actor(), shop.org, order.name, "stripe")
+    for payment in (first, second):
+        stripe_api.complete(payment.out_order_id)
+        with session_scope() as db:
+            commerce.check_payment(db, shop.actor(), shop.org, payment.name)
+    assert row(m.Payment, shop.org, first.name).message == "Paid through Stripe"
+    assert "to be refunded" in row(m.Payment, shop.org, second.name).message
+    stored = row(m.Order, shop.org, order.name)
+    assert (stored.state, stored.payment) == ("Paid", first.name)
+    assert count(m.Transaction, owner=shop.org) == 1 and row(m.Product, shop.org, name).sold == 1
+
+
 def test_stripe_amount_that_differs_is_an_error_and_settles_nothing(shop, stripe_api):
     name = product(shop, price="5")
     payment = buy(shop, name, "stripe")
