@@ -187,3 +187,33 @@ def test_the_payment_page_issues_and_downloads_the_invoice(visit, page, server, 
     pdf = page.request.get(link.get_attribute("href"))
     assert pdf.ok and pdf.body().startswith(b"%PDF")
     assert serious(page) == []
+
+
+def test_select_plan_signed_out_signs_up_and_comes_back(visit, page, server, acme_shop):
+    from iam_console import models as m
+
+    application = f"app-{acme_shop.pricing}"
+    items = [{"name": name, "visible": True, "required": required, "prompted": False, "rule": "None"}
+             for name, required in (("Username", True), ("Password", True), ("Confirm password", True),
+                                    ("Signup button", False))]
+    with server_db(server) as db:
+        db.add(m.Application(owner="admin", name=application, organization="acme", enable_password=True,
+                             enable_sign_up=True, client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
+                             signup_items=items))
+        pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == "acme",
+                                                  m.Pricing.name == acme_shop.pricing)).one()
+        pricing.application = application
+        db.add(pricing)
+    visit(f"/select-plan/acme/{acme_shop.pricing}")
+    page.click("#select-plan-signup")
+    newcomer = f"reader{uuid.uuid4().hex[:6]}"
+    page.fill("#signup-username", newcomer)
+    page.fill("#signup-password", "Reader-passw0rd")
+    page.fill("#signup-confirm-password", "Reader-passw0rd")
+    page.click("#signup-submit")
+    expect(page).to_have_url(re.compile(rf"/select-plan/acme/{acme_shop.pricing}$"))
+    expect(page.locator(f"#plan-{acme_shop.plan}")).to_contain_text("Subscribe")
+    page.locator(f"#plan-{acme_shop.plan}").click()
+    _pay_with(page, f"dummy-{acme_shop.plan.removeprefix('plan-')}")
+    _wait_result(page)
+    assert _subscription_state(server, "acme", newcomer, acme_shop.plan) == "Active"

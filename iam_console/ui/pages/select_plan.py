@@ -2,7 +2,8 @@
 (services/commerce.py pricing_plans). Choosing a plan opens its product's buy page with the
 pricing and plan asked (/products/{owner}/{product}/buy?pricingName=..&planName=..): a signed-in
 user pays there; a signed-out visitor is sent by that page's guard to sign in and comes back to it,
-or signs up first through the pricing's application, whose sign-up page then signs them in."""
+or signs up first through the pricing's application, whose sign-up page signs them in and brings
+them back here (?from=)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ class SelectPlan(rx.State):
     @rx.var
     def signup_href(self) -> str:
         application = str(self.pricing.get("application", ""))
-        return f"/signup/{quote(application)}" if application else ""
+        back = f"/select-plan/{self.pricing.get('owner', '')}/{self.pricing.get('name', '')}"
+        return f"/signup/{quote(application)}?from={quote(back)}" if application else ""
 
     @rx.var
     def trial_days(self) -> int:
