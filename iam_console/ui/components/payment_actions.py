@@ -1,7 +1,7 @@
 """The payment edit page's own buttons: Issue Invoice (services/invoices.py: the invoice checks,
 then a PDF, once; 'Successfully invoiced'), Download Invoice (its /api/get-invoice URL, served to
 the payment's user and its organization's admins) and Return to Website (the payment's return URL).
-The payments screen attaches them as its `actions` (ui/screens.py Screen.actions)."""
+The payments screen shows them in a row under its fields (ui/screens.py Screen.parts)."""
 
 from __future__ import annotations
 
@@ -36,9 +36,11 @@ def _value(key: str) -> rx.Var:
 
 
 def payment_actions() -> tuple[rx.Component, ...]:
+    """A row under the payment's fields (the screen's `parts`): beside Save they would push it under
+    the toasts."""
     invoice_url, return_url = _value("invoiceUrl"), _value("returnUrl")
     can_issue = (_value("state") == "Paid") & (invoice_url == "")
-    return (
+    return (rx.hstack(
         rx.button(rx.icon("file-text", size=14), t("Issue Invoice"), variant="outline", id="payment-issue-invoice",
                   disabled=~can_issue, loading=PaymentInvoice.issuing,
                   on_click=PaymentInvoice.issue(Editing.saved_owner, Editing.saved_name)),
@@ -47,4 +49,4 @@ def payment_actions() -> tuple[rx.Component, ...]:
                                            href=invoice_url, id="payment-download-invoice", is_external=True)),
         rx.cond(return_url != "", rx.link(rx.button(t("Return to Website"), variant="outline", tab_index=-1),
                                           href=return_url, id="payment-return-to-website", is_external=True)),
-    )
+        spacing="2", wrap="wrap", id="payment-actions"),)
