@@ -18,7 +18,6 @@ All money is Decimal (models/base.py Money): nothing here computes with a float.
 
 from __future__ import annotations
 
-import calendar
 import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -34,11 +33,11 @@ from . import builtin as b
 from . import lookup, payments, records
 from .access import Actor
 from .errors import ServiceError, Unauthorized
+from .kinds.subscription import add_period
 from .payments import balance
 from .payments.base import CREATED, FINAL, PAID, Check, PayRequest
 
 ORDER_STATES = ("Created", "Paid", "Canceled", "Failed", "Timeout")
-PLAN_PERIODS = {"Monthly": 1, "Yearly": 12}
 MAX_ITEMS = 50
 MAX_QUANTITY = 1000
 EXPIRY_BATCH = 500  # subscriptions expired per transaction
@@ -49,13 +48,11 @@ def _name(prefix: str) -> str:
 
 
 def period_end(start: datetime, period: str) -> datetime:
-    """start + one period (Monthly: a calendar month, the day kept or the month's last; Yearly: 12)."""
-    months = PLAN_PERIODS.get(period)
-    if months is None:
+    """start + one period, as a subscription's save computes it (kinds/subscription.py)."""
+    end = add_period(start, period)
+    if end is None:
         raise ServiceError("The period %s is not Monthly or Yearly", period)
-    month = start.month - 1 + months
-    year, month = start.year + month // 12, month % 12 + 1
-    return start.replace(year=year, month=month, day=min(start.day, calendar.monthrange(year, month)[1]))
+    return end
 
 
 # --- who buys ---
