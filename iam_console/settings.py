@@ -36,6 +36,9 @@ class Settings:
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
+    # how often each worker looks for scheduled work that is due (the LDAP auto sync, syncers, the
+    # record purge); their intervals stay in minutes. Shorter only in tests.
+    scheduler_tick_seconds: float = 60.0
 
 
 def _default_database_url() -> str:
@@ -63,6 +66,7 @@ def load() -> Settings:
         stripe_api=os.environ.get("IAM_STRIPE_API", "https://api.stripe.com").rstrip("/"),
         paypal_api=os.environ.get("IAM_PAYPAL_API", "https://api-m.sandbox.paypal.com").rstrip("/"),
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
+        scheduler_tick_seconds=max(0.5, float(os.environ.get("IAM_SCHEDULER_TICK_SECONDS", "") or 60)),
     )
 
 

@@ -27,6 +27,7 @@ from . import (
     openapi,
     records,
     resources,
+    saml,
     sessions,
     syncers,
     system,
@@ -91,6 +92,7 @@ def create_api() -> FastAPI:
     api.include_router(records.router)
     api.include_router(webhooks.router)
     api.include_router(commerce.router)
+    api.include_router(saml.router)
     api.include_router(system.router)
 
     api.add_middleware(CrossOrigin)

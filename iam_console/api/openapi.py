@@ -28,7 +28,8 @@ ENVELOPE_KEYS = ("status", "msg", "sub", "name", "data", "data2", "data3")
 # the OAuth and OpenID Connect routes (those clients call from anywhere, api/oauth.py) answer
 # their own JSON and RFC 6749 errors with HTTP 400, 401 or 404; these others answer something
 # else than the envelope too: the WebAuthn options object, a PEM file, stored files
-NOT_ENVELOPE = ("/api/webauthn/signup/begin", "/api/webauthn/signin/begin", "/api/download-cert", "/files/")
+NOT_ENVELOPE = ("/api/webauthn/signup/begin", "/api/webauthn/signin/begin", "/api/download-cert", "/files/",
+                "/api/saml/metadata", "/api/saml/redirect/", "/api/acs")
 LIST_PARAMETERS = (("p", "integer", "The page, from 1"), ("pageSize", "integer", "Rows a page"),
                    ("field", "string", "A column to search (camelCase)"),
                    ("value", "string", "What the column holds (case-insensitive substring)"),

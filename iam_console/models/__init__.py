@@ -1,7 +1,7 @@
 """Every table of the product; importing this package registers them all."""
 
 from .applications import Application, Cert, Provider
-from .audit import AuthSession, MfaSetup, PendingSignIn, Record, Session, Throttle
+from .audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Session, Throttle
 from .authz import Adapter, AuthzChange, AuthzVersion, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
@@ -41,6 +41,7 @@ __all__ = [
     "Role",
     "Row",
     "RowCount",
+    "SamlRequest",
     "Session",
     "Subscription",
     "Syncer",

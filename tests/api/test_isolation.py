@@ -439,6 +439,11 @@ PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
           "/api/get-version-info",  # the release and commit, as Casdoor answers them to anyone
           # a payment provider's: a forged one changes nothing (tests/api/test_commerce_api.py)
           "/api/notify-payment/{owner}/{payment}"}
+# SAML: metadata (an application's public certificate and endpoints), single sign-on (answers
+# the signed-in caller's own account, to the application's registered addresses only) and the
+# ACS (acts on a Response signed by the provider's IdP, never on the cookie); their attacks are
+# in tests/api/test_saml_idp.py and tests/api/test_saml_sp.py
+SAML = {"/api/saml/metadata", "/api/saml/redirect/{owner}/{application}", "/api/get-saml-login", "/api/acs"}
 # send through the caller's own organization's provider: no parameter names another
 # organization (tests/api/test_messages.py); anonymous callers get nothing
 OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},
@@ -447,7 +452,7 @@ OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]
 # (tests/api/test_casbin_command.py)
 TEXTS_ONLY = {"/api/run-casbin-command"}
 OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION) \
-    | TEXTS_ONLY
+    | TEXTS_ONLY | SAML
 
 
 @pytest.mark.parametrize("path", sorted(OWN_ORGANIZATION))

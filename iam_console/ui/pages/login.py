@@ -14,7 +14,8 @@ import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import code_signin, lookup, navigation, signin_page, verifications, webauthn
+from ...services import code_signin, lookup, mfa_props, navigation, saml_sp, signin_page, verifications, webauthn
+from ...services.errors import ServiceError
 from ..components.captcha import captcha_fields
 from ..components.second_factor import second_factor_form
 from ..routes import page
@@ -55,6 +56,7 @@ class Login(Captcha, rx.State):
     custom: list[str] = []
     org_choice: str = ""  # Select or Input: the organization is chosen first
     organizations: list[dict[str, str]] = []  # what a Select offers
+    saml_buttons: list[dict[str, str]] = []  # the application's SAML providers: id and label
     _typed_organization: str = ""
 
     @rx.var
@@ -97,8 +99,36 @@ class Login(Captcha, rx.State):
         password = application is None or application.enable_password
         self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code)) if shown] or [PASSWORD]
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
+        await self._saml(application)
         if code:
             await self.new_captcha(f"admin/{self.application}")
+
+    async def _saml(self, application) -> None:
+        """The SAML providers' buttons; and after a SAML sign-in that owes a second factor
+        (/api/acs set its pending cookie), that step."""
+        with session_scope() as db:
+            self.saml_buttons = saml_sp.signin_buttons(db, application)
+        owed = str(self.router.url.query_parameters.get("secondFactor", ""))
+        types = [t for t in owed.split(",") if t in mfa_props.TYPES]
+        if types:
+            (await self.get_state(SecondStep)).begin("login", False, self.return_to, [{"mfaType": t} for t in types])
+
+    @rx.event
+    async def saml_sign_in(self, provider_id: str):
+        """To the SAML provider's IdP with a new AuthnRequest, back to /api/acs and then here."""
+        if self.busy:
+            return None
+        try:
+            with session_scope() as db:
+                application = lookup.application(db, self.application) if self.application else None
+                if application is None:
+                    return None
+                url = saml_sp.login(db, provider_id, application, return_to=self.return_to).url
+        except ServiceError as exc:
+            self.error = await say(self, exc.template, *exc.args_)
+            return None
+        self.busy = True
+        return rx.call_script(f"window.location.assign({json.dumps(url)})")
 
     @rx.event
     def set_typed_organization(self, value: str):
@@ -269,6 +299,9 @@ def _form() -> rx.Component:
                 rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
                                                        id="login-signup")),
                 width="100%"),
+            rx.foreach(Login.saml_buttons, lambda p: rx.button(
+                rx.icon("key-round", size=16), p["label"], on_click=Login.saml_sign_in(p["id"]),
+                disabled=Login.busy, variant="outline", width="100%", class_name="login-saml")),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",
