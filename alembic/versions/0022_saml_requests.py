@@ -1,7 +1,7 @@
 """SAML requests
 
 Revision ID: 0022
-Revises: 0020
+Revises: 0021
 Create Date: 2026-11-24
 
 - saml_request: the AuthnRequests this server sent to SAML providers (services/saml_sp.py); a
@@ -16,7 +16,7 @@ from alembic import op
 from iam_console.models.base import UTCDateTime
 
 revision: str = "0022"
-down_revision: str | None = "0020"
+down_revision: str | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -17,6 +17,7 @@ from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
 from .callers import IMPERSONATOR_COOKIE, MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
+from .federation import login_with_provider
 from .oauth import end_session
 from .resources import audit_context
 
@@ -42,6 +43,8 @@ async def login(request: Request) -> JSONResponse:
     and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
     call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
+    if body.get("provider"):  # back from an upstream identity provider (api/federation.py)
+        return await login_with_provider(request, body)
     password = field(body, "password", str, "")
     passcode, recovery_code = field(body, "passcode", str, ""), field(body, "recoveryCode", str, "")
     form = auth.SignInRequest(

@@ -20,6 +20,7 @@ from . import (
     commerce,
     enforce,
     extras,
+    federation,
     files,
     ldap,
     mfa,
@@ -75,6 +76,7 @@ def create_api() -> FastAPI:
         return response
 
     api.include_router(account.router)
+    api.include_router(federation.router)
     api.include_router(oauth.router)
     api.include_router(resources.router)
     api.include_router(extras.router)

@@ -5,7 +5,7 @@ from .audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Se
 from .authz import Adapter, AuthzChange, AuthzVersion, CasbinModel, CasbinRule, Enforcer, Permission, Role
 from .base import Named, Row, detached_copy, to_wire, wire_name
 from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
-from .credentials import Key, Resource, Token, Verification, WebAuthnChallenge
+from .credentials import Key, Resource, Token, UpstreamState, Verification, WebAuthnChallenge
 from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
 from .operations import Syncer, Webhook, WebhookEvent
@@ -48,6 +48,7 @@ __all__ = [
     "Throttle",
     "Token",
     "Transaction",
+    "UpstreamState",
     "User",
     "UserGroup",
     "Verification",

@@ -14,9 +14,20 @@ import reflex as rx
 
 from ...db import session_scope
 from ...services import builtin as b
-from ...services import code_signin, lookup, mfa_props, navigation, saml_sp, signin_page, verifications, webauthn
+from ...services import (
+    code_signin,
+    lookup,
+    mfa_props,
+    navigation,
+    saml_sp,
+    signin_page,
+    upstream,
+    verifications,
+    webauthn,
+)
 from ...services.errors import ServiceError
 from ..components.captcha import captcha_fields
+from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import language_menu, themed
@@ -28,6 +39,13 @@ from ..state.service import count_down, in_thread, say
 from ..text import t
 
 PASSWORD, CODE = "Password", code_signin.METHOD
+
+
+def pending_mfa_script(return_to: str) -> str:
+    """window.iamPendingMfa, once assets/iam.js has loaded: on_load may run before it has."""
+    return ("(async () => { for (let i = 0; i < 200 && !window.iamPendingMfa; i++) "
+            "await new Promise((done) => setTimeout(done, 50)); "
+            f"return await window.iamPendingMfa({json.dumps(return_to)}); }})()")
 
 
 class Login(Captcha, rx.State):
@@ -57,7 +75,9 @@ class Login(Captcha, rx.State):
     org_choice: str = ""  # Select or Input: the organization is chosen first
     organizations: list[dict[str, str]] = []  # what a Select offers
     saml_buttons: list[dict[str, str]] = []  # the application's SAML providers: id and label
+    providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
     _typed_organization: str = ""
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
 
     @rx.var
     def style_sheet(self) -> str:
@@ -77,13 +97,16 @@ class Login(Captcha, rx.State):
         account._load()
         if account.signed_in:
             return rx.redirect(self.return_to)
+        query = self.router.url.query_parameters
         with session_scope() as db:
+            upstream_error = self._take_upstream_error(db, str(query.get("upstreamError", "")))
             target = webauthn.signin_target(db, "", self.organization_name)
             organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
             application = verifications.default_application(db, organization)
             look = signin_page.look(application, organization,
                                     str(self.router.url.query_parameters.get("orgChoiceMode", "")))
             self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
+            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
@@ -102,6 +125,15 @@ class Login(Captcha, rx.State):
         await self._saml(application)
         if code:
             await self.new_captcha(f"admin/{self.application}")
+        self.error = upstream_error
+        if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
+            self.busy = True
+            return rx.call_script(pending_mfa_script(self.return_to), callback=Login.finished)
+
+    def _take_upstream_error(self, db, error_id: str) -> str:
+        if error_id and error_id != self._upstream_error[0]:
+            self._upstream_error = (error_id, upstream.take_error(db, error_id))
+        return self._upstream_error[1] if error_id else ""
 
     async def _saml(self, application) -> None:
         """The SAML providers' buttons; and after a SAML sign-in that owes a second factor
@@ -299,6 +331,7 @@ def _form() -> rx.Component:
                 rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
                                                        id="login-signup")),
                 width="100%"),
+            provider_buttons(Login.providers, "login"),
             rx.foreach(Login.saml_buttons, lambda p: rx.button(
                 rx.icon("key-round", size=16), p["label"], on_click=Login.saml_sign_in(p["id"]),
                 disabled=Login.busy, variant="outline", width="100%", class_name="login-saml")),
