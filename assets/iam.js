@@ -25,7 +25,8 @@ window.iamAgreed = function () {
   return !agreement || agreement.getAttribute("data-state") === "checked";
 };
 
-window.iamLogin = async function (organization, returnTo) {
+// `method`: the Password or the LDAP tab (the same fields; LDAP binds to the organization's directory).
+window.iamLogin = async function (organization, returnTo, method) {
   if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
@@ -36,7 +37,7 @@ window.iamLogin = async function (organization, returnTo) {
     password: value("login-password"),
     autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
     type: "login",
-    signinMethod: "Password",
+    signinMethod: method || "Password",
   });
   return window.iamSignedIn(result, false, returnTo);
 };

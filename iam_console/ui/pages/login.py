@@ -13,8 +13,8 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
+from ...services import auth, code_signin, lookup, navigation, signin_page, verifications, webauthn
 from ...services import builtin as b
-from ...services import code_signin, lookup, navigation, signin_page, verifications, webauthn
 from ..components.captcha import captcha_fields
 from ..components.second_factor import second_factor_form
 from ..routes import page
@@ -26,7 +26,7 @@ from ..state.second_factor import SecondStep
 from ..state.service import count_down, in_thread, say
 from ..text import t
 
-PASSWORD, CODE = "Password", code_signin.METHOD
+PASSWORD, CODE, LDAP = auth.PASSWORD_METHOD, code_signin.METHOD, auth.LDAP_METHOD
 
 
 class Login(Captcha, rx.State):
@@ -37,7 +37,9 @@ class Login(Captcha, rx.State):
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
     signup_app: str = ""  # the same application when it allows sign-up: its /signup page
     application: str = ""  # the application signed in to (the organization's default)
-    methods: list[str] = [PASSWORD]  # Password and, when the application lists it, Verification code
+    # Password (unless its rule is Hide password) and, when the application lists them,
+    # Verification code and LDAP
+    methods: list[str] = [PASSWORD]
     method: str = PASSWORD
     code_address: str = ""
     countdown: int = 0
@@ -94,8 +96,9 @@ class Login(Captcha, rx.State):
             and "Signup link" in look.shown else ""
         self.application = application.name if application is not None else ""
         code = application is not None and bool(code_signin.kinds(application))
-        password = application is None or application.enable_password
-        self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code)) if shown] or [PASSWORD]
+        password = application is None or auth.password_rule(application) in ("All", "Non-LDAP")
+        ldap = application is not None and auth.ldap_enabled(application)
+        self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code), (LDAP, ldap)) if shown] or [PASSWORD]
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
         if code:
             await self.new_captcha(f"admin/{self.application}")
@@ -139,12 +142,12 @@ class Login(Captcha, rx.State):
         if not sent.failed:
             await count_down(self)
 
-    def _sign_in(self, function: str, organization: str):
-        """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
+    def _sign_in(self, function: str, organization: str, *more: str):
+        """Run a sign-in script of assets/iam.js (password, LDAP or WebAuthn); one at a time."""
         if self.busy:
             return None
         self.error, self.busy = "", True
-        script = f"window.{function}({json.dumps(organization)}, {json.dumps(self.return_to)})"
+        script = f"window.{function}({json.dumps([organization, self.return_to, *more])[1:-1]})"
         return rx.call_script(script, callback=Login.finished)
 
     @rx.event
@@ -155,7 +158,7 @@ class Login(Captcha, rx.State):
             self.error, self.busy = "", True
             arguments = json.dumps([self.application, self.organization_name, self.return_to])[1:-1]
             return rx.call_script(f"window.iamCodeLogin({arguments})", callback=Login.finished)
-        return self._sign_in("iamLogin", self.organization_name)
+        return self._sign_in("iamLogin", self.organization_name, self.method)
 
     @rx.event
     def submit_webauthn(self):
