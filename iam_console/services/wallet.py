@@ -201,3 +201,19 @@ def sign_in(db: Session, req: auth.SignInRequest, provider_name: str, code: str,
     return auth.complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
                                  client_ip=req.client_ip, user_agent=req.user_agent,
                                  previous_token=req.previous_token, signin_method=METHOD)
+
+
+def buttons(db: Session, application: m.Application | None) -> list[dict[str, str]]:
+    """The sign-in page's wallet buttons: the application's Web3 providers whose row allows sign-in,
+    in the row order (name, type, and the label: the provider's display name, else its type)."""
+    if application is None:
+        return []
+    rows = [item for item in application.providers or [] if isinstance(item, dict) and item.get("canSignIn") is True
+            and isinstance(item.get("name"), str)]
+    if not rows:
+        return []
+    found = {p.name: p for p in db.exec(select(m.Provider).where(
+        m.Provider.name.in_([item["name"] for item in rows]), m.Provider.category == CATEGORY,
+        m.Provider.owner.in_((application.organization, b.ADMIN_OWNER)))).all()}
+    return [{"name": p.name, "type": p.type, "label": p.display_name or p.type}
+            for p in (found.get(item["name"]) for item in rows) if p is not None]

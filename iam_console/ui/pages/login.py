@@ -2,8 +2,11 @@
 application: username and password; a verification code sent to the account's email or phone
 (when the application lists "Verification code"; the code goes out over the websocket after the
 application's captcha, and the sign-in is posted by the browser so the session cookie comes from
-the API); and WebAuthn when the application allows it (the username, then the browser's
-credential prompt)."""
+the API); LDAP (the same fields, bound to the organization's directory) when listed, and no
+password tab under the Password rule "Hide password"; WebAuthn when the application allows it
+(the username, then the browser's credential prompt); and a wallet button per Web3 provider
+(services/wallet.py: the browser's wallet signs a nonce, the page comes back with
+web3AuthTokenKey and posts the signed token)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import auth, code_signin, lookup, navigation, signin_page, verifications, webauthn
+from ...services import auth, code_signin, lookup, navigation, signin_page, verifications, wallet, webauthn
 from ...services import builtin as b
 from ..components.captcha import captcha_fields
 from ..components.second_factor import second_factor_form
@@ -56,6 +59,7 @@ class Login(Captcha, rx.State):
     shown: list[str] = sorted(signin_page.DEFAULT_ITEMS)
     custom: list[str] = []
     org_choice: str = ""  # Select or Input: the organization is chosen first
+    wallets: list[dict[str, str]] = []  # the application's Web3 providers: name, type, label
     organizations: list[dict[str, str]] = []  # what a Select offers
     _typed_organization: str = ""
 
@@ -95,6 +99,8 @@ class Login(Captcha, rx.State):
         self.signup_app = application.name if application is not None and application.enable_sign_up \
             and "Signup link" in look.shown else ""
         self.application = application.name if application is not None else ""
+        with session_scope() as db:
+            self.wallets = wallet.buttons(db, application)
         code = application is not None and bool(code_signin.kinds(application))
         password = application is None or auth.password_rule(application) in ("All", "Non-LDAP")
         ldap = application is not None and auth.ldap_enabled(application)
@@ -102,6 +108,13 @@ class Login(Captcha, rx.State):
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
         if code:
             await self.new_captcha(f"admin/{self.application}")
+        query = self.router.url.query_parameters
+        key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
+        if key and provider:  # back from the wallet: post the token it signed
+            self.busy = True
+            arguments = json.dumps([key, self.application, self.organization_name, provider, self.return_to])
+            return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]})", callback=Login.finished)
+        return None
 
     @rx.event
     def set_typed_organization(self, value: str):
@@ -163,6 +176,31 @@ class Login(Captcha, rx.State):
     @rx.event
     def submit_webauthn(self):
         return self._sign_in("iamWebauthnLogin", self.webauthn_org) if self.webauthn_org else None
+
+    @rx.event
+    def submit_wallet(self, name: str, type_: str):
+        """Sign with the browser's wallet (assets/iam.js): a nonce, the wallet's signature, then
+        back to this page with web3AuthTokenKey, which posts the token."""
+        if self.busy or not any(w["name"] == name for w in self.wallets):
+            return None
+        self.error, self.busy = "", True
+        arguments = json.dumps([self.application, self.organization_name, name, type_])
+        return rx.call_script(f"window.iamWalletLogin({arguments[1:-1]})", callback=Login.wallet_failed)
+
+    @rx.event
+    async def wallet_failed(self, result: dict):
+        """The wallet step's failure, in the visitor's language (spec: the Web3 errors)."""
+        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
+        prefs = await self.get_state(Prefs)
+        if status == "no-wallet":
+            self.busy, self.error = False, prefs.say("MetaMask plugin not detected")
+        elif status == "wallet":
+            failure = "Failed to obtain Web3-Onboard authorization: %s" if result.get("type") == "Web3Onboard" \
+                else "Failed to obtain MetaMask authorization: %s"
+            self.busy, self.error = False, prefs.say(failure, message)
+        else:  # the agreement unchecked, the server's refusal of the nonce
+            return Login.finished(result)
+        return None
 
     @rx.event
     def on_key(self, key: str):
@@ -272,6 +310,10 @@ def _form() -> rx.Component:
                 rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
                                                        id="login-signup")),
                 width="100%"),
+            rx.foreach(Login.wallets, lambda w: rx.button(
+                rx.icon("wallet", size=16), Prefs.tr["Sign in with %s"].replace("%s", w["label"]),
+                on_click=Login.submit_wallet(w["name"], w["type"]), disabled=Login.busy, variant="outline",
+                width="100%", class_name="login-wallet", custom_attrs={"data-provider": w["name"]})),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",
