@@ -151,7 +151,8 @@ window.iamWalletLogin = async function (application, organization, provider, wal
   return { status: "redirecting", msg: "" };
 };
 
-window.iamWalletFinish = async function (key, application, organization, provider, returnTo) {
+// `authorize`: the OAuth authorize page, whose query (the authorization request) the sign-in answers.
+window.iamWalletFinish = async function (key, application, organization, provider, returnTo, authorize) {
   const here = new URL(window.location.href);  // a reload must not post the spent token again
   here.searchParams.delete("web3AuthTokenKey");
   here.searchParams.delete("provider");
@@ -159,11 +160,11 @@ window.iamWalletFinish = async function (key, application, organization, provide
   const token = String(key).startsWith(window.iamWeb3Prefix) ? localStorage.getItem(key) : null;
   if (!token) return { status: "error", msg: "" };
   const auto = document.getElementById("login-auto");
-  const result = await window.iamPost("/api/login", {
+  const result = await window.iamPost("/api/login" + (authorize ? here.search : ""), {
     application: application, organization: organization, provider: provider, code: token, type: "login",
     autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
   });
-  return window.iamSignedIn(result, false, returnTo);
+  return window.iamSignedIn(result, authorize, returnTo);
 };
 
 // WebAuthn: the server's options carry base64url strings where the browser wants bytes,

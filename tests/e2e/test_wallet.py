@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import uuid
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -17,6 +19,7 @@ from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
 from tests.wallet import SoftWallet
 
+CALLBACK = "http://127.0.0.1:9/callback"  # nothing listens: Playwright answers the navigation
 WALLET = """
 window.ethereum = {
   isMetaMask: true,
@@ -60,7 +63,8 @@ def org(server):
                             default_application=app))
         db.add(Provider(owner=org, name=f"{org}-mm", display_name="MetaMask", category="Web3", type="MetaMask"))
         db.add(Application(owner="admin", name=app, organization=org, enable_password=True, enable_sign_up=True,
-                           client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
+                           client_id=f"{org}-client", client_secret=uuid.uuid4().hex, cert="cert-built-in",
+                           redirect_uris=[CALLBACK], grant_types=["authorization_code"], token_format="JWT",
                            signin_methods=[{"name": "Password", "displayName": "Password", "rule": "All"}],
                            providers=[{"name": f"{org}-mm", "canSignUp": True, "canSignIn": True,
                                        "canUnlink": True}]))
@@ -139,3 +143,18 @@ def test_without_a_wallet_the_page_says_so(visit, page, org):
     visit(f"/login/{org}")
     page.locator(".login-wallet").click()
     expect(page.locator("#login-error")).to_have_text("MetaMask plugin not detected")
+
+
+def test_the_authorize_page_answers_its_request_after_the_wallet_signs(server, visit, page, context, org, wallet):
+    def arrived(route) -> None:
+        route.fulfill(status=200, content_type="text/html", body="<p id='callback'>the client</p>")
+
+    context.route(re.compile(r"^http://127\.0\.0\.1:9/"), arrived)
+    state = secrets.token_urlsafe(8)
+    visit("/login/oauth/authorize?" + urlencode({"client_id": f"{org}-client", "response_type": "code",
+                                                 "redirect_uri": CALLBACK, "scope": "openid", "state": state}))
+    page.locator(".authorize-wallet").click()
+    expect(page.locator("#callback")).to_be_visible(timeout=15_000)
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["state"] == [state] and query["code"][0]
+    assert _users(server, org) == [wallet.key.address.lower()]

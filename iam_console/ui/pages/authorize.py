@@ -4,7 +4,8 @@ The request is checked first (client, redirect URI, response type, scope,
 PKCE); a bad one shows its error and never redirects. A visitor who already
 has a console session is sent straight back with a code (single sign-on)
 unless the client asked for prompt=login. Otherwise the page signs in: the
-password is posted from the browser (`window.iamAuthorize` in assets/iam.js)
+password is posted from the browser (`window.iamAuthorize` in assets/iam.js; a wallet button per
+Web3 provider signs with the browser's wallet, services/wallet.py)
 to POST /api/login with this page's own query, which answers with the URL to
 send the browser to. With an application that allows WebAuthn, a credential may
 stand for the password (`window.iamWebauthnAuthorize`, the same query)."""
@@ -18,7 +19,7 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, mfa, oauth, prompt, redirects, webauthn
+from ...services import lookup, mfa, oauth, prompt, redirects, wallet, webauthn
 from ...services.errors import ServiceError
 from ..components.second_factor import second_factor_form
 from ..routes import page
@@ -41,6 +42,7 @@ class Authorize(rx.State):
     app_logo: str = ""
     app_organization: str = ""  # not `organization`: the root state has that route argument
     app_webauthn: bool = False  # the application allows WebAuthn sign-in
+    wallets: list[dict[str, str]] = []  # the application's Web3 providers (services/wallet.py)
 
     # The request this tab last answered (a redirect, or a sign-in posted) and when. on_load
     # may run again for it while the browser leaves (twice on hydrate, and again when the
@@ -65,7 +67,7 @@ class Authorize(rx.State):
             return
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
-        self.app_webauthn = False
+        self.app_webauthn, self.wallets = False, []
         (await self.get_state(SecondStep)).reset_step()
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
@@ -84,6 +86,7 @@ class Authorize(rx.State):
             self.app_display_name = application.display_name or application.name
             self.app_logo = application.logo
             self.app_webauthn = webauthn.allows(application)
+            self.wallets = wallet.buttons(db, application)
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
                 url = self.router.url
@@ -107,6 +110,14 @@ class Authorize(rx.State):
             # Back does not land here and issue another code
             return rx.call_script(f"window.location.replace({json.dumps(target)})")
         self.checked = True
+        query = self.router.url.query_parameters
+        key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
+        if key and provider:  # back from the wallet: the signed token answers this request
+            self.busy = True
+            self._answer()
+            arguments = json.dumps([key, self.app_name, self.app_organization, provider, ""])
+            return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]}, true)", callback=Authorize.finished)
+        return None
 
     def _sign_in(self, function: str):
         """Run a sign-in script of assets/iam.js (password or WebAuthn) for this page's request."""
@@ -124,6 +135,21 @@ class Authorize(rx.State):
     @rx.event
     def submit_webauthn(self):
         return self._sign_in("iamWebauthnAuthorize") if self.app_webauthn else None
+
+    @rx.event
+    def submit_wallet(self, name: str, type_: str):
+        """Sign with the browser's wallet; the page comes back with web3AuthTokenKey (prepare)."""
+        if self.busy or self.error or not any(w["name"] == name for w in self.wallets):
+            return None
+        self.sign_in_error, self.busy = "", True
+        arguments = json.dumps([self.app_name, self.app_organization, name, type_])
+        return rx.call_script(f"window.iamWalletLogin({arguments[1:-1]})", callback=Authorize.wallet_failed)
+
+    @rx.event
+    async def wallet_failed(self, result: dict):
+        failure = (await self.get_state(Prefs)).wallet_failure(result)
+        if failure is not None:
+            self.busy, self.sign_in_error = False, failure
 
     @rx.event
     def on_key(self, key: str):
@@ -187,6 +213,10 @@ def _form() -> rx.Component:
                 rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                           on_click=Authorize.submit_webauthn, disabled=Authorize.busy, variant="outline",
                           width="100%", id="authorize-webauthn")),
+        rx.foreach(Authorize.wallets, lambda w: rx.button(
+            rx.icon("wallet", size=16), Prefs.tr["Sign in with %s"].replace("%s", w["label"]),
+            on_click=Authorize.submit_wallet(w["name"], w["type"]), disabled=Authorize.busy, variant="outline",
+            width="100%", class_name="authorize-wallet", custom_attrs={"data-provider": w["name"]})),
         spacing="3",
         width="100%",
     )

@@ -113,7 +113,7 @@ class Login(Captcha, rx.State):
         if key and provider:  # back from the wallet: post the token it signed
             self.busy = True
             arguments = json.dumps([key, self.application, self.organization_name, provider, self.return_to])
-            return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]})", callback=Login.finished)
+            return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]}, false)", callback=Login.finished)
         return None
 
     @rx.event
@@ -190,17 +190,10 @@ class Login(Captcha, rx.State):
     @rx.event
     async def wallet_failed(self, result: dict):
         """The wallet step's failure, in the visitor's language (spec: the Web3 errors)."""
-        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
-        prefs = await self.get_state(Prefs)
-        if status == "no-wallet":
-            self.busy, self.error = False, prefs.say("MetaMask plugin not detected")
-        elif status == "wallet":
-            failure = "Failed to obtain Web3-Onboard authorization: %s" if result.get("type") == "Web3Onboard" \
-                else "Failed to obtain MetaMask authorization: %s"
-            self.busy, self.error = False, prefs.say(failure, message)
-        else:  # the agreement unchecked, the server's refusal of the nonce
-            return Login.finished(result)
-        return None
+        if (result or {}).get("status") in ("no-wallet", "wallet"):
+            self.busy, self.error = False, (await self.get_state(Prefs)).wallet_failure(result) or ""
+            return None
+        return Login.finished(result)  # the agreement unchecked, the server's refusal of the nonce
 
     @rx.event
     def on_key(self, key: str):
