@@ -156,3 +156,25 @@ def test_the_nonce_is_stored_hashed(world):
     with session_scope() as db:
         row = db.exec(select(m.Web3Nonce).where(m.Web3Nonce.address == key.address.lower())).one()
     assert issued["nonce"] not in row.nonce_hash and row.nonce_hash == wallet._hash(issued["nonce"])
+
+
+def test_a_linked_account_with_a_second_factor_owes_it(world):
+    key, client = SoftWallet(), TestClient(api)
+    assert _login(client, world, _token(_nonce(client, world, key)["data"], key))["status"] == "ok"
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.owner == world)).one()
+        user.email, user.mfa_email_enabled = "w3@example.com", True
+        db.add(user)
+    fresh = TestClient(api)
+    answer = _login(fresh, world, _token(_nonce(fresh, world, key)["data"], key))
+    assert (answer["status"], answer["data"]) == ("ok", "NextMfa") and answer["data2"][0]["mfaType"] == "email"
+    assert fresh.get("/api/get-account").json()["status"] == "error"  # no session before the second factor
+
+
+def test_a_provider_row_without_sign_in_issues_no_nonce(world):
+    with session_scope() as db:
+        app = db.exec(select(m.Application).where(m.Application.organization == world)).one()
+        app.providers = [{**row, "canSignIn": False} for row in app.providers]
+        db.add(app)
+    answer = _nonce(TestClient(api), world, SoftWallet())
+    assert answer["status"] == "error" and "cannot be used to sign in" in answer["msg"], answer
