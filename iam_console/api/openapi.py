@@ -60,7 +60,8 @@ FORMS = {
 }
 JSON_BODIES = {
     "/api/login": ("application", "organization", "username", "password", "autoSignin", "type", "signinMethod",
-                   "passcode", "mfaType", "recoveryCode"),
+                   "passcode", "mfaType", "recoveryCode", "provider", "code"),
+    "/api/web3/nonce": ("application", "organization", "provider", "address", "chainId"),
     "/api/add-user-keys": ("owner", "name"),
     "/api/check-user-password": ("password",),
     "/api/verify-code": ("organization", "name", "username", "code", "countryCode"),

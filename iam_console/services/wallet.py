@@ -69,7 +69,7 @@ def _chain_id(value: Any) -> int:
     """The wallet's chain (eth_chainId: a hex string; a number is taken too)."""
     try:
         chain = int(value, 16) if isinstance(value, str) and value.lower().startswith("0x") else int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ServiceError("The chain id is not valid") from None
     if isinstance(value, bool) or not 0 < chain < 2**63:
         raise ServiceError("The chain id is not valid")
