@@ -84,7 +84,7 @@ window.iamSendMfaCode = async function (mfaType) {
 
 // The OAuth authorize page: the sign-in carries the page's own authorization
 // request (its query string); the answer is the redirect URI with the code.
-window.iamAuthorize = async function (organization, application) {
+window.iamAuthorize = async function (organization, application, method) {
   const value = (id) => document.getElementById(id)?.value ?? "";
   const result = await window.iamPost("/api/login" + window.location.search, {
     application: application,
@@ -93,7 +93,7 @@ window.iamAuthorize = async function (organization, application) {
     password: value("authorize-password"),
     autoSignin: true,
     type: "login",
-    signinMethod: "Password",
+    signinMethod: method || "Password",
   });
   return window.iamSignedIn(result, true, "");
 };

@@ -5,7 +5,10 @@ tab, and only the LDAP method's fields are offered."""
 
 from __future__ import annotations
 
+import re
+import secrets
 import uuid
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from playwright.sync_api import expect
 
@@ -14,6 +17,7 @@ from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
 
 PASSWORD = "E2e-methods-pass-1"
+CALLBACK = "http://127.0.0.1:9/callback"  # nothing listens: Playwright answers the navigation
 LDAP_ONLY = "This account's password is checked by its LDAP server: please sign in with LDAP"
 
 
@@ -29,7 +33,8 @@ def _organization(server, directory, password_rule: str) -> str:
         db.add(m.Organization(owner="admin", name=org, display_name=org, password_type="argon2id",
                               default_application=app))
         db.add(m.Application(owner="admin", name=app, organization=org, enable_password=True,
-                             client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
+                             client_id=f"{org}-client", client_secret=uuid.uuid4().hex, cert="cert-built-in",
+                             redirect_uris=[CALLBACK], grant_types=["authorization_code"], token_format="JWT",
                              signin_methods=[{"name": "Password", "displayName": "Password", "rule": password_rule},
                                              {"name": "LDAP", "displayName": "LDAP", "rule": "None"}]))
         db.add(m.Ldap(owner=org, name=f"ldap-{uuid.uuid4().hex[:6]}", server_name=record["serverName"],
@@ -72,3 +77,22 @@ def test_hide_password_offers_the_ldap_method_alone(server, visit, page, directo
     expect(page.locator("#login-error")).to_have_text("password or code is incorrect, you have 4 remaining chances")
     _submit(page, "user0042", ldap_server.password_of("user0042"))
     expect(page.locator("#user-menu")).to_be_visible(timeout=30_000)
+
+
+def test_the_authorize_page_follows_the_methods(server, visit, page, context, directory):
+    def arrived(route) -> None:
+        route.fulfill(status=200, content_type="text/html", body="<p id='callback'>the client</p>")
+
+    context.route(re.compile(r"^http://127\.0\.0\.1:9/"), arrived)
+    org = _organization(server, directory, "Hide password")
+    state = secrets.token_urlsafe(8)
+    visit("/login/oauth/authorize?" + urlencode({"client_id": f"{org}-client", "response_type": "code",
+                                                 "redirect_uri": CALLBACK, "scope": "openid", "state": state}))
+    expect(page.locator("#authorize-username")).to_be_visible()
+    expect(page.locator("#authorize-methods")).to_have_count(0)  # LDAP alone
+    page.fill("#authorize-username", "user0042")
+    page.fill("#authorize-password", ldap_server.password_of("user0042"))
+    page.click("#authorize-submit")
+    expect(page.locator("#callback")).to_be_visible(timeout=15_000)
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["state"] == [state] and query["code"][0]

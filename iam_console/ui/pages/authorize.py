@@ -19,7 +19,7 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, mfa, oauth, prompt, redirects, wallet, webauthn
+from ...services import auth, lookup, mfa, oauth, prompt, redirects, wallet, webauthn
 from ...services.errors import ServiceError
 from ..components.second_factor import second_factor_form
 from ..routes import page
@@ -43,6 +43,9 @@ class Authorize(rx.State):
     app_organization: str = ""  # not `organization`: the root state has that route argument
     app_webauthn: bool = False  # the application allows WebAuthn sign-in
     wallets: list[dict[str, str]] = []  # the application's Web3 providers (services/wallet.py)
+    # the password fields' methods: Password (unless its rule is Hide password) and LDAP if listed
+    methods: list[str] = [auth.PASSWORD_METHOD]
+    method: str = auth.PASSWORD_METHOD
 
     # The request this tab last answered (a redirect, or a sign-in posted) and when. on_load
     # may run again for it while the browser leaves (twice on hydrate, and again when the
@@ -87,6 +90,10 @@ class Authorize(rx.State):
             self.app_logo = application.logo
             self.app_webauthn = webauthn.allows(application)
             self.wallets = wallet.buttons(db, application)
+            self.methods = [name for name, shown in (
+                (auth.PASSWORD_METHOD, auth.password_rule(application) in ("All", "Non-LDAP")),
+                (auth.LDAP_METHOD, auth.ldap_enabled(application))) if shown]
+            self.method = self.methods[0] if self.methods else ""
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
                 url = self.router.url
@@ -119,18 +126,23 @@ class Authorize(rx.State):
             return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]}, true)", callback=Authorize.finished)
         return None
 
-    def _sign_in(self, function: str):
-        """Run a sign-in script of assets/iam.js (password or WebAuthn) for this page's request."""
+    def _sign_in(self, function: str, *more: str):
+        """Run a sign-in script of assets/iam.js (password, LDAP or WebAuthn) for this page's request."""
         if self.busy or self.error:
             return None
         self.sign_in_error, self.busy = "", True
         self._answer()
-        script = f"window.{function}({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
+        script = f"window.{function}({json.dumps([self.app_organization, self.app_name, *more])[1:-1]})"
         return rx.call_script(script, callback=Authorize.finished)
 
     @rx.event
     def submit(self):
-        return self._sign_in("iamAuthorize")
+        return self._sign_in("iamAuthorize", self.method) if self.method else None
+
+    @rx.event
+    def set_method(self, value: str | list[str]):
+        if isinstance(value, str) and value in self.methods:
+            self.method, self.sign_in_error = value, ""
 
     @rx.event
     def submit_webauthn(self):
@@ -195,20 +207,38 @@ def _header() -> rx.Component:
     )
 
 
-def _form() -> rx.Component:
+def _password_fields() -> rx.Component:
+    """The password, for the Password or the LDAP method."""
     return rx.vstack(
-        _header(),
-        rx.text(rx.el.label(t("Username"), html_for="authorize-username"), size="2", weight="medium"),
-        rx.input(id="authorize-username", placeholder=t("username, Email or phone"), auto_complete="username",
-                 width="100%", auto_focus=True, on_key_down=Authorize.on_key),
         rx.text(rx.el.label(t("Password"), html_for="authorize-password"), size="2", weight="medium"),
         rx.input(id="authorize-password", type="password", placeholder=t("Password"),
                  auto_complete="current-password", width="100%", on_key_down=Authorize.on_key),
+        spacing="3", width="100%")
+
+
+def _username() -> rx.Component:
+    return rx.vstack(
+        rx.text(rx.el.label(t("Username"), html_for="authorize-username"), size="2", weight="medium"),
+        rx.input(id="authorize-username", placeholder=t("username, Email or phone"), auto_complete="username",
+                 width="100%", auto_focus=True, on_key_down=Authorize.on_key),
+        spacing="3", width="100%")
+
+
+def _form() -> rx.Component:
+    return rx.vstack(
+        _header(),
+        rx.cond(Authorize.methods.length() > 1, rx.segmented_control.root(
+            rx.foreach(Authorize.methods, lambda m: rx.segmented_control.item(Prefs.tr[m], value=m)),
+            value=Authorize.method, on_change=Authorize.set_method, width="100%", id="authorize-methods",
+            aria_label=t("Sign-in method"))),
+        rx.cond((Authorize.method != "") | Authorize.app_webauthn, _username()),  # WebAuthn asks for it too
+        rx.cond(Authorize.method != "", _password_fields()),
         rx.cond(Authorize.sign_in_error != "",
                 rx.callout(Authorize.sign_in_error, icon="triangle-alert", color_scheme="red", width="100%",
                            id="authorize-error")),
-        rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
-                  loading=Authorize.busy, width="100%", id="authorize-submit"),
+        rx.cond(Authorize.method != "",
+                rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
+                          loading=Authorize.busy, width="100%", id="authorize-submit")),
         rx.cond(Authorize.app_webauthn,
                 rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                           on_click=Authorize.submit_webauthn, disabled=Authorize.busy, variant="outline",
