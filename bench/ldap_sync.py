@@ -23,12 +23,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
+from timing import measured  # bench/timing.py
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
 TARGET_SECONDS = 30.0
 TARGET_USERS = 10_000
 ORG = "bench"
@@ -37,7 +39,6 @@ ORG = "bench"
 def run_sync(database: str, record: dict) -> dict:
     os.environ["IAM_DATABASE_URL"] = f"sqlite:///{database}"
     os.environ["IAM_OUTBOUND_ALLOW"] = "127.0.0.1"  # the benchmark's slapd listens on loopback
-    import psutil
     from sqlmodel import func, select
 
     from iam_console import models as m
@@ -57,33 +58,18 @@ def run_sync(database: str, record: dict) -> dict:
         crud.add_record(db, god, REGISTRY["ldap"], {"owner": ORG, "id": "directory", "autoSync": 1,
                                                      "defaultGroup": f"{ORG}/staff", **record})
 
-    process = psutil.Process()
     figures: dict = {}
     for run in ("first", "again"):
-        baseline = peak = process.memory_info().rss
-        done = threading.Event()
-
-        def sample(done: threading.Event = done) -> None:
-            nonlocal peak
-            while not done.wait(0.02):
-                peak = max(peak, process.memory_info().rss)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        cpu_before = os.times()
-        started = time.perf_counter()
-        with session_scope() as db:
+        def sync() -> tuple:
             # due now: lastSync is pushed back by the interval before the second run
-            (ident, result), = ldap.auto_sync(db)
-        elapsed = time.perf_counter() - started
-        cpu_after = os.times()
-        done.set()
-        sampler.join()
+            with session_scope() as db:
+                (ident, result), = ldap.auto_sync(db)
+            return ident, result
+
+        (ident, result), cost = measured(sync)
         assert result is not None, f"the sync of {ident} failed"
-        figures[run] = {"seconds": elapsed, "added": result.added, "exist": result.exist_count,
-                        "failed": result.failed_count, "baseline_mb": baseline / 2**20,
-                        "peak_mb": max(peak, process.memory_info().rss) / 2**20,
-                        "cpu_seconds": (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)}
+        figures[run] = {"added": result.added, "exist": result.exist_count,
+                        "failed": result.failed_count, **cost}
         with session_scope() as db:
             db.exec(m.Ldap.__table__.update().values(last_sync=None))
     with session_scope() as db:

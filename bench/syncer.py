@@ -24,13 +24,15 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 
+from timing import measured  # bench/timing.py
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
 TARGET_SECONDS = 60.0
 TARGET_ROWS = 100_000
 ORG = "bench"
@@ -84,7 +86,6 @@ def touch(url: str) -> int:
 def run_sync(database: str, fields: dict, upstream_url: str) -> dict:
     os.environ["IAM_DATABASE_URL"] = f"sqlite:///{database}"
     os.environ["IAM_OUTBOUND_ALLOW"] = "127.0.0.1"  # the benchmark's database servers listen on loopback
-    import psutil
     from sqlmodel import func, select
 
     from iam_console import models as m
@@ -104,34 +105,20 @@ def run_sync(database: str, fields: dict, upstream_url: str) -> dict:
             "owner": "admin", "name": "people", "organization": ORG, "type": "Database", "table": "people",
             "tableColumns": COLUMNS, "syncInterval": 1, "isEnabled": True, "isReadOnly": True, **fields})
 
-    process = psutil.Process()
     figures: dict = {}
     for run in ("first", "again", "changed"):
         if run == "changed":
             figures["touched"] = touch(upstream_url)
-        baseline = peak = process.memory_info().rss
-        done = threading.Event()
 
-        def sample(done: threading.Event = done) -> None:
-            nonlocal peak
-            while not done.wait(0.02):
-                peak = max(peak, process.memory_info().rss)
+        def sync() -> tuple:
+            with session_scope() as db:
+                (ident, result), = syncers.auto_sync(db)
+            return ident, result
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        cpu_before = os.times()
-        started = time.perf_counter()
-        with session_scope() as db:
-            (ident, result), = syncers.auto_sync(db)
-        elapsed = time.perf_counter() - started
-        cpu_after = os.times()
-        done.set()
-        sampler.join()
+        (ident, result), cost = measured(sync)
         assert result is not None, f"the sync of {ident} failed"
-        figures[run] = {"seconds": elapsed, "added": result.added, "updated": result.updated,
-                        "failed": result.failed, "baseline_mb": baseline / 2**20,
-                        "peak_mb": max(peak, process.memory_info().rss) / 2**20,
-                        "cpu_seconds": (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)}
+        figures[run] = {"added": result.added, "updated": result.updated,
+                        "failed": result.failed, **cost}
         with session_scope() as db:
             db.exec(m.Syncer.__table__.update().values(last_sync=None))
     with session_scope() as db:

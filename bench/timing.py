@@ -22,3 +22,34 @@ def timed(call, runs: int) -> tuple[float, float]:
         call()
         samples.append((time.perf_counter() - started) * 1000)
     return percentiles(samples)
+
+
+def measured(call) -> tuple[object, dict]:
+    """`call()`'s result and what it cost this process: wall-clock seconds, CPU seconds, and the
+    resident memory before and at its peak (sampled every 20 ms), in MiB."""
+    import os
+    import threading
+
+    import psutil
+
+    process = psutil.Process()
+    baseline = peak = process.memory_info().rss
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.02):
+            peak = max(peak, process.memory_info().rss)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    cpu_before, started = os.times(), time.perf_counter()
+    try:
+        result = call()
+    finally:
+        elapsed, cpu_after = time.perf_counter() - started, os.times()
+        done.set()
+        sampler.join()
+    return result, {"seconds": elapsed, "baseline_mb": baseline / 2**20,
+                    "peak_mb": max(peak, process.memory_info().rss) / 2**20,
+                    "cpu_seconds": (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)}

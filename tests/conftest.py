@@ -29,6 +29,20 @@ from iam_console.models import Organization, User  # noqa: E402
 from iam_console.services.passwords import hash_password  # noqa: E402
 from iam_console.services.seed import ensure_first_start_data  # noqa: E402
 
+# Casbin's plain ACL model: no roles, one rule per subject, object and action
+ACL_MODEL = """[request_definition]
+r = sub, obj, act
+
+[policy_definition]
+p = sub, obj, act
+
+[policy_effect]
+e = some(where (p.eft == allow))
+
+[matchers]
+m = r.sub == p.sub && r.obj == p.obj && r.act == p.act
+"""
+
 
 def require_service(available: bool, what: str) -> None:
     """Skip when a local service is missing, except under CI, where it must be there."""

@@ -73,7 +73,7 @@ class UpstreamIdentity:
 
 @dataclass(frozen=True)
 class ProviderRow:
-    """An application's provider entry (spec 001, "Application provider entry")."""
+    """An application's provider entry: which provider, and what it may do for the application."""
     name: str
     can_sign_up: bool = False
     can_sign_in: bool = False

@@ -6,8 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
-from tests.api.mail_world import SMTP_PASSWORD, SMTP_USER
 from tests.conftest import ADMIN_PASSWORD
+from tests.mail_world import SMTP_PASSWORD, SMTP_USER
 from tests.sinks import SmtpSink
 
 ENVELOPE = {"status", "msg", "sub", "name", "data", "data2", "data3"}

@@ -12,8 +12,8 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from tests.api.mail_world import Org, mail_organization
 from tests.conftest import unique
+from tests.mail_world import Org, mail_organization
 from tests.sinks import code_in
 
 

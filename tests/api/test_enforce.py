@@ -13,20 +13,12 @@ from casbin.model import Model
 
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.api.conftest import ok_body
-from tests.conftest import unique
+from tests.conftest import ACL_MODEL, unique
 
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
 MODELS = {
-    "acl": ("""[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub, obj, act
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj && r.act == p.act
-""", [["p", "alice", "data1", "read"], ["p", "bob", "data2", "write"]]),
+    "acl": (ACL_MODEL, [["p", "alice", "data1", "read"], ["p", "bob", "data2", "write"]]),
     "rbac": (RBAC, [["p", "alice", "data1", "read"], ["p", "bob", "data2", "write"],
                     ["p", "data2_admin", "data2", "read"], ["p", "data2_admin", "data2", "write"],
                     ["g", "alice", "data2_admin"], ["g", "carol", "alice"]]),

@@ -15,20 +15,9 @@ from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from iam_console.services.kinds import permission as rules
 from tests.api.conftest import ok_body, sign_in
-from tests.conftest import unique
+from tests.conftest import ACL_MODEL, unique
 
 PASSWORD = "Request-pass-1"
-NO_ROLES = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj && r.act == p.act"""
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +28,7 @@ def org(admin) -> str:
     for user, is_admin in (("boss", True), ("ann", False), ("ben", False)):
         ok_body(admin.post("/api/add-user", json={"owner": name, "name": user, "password": PASSWORD,
                                                   "isAdmin": is_admin}))
-    ok_body(admin.post("/api/add-model", json={"owner": name, "name": "flat", "modelText": NO_ROLES}))
+    ok_body(admin.post("/api/add-model", json={"owner": name, "name": "flat", "modelText": ACL_MODEL}))
     return name
 
 

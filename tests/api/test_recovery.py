@@ -14,8 +14,8 @@ from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.services import captcha, recovery
 from tests.api.conftest import ok_body, sign_in
-from tests.api.mail_world import Org, mail_organization
 from tests.conftest import reload_user, unique
+from tests.mail_world import Org, mail_organization
 from tests.sinks import code_in
 
 PASSWORD, NEW_PASSWORD = "s3cret-pass", "N3w-secret-pass"

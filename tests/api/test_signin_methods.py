@@ -7,8 +7,8 @@ from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
 from iam_console.services import auth
-from tests.api.mail_world import mail_organization
 from tests.conftest import reload_user
+from tests.mail_world import mail_organization
 
 PASSWORD = "Methods-pass-1"
 

@@ -13,8 +13,8 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from tests.api.mail_world import Org, mail_organization
 from tests.api.test_oauth import REDIRECT
+from tests.mail_world import Org, mail_organization
 from tests.sinks import code_in
 
 PASSWORD = "Signup-pass-1"

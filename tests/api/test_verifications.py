@@ -17,8 +17,8 @@ from iam_console.services import verifications
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from tests.api.conftest import sign_in
-from tests.api.mail_world import SMTP_PASSWORD, SMTP_USER, Org, mail_organization
 from tests.conftest import reload_user, unique
+from tests.mail_world import SMTP_PASSWORD, SMTP_USER, Org, mail_organization
 from tests.sinks import HttpSink, SmtpSink, code_in
 
 PASSWORD = "s3cret-pass"

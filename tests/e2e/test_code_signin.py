@@ -13,31 +13,20 @@ from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
+from tests.mail_world import SMTP_PASSWORD, SMTP_USER, add_mail_organization
 from tests.sinks import SmtpSink, code_in
-
-SMTP_USER, SMTP_PASSWORD = "noreply@code.test", "code-smtp-pass"
 
 
 @pytest.fixture
 def world(server):
-    from iam_console.models import Application, Organization, Provider, User
+    from iam_console.models import User
 
-    suffix = uuid.uuid4().hex[:6]
-    organization, application, provider = f"cs-{suffix}", f"app-cs-{suffix}", f"smtp-cs-{suffix}"
-    email = f"ann-{suffix}@code.test"
+    methods = [{"name": "Password", "displayName": "Password", "rule": "All"},
+               {"name": "Verification code", "displayName": "Verification code", "rule": "All"}]
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
         with server_db(server) as db:
-            db.add(Organization(owner="admin", name=organization, display_name=organization,
-                                password_type="argon2id", default_application=application))
-            db.add(Provider(owner=organization, name=provider, category="Email", type="SMTP", host="127.0.0.1",
-                            port=sink.port, disable_ssl=True, client_id=SMTP_USER, client_secret=SMTP_PASSWORD,
-                            title="Your code", content="<p>Your code is %s</p>"))
-            db.add(Application(owner="admin", name=application, organization=organization, enable_password=True,
-                               client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
-                               providers=[{"name": provider, "rule": "All"}],
-                               signin_methods=[{"name": "Password", "displayName": "Password", "rule": "All"},
-                                               {"name": "Verification code", "displayName": "Verification code",
-                                                "rule": "All"}]))
+            organization = add_mail_organization(db, sink, {"signin_methods": methods}).name
+            email = f"ann-{organization}@code.test"
             db.add(User(owner=organization, name="ann", uuid=str(uuid.uuid4()), email=email,
                         password="", password_type="argon2id"))
         yield organization, email, sink

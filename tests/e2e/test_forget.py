@@ -13,9 +13,9 @@ from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
+from tests.mail_world import SMTP_PASSWORD, SMTP_USER, add_mail_organization
 from tests.sinks import SmtpSink, code_in
 
-SMTP_USER, SMTP_PASSWORD = "noreply@forget.test", "forget-smtp-pass"
 PASSWORD, NEW_PASSWORD = "0ld-passw0rd", "N3w-passw0rd"
 
 
@@ -32,26 +32,17 @@ class World:
 def world(server):
     """An organization of its own: its default application lists its SMTP provider (the sink),
     and one user with an email address."""
-    from iam_console.models import Application, Organization, Provider, User
+    from iam_console.models import User
     from iam_console.services.passwords import hash_password
 
-    suffix = uuid.uuid4().hex[:6]
-    organization, application, provider, user = (f"fg-{suffix}", f"app-fg-{suffix}", f"smtp-fg-{suffix}",
-                                                 f"user-{suffix}")
-    email = f"{user}@forget.test"
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
         with server_db(server) as db:
-            db.add(Organization(owner="admin", name=organization, display_name=organization,
-                                password_type="argon2id", default_application=application))
-            db.add(Provider(owner=organization, name=provider, category="Email", type="SMTP", host="127.0.0.1",
-                            port=sink.port, disable_ssl=True, client_id=SMTP_USER, client_secret=SMTP_PASSWORD,
-                            title="Your code", content="<p>Your code is %s</p>"))
-            db.add(Application(owner="admin", name=application, organization=organization, enable_password=True,
-                               client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
-                               providers=[{"name": provider, "rule": "All"}]))
-            db.add(User(owner=organization, name=user, uuid=str(uuid.uuid4()), email=email,
+            org = add_mail_organization(db, sink)
+            user = f"user-{uuid.uuid4().hex[:6]}"
+            email = f"{user}@forget.test"
+            db.add(User(owner=org.name, name=user, uuid=str(uuid.uuid4()), email=email,
                         password=hash_password(PASSWORD, "argon2id", ""), password_type="argon2id"))
-        yield World(organization, application, user, email, sink)
+        yield World(org.name, org.application, user, email, sink)
 
 
 def _signs_in(page, server, world: World, password: str) -> bool:

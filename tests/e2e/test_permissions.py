@@ -16,21 +16,11 @@ from openpyxl import Workbook
 from playwright.sync_api import expect
 
 from iam_console.services.seed import USER_MODEL_TEXT
+from tests.conftest import ACL_MODEL
 from tests.e2e.axe import serious
 from tests.e2e.steps import choose, pick, save, server_db
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-FLAT = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj && r.act == p.act"""
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
 
@@ -44,7 +34,7 @@ def _seed(server) -> str:
 
     suffix = uuid.uuid4().hex[:6]
     with server_db(server) as db:
-        db.add(CasbinModel(owner="acme", name=f"flat-{suffix}", display_name="Flat", model_text=FLAT))
+        db.add(CasbinModel(owner="acme", name=f"flat-{suffix}", display_name="Flat", model_text=ACL_MODEL))
         db.add(CasbinModel(owner="acme", name=f"rbac-{suffix}", display_name="RBAC", model_text=RBAC))
         db.add(Role(owner="acme", name=f"reader-{suffix}", users=["acme/alice"], is_enabled=True))
     return suffix

@@ -63,7 +63,8 @@ WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk(
          Walk("session", addable=False), Walk("record", addable=False, read_only=True),
          Walk("verification", addable=False, read_only=True), Walk("webhook", "url"),
          Walk("model", "displayName"), Walk("adapter", "table"), Walk("role", "displayName"),
-         Walk("permission", "displayName"), Walk("syncer", "table")]
+         Walk("permission", "displayName"), Walk("syncer", "table"), Walk("product", "displayName"),
+         Walk("payment", "displayName")]
 
 
 def test_every_screen_with_a_list_is_walked():

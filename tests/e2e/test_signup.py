@@ -14,9 +14,9 @@ from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
+from tests.mail_world import SMTP_PASSWORD, SMTP_USER, add_mail_organization
 from tests.sinks import SmtpSink, code_in
 
-SMTP_USER, SMTP_PASSWORD = "noreply@signup.test", "signup-smtp-pass"
 PASSWORD = "Signup-passw0rd"
 
 
@@ -41,26 +41,19 @@ def _items(invitation_required: bool) -> list[dict]:
 
 @pytest.fixture
 def world(server):
-    from iam_console.models import Application, Invitation, Organization, Provider
+    from iam_console.models import Application, Invitation
 
-    suffix = uuid.uuid4().hex[:6]
-    organization, application, provider = f"su-{suffix}", f"app-su-{suffix}", f"smtp-su-{suffix}"
+    fields = {"enable_sign_up": True, "terms_of_use": "https://example.com/terms", "signup_items": _items(True)}
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
         with server_db(server) as db:
-            db.add(Organization(owner="admin", name=organization, display_name=organization,
-                                password_type="argon2id", default_application=application,
-                                password_options=["AtLeast8"]))
-            db.add(Provider(owner=organization, name=provider, category="Email", type="SMTP", host="127.0.0.1",
-                            port=sink.port, disable_ssl=True, client_id=SMTP_USER, client_secret=SMTP_PASSWORD,
-                            title="Your code", content="<p>Your code is %s</p>"))
-            for name, open_ in ((application, True), (f"{application}-closed", False)):
-                db.add(Application(owner="admin", name=name, organization=organization, enable_password=True,
-                                   enable_sign_up=open_, client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
-                                   terms_of_use="https://example.com/terms", signup_items=_items(True),
-                                   providers=[{"name": provider, "rule": "All"}]))
-            db.add(Invitation(owner=organization, name="welcome", code="WELCOME-1", quota=5, application="All",
+            org = add_mail_organization(db, sink, fields, password_options=["AtLeast8"])
+            closed = f"{org.application}-closed"
+            db.add(Application(owner="admin", name=closed, organization=org.name, enable_password=True,
+                               client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
+                               providers=[{"name": org.provider, "rule": "All"}], **fields | {"enable_sign_up": False}))
+            db.add(Invitation(owner=org.name, name="welcome", code="WELCOME-1", quota=5, application="All",
                               state="Active"))
-        yield World(organization, application, f"{application}-closed", sink)
+        yield World(org.name, org.application, closed, sink)
 
 
 def _fill(page, username: str, email: str, confirm: str = PASSWORD) -> None:

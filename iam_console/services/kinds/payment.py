@@ -9,12 +9,17 @@ from sqlmodel import Session
 from ... import models as m
 from ..access import Actor
 from ..errors import ServiceError
+from ..resources import Kind
 from ..wire import EMAIL
-from .common import KindRules, fixed
+from .common import Choice, KindRules, fixed
 
 PHONE = re.compile(r"^\+?[0-9][0-9 -]{4,19}$")
 ID_CARD = re.compile(r"^[0-9A-Za-z]{6,20}$")
 TAX_ID = re.compile(r"^[0-9A-Za-z]{8,20}$")
+INVOICE_TYPES = ("Individual", "Organization")
+# what an issued invoice fixes: the person and the invoice (its URL too: invoicing cannot be undone)
+INVOICE_LOCKED = ("person_name", "person_id_card", "person_email", "person_phone", "invoice_type", "invoice_title",
+                  "invoice_tax_id", "invoice_remark", "invoice_url")
 
 
 def check_invoice(row: m.Payment) -> None:
@@ -43,5 +48,16 @@ def validate(db: Session, actor: Actor, row: m.Payment) -> None:
         check_invoice(row)
 
 
-RULES = KindRules(validate=validate, new=fixed(displayName="New Payment - {suffix}", type="PayPal", currency="USD",
-                                               price=300.0, state="Paid"))
+def protect(kind: Kind, old: m.Payment, new: m.Payment | None) -> None:
+    """Once invoiced (an invoice URL), the person and invoice fields stay as they were invoiced."""
+    if new is None or not old.invoice_url:
+        return
+    for attribute in INVOICE_LOCKED:
+        if getattr(new, attribute) != getattr(old, attribute):
+            raise ServiceError("The field %s of an invoiced payment cannot be changed",
+                               m.wire_name(m.Payment, attribute))
+
+
+RULES = KindRules(choices=(Choice("invoice_type", INVOICE_TYPES),), validate=validate, protect=protect,
+                  new=fixed(displayName="New Payment - {suffix}", type="PayPal", currency="USD", price=300.0,
+                            state="Paid"))

@@ -9,12 +9,29 @@ from .. import builtin as b
 from ..access import Actor
 from ..errors import ServiceError
 from ..resources import Kind
-from .common import KindRules, fixed
+from .common import Choice, KindRules, fixed
 
+CURRENCIES = ("USD", "CNY", "EUR", "JPY", "GBP", "AUD", "CAD", "CHF", "HKD", "SGD")
+STATES = ("Published", "Draft")
 PLAN_TAG = "auto_created_product_for_plan"  # the tag of a product a plan created
 PLAN_PRODUCT_QUANTITY = 999
 # what a plan's product keeps as the plan made it
 PLAN_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", "providers")
+
+
+def before_save(db: Session, actor: Actor, old: m.Product | None, row: m.Product, changed: set[str]) -> None:
+    """Recharge options are amounts: numbers, or texts of numbers (the console's list field)."""
+    amounts = []
+    for option in row.recharge_options:
+        try:
+            amount = float(option) if isinstance(option, int | float | str) and not isinstance(option, bool) else None
+        except ValueError:
+            amount = None
+        if amount is None or not 0 < amount < 1e15:
+            raise ServiceError("The recharge options must be positive amounts")
+        amounts.append(amount)
+    if amounts != row.recharge_options:
+        row.recharge_options = amounts
 
 
 def validate(db: Session, actor: Actor, row: m.Product) -> None:
@@ -46,6 +63,12 @@ def check_delete(db: Session, row: m.Product) -> None:
         raise ServiceError("The product %s belongs to the plan %s: delete the plan instead", row.name, plan)
 
 
-RULES = KindRules(validate=validate, protect=protect, check_delete=check_delete,
+def is_plan_product(record: dict) -> bool:
+    """A product a plan made (its wire record): the console locks PLAN_LOCKED on it."""
+    return record.get("tag") == PLAN_TAG
+
+
+RULES = KindRules(choices=(Choice("currency", CURRENCIES), Choice("state", STATES)), validate=validate,
+                  before_save=before_save, protect=protect, check_delete=check_delete,
                   new=fixed(displayName="New Product - {suffix}", price=300.0, quantity=99, sold=10, currency="USD",
                             state="Published", isRecharge=False))
