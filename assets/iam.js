@@ -153,6 +153,9 @@ window.iamWalletLogin = async function (application, organization, provider, wal
 
 // `authorize`: the OAuth authorize page, whose query (the authorization request) the sign-in answers.
 window.iamWalletFinish = async function (key, application, organization, provider, returnTo, authorize) {
+  // the page's on_load may run again while it hydrates: the token is posted once per page load
+  if (window.iamWalletPosted === key) return { status: "redirecting", msg: "" };
+  window.iamWalletPosted = key;
   const here = new URL(window.location.href);  // a reload must not post the spent token again
   here.searchParams.delete("web3AuthTokenKey");
   here.searchParams.delete("provider");

@@ -217,3 +217,12 @@ def buttons(db: Session, application: m.Application | None) -> list[dict[str, st
         m.Provider.owner.in_((application.organization, b.ADMIN_OWNER)))).all()}
     return [{"name": p.name, "type": p.type, "label": p.display_name or p.type}
             for p in (found.get(item["name"]) for item in rows) if p is not None]
+
+
+def finish_script(arguments: list, authorize: bool) -> str:
+    """The page's call of window.iamWalletFinish (assets/iam.js) when it comes back with
+    web3AuthTokenKey: run from on_load, which may come before the page's scripts have loaded,
+    so it waits for them (5 seconds at most)."""
+    call = f"window.iamWalletFinish({json.dumps(arguments)[1:-1]}, {json.dumps(authorize)})"
+    return ("(async () => { for (let i = 0; i < 100 && !window.iamWalletFinish; i++) "
+            f"await new Promise((r) => setTimeout(r, 50)); return {call}; }})()")

@@ -62,11 +62,15 @@ def org(server):
         db.add(Organization(owner="admin", name=org, display_name=org, password_type="argon2id",
                             default_application=app))
         db.add(Provider(owner=org, name=f"{org}-mm", display_name="MetaMask", category="Web3", type="MetaMask"))
+        db.add(Provider(owner=org, name=f"{org}-onboard", display_name="Web3-Onboard", category="Web3",
+                        type="Web3Onboard"))
         db.add(Application(owner="admin", name=app, organization=org, enable_password=True, enable_sign_up=True,
                            client_id=f"{org}-client", client_secret=uuid.uuid4().hex, cert="cert-built-in",
                            redirect_uris=[CALLBACK], grant_types=["authorization_code"], token_format="JWT",
                            signin_methods=[{"name": "Password", "displayName": "Password", "rule": "All"}],
                            providers=[{"name": f"{org}-mm", "canSignUp": True, "canSignIn": True,
+                                       "canUnlink": True},
+                                      {"name": f"{org}-onboard", "canSignUp": True, "canSignIn": True,
                                        "canUnlink": True}]))
     return org
 
@@ -95,7 +99,7 @@ def _users(server, org: str) -> list:
 
 def test_a_wallet_signs_up_signs_in_and_its_token_goes_at_sign_out(server, visit, page, context, org, wallet):
     visit(f"/login/{org}")
-    button = page.locator(".login-wallet")
+    button = page.locator(f".login-wallet[data-provider='{org}-mm']")
     expect(button).to_have_text("Sign in with MetaMask")
     assert serious(page) == []
     button.click()
@@ -112,12 +116,13 @@ def test_a_wallet_signs_up_signs_in_and_its_token_goes_at_sign_out(server, visit
                                                      "code": stored[f"Web3AuthToken_{address}"]}).json()
     assert replayed["msg"] == "The nonce is unknown or has already been used, please sign in again"
 
+    visit.live()  # the page the sign-in went on to is hydrated before its menu is used
     page.click("#user-menu")
     page.click("#logout")
     expect(page).to_have_url(re.compile(r"/login"))
     assert _stored(page) == {}
     visit(f"/login/{org}")
-    page.locator(".login-wallet").click()
+    page.locator(".login-wallet").first.click()
     expect(page).not_to_have_url(re.compile(r"/login"), timeout=15_000)
     assert page.request.get("/api/get-account").json()["data"]["name"] == address.lower()
     assert _users(server, org) == [address.lower()]
@@ -126,7 +131,7 @@ def test_a_wallet_signs_up_signs_in_and_its_token_goes_at_sign_out(server, visit
 def test_a_signature_by_another_key_is_refused(server, visit, page, org, wallet):
     wallet.signer = SoftWallet()
     visit(f"/login/{org}")
-    page.locator(".login-wallet").click()
+    page.locator(".login-wallet").first.click()
     expect(page.locator("#login-error")).to_have_text("The signature does not match the address", timeout=15_000)
     assert _users(server, org) == []
 
@@ -134,14 +139,17 @@ def test_a_signature_by_another_key_is_refused(server, visit, page, org, wallet)
 def test_a_refusing_wallet_is_told(visit, page, org, wallet):
     wallet.refuse = True
     visit(f"/login/{org}")
-    page.locator(".login-wallet").click()
+    page.locator(f".login-wallet[data-provider='{org}-mm']").click()
     expect(page.locator("#login-error")).to_have_text(
         "Failed to obtain MetaMask authorization: User rejected the request.")
+    page.locator(f".login-wallet[data-provider='{org}-onboard']").click()
+    expect(page.locator("#login-error")).to_have_text(
+        "Failed to obtain Web3-Onboard authorization: User rejected the request.")
 
 
 def test_without_a_wallet_the_page_says_so(visit, page, org):
     visit(f"/login/{org}")
-    page.locator(".login-wallet").click()
+    page.locator(".login-wallet").first.click()
     expect(page.locator("#login-error")).to_have_text("MetaMask plugin not detected")
 
 
@@ -153,7 +161,7 @@ def test_the_authorize_page_answers_its_request_after_the_wallet_signs(server, v
     state = secrets.token_urlsafe(8)
     visit("/login/oauth/authorize?" + urlencode({"client_id": f"{org}-client", "response_type": "code",
                                                  "redirect_uri": CALLBACK, "scope": "openid", "state": state}))
-    page.locator(".authorize-wallet").click()
+    page.locator(".authorize-wallet").first.click()
     expect(page.locator("#callback")).to_be_visible(timeout=15_000)
     query = parse_qs(urlsplit(page.url).query)
     assert query["state"] == [state] and query["code"][0]

@@ -120,10 +120,11 @@ class Authorize(rx.State):
         query = self.router.url.query_parameters
         key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
         if key and provider:  # back from the wallet: the signed token answers this request
+            # not marked answered: a script sent before the page hydrated may be lost, so a rerun
+            # sends it again (window.iamWalletFinish posts once per page load)
             self.busy = True
-            self._answer()
-            arguments = json.dumps([key, self.app_name, self.app_organization, provider, ""])
-            return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]}, true)", callback=Authorize.finished)
+            return rx.call_script(wallet.finish_script([key, self.app_name, self.app_organization, provider, ""], True),
+                                  callback=Authorize.finished)
         return None
 
     def _sign_in(self, function: str, *more: str):

@@ -112,8 +112,9 @@ class Login(Captcha, rx.State):
         key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
         if key and provider:  # back from the wallet: post the token it signed
             self.busy = True
-            arguments = json.dumps([key, self.application, self.organization_name, provider, self.return_to])
-            return rx.call_script(f"window.iamWalletFinish({arguments[1:-1]}, false)", callback=Login.finished)
+            script = wallet.finish_script([key, self.application, self.organization_name, provider, self.return_to],
+                                          False)
+            return rx.call_script(script, callback=Login.finished)
         return None
 
     @rx.event
