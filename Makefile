@@ -1,4 +1,5 @@
-# `make run` serves the console on http://localhost:$(IAM_PORT); `make test` runs the whole suite.
+# `make run` builds the front end and serves the console on http://localhost:$(IAM_PORT) (the production
+# command, docs/deployment.md); `make test` runs the whole suite.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,7 +8,7 @@ NODE_SDK := tests/node/node_modules
 export PATH := $(CURDIR)/bunpkg/node_modules/.bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 
-.PHONY: run test setup bun node-sdk migrate lint clean
+.PHONY: run build test setup bun node-sdk migrate lint clean
 
 $(VENV)/.installed: requirements.txt
 	test -d $(VENV) || python3 -m venv $(VENV)
@@ -37,8 +38,13 @@ node-sdk: $(NODE_SDK)
 migrate: setup
 	$(PY) -m iam_console.startup
 
-run: migrate
-	reflex run --env prod
+# the front end, compiled and built for IAM_ORIGIN into .web/build/client
+build: migrate
+	$(PY) -m iam_console.serve build
+
+# one process serves the built pages, the websocket and /api/* (IAM_WORKERS, with REDIS_URL, for more)
+run: build
+	$(PY) -m iam_console.serve
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -47,6 +53,7 @@ test: migrate lint $(NODE_SDK)
 	$(PY) -m pytest -q tests/unit tests/api
 	$(PY) -m pytest -q tests/fuzz
 	$(PY) -m pytest -q tests/e2e
+	$(PY) -m pytest -q tests/scale
 
 clean:
 	rm -rf .web .states

@@ -82,6 +82,19 @@ window.iamSendMfaCode = async function (mfaType) {
   return { status: result.status, msg: result.msg };
 };
 
+// Back from an upstream identity provider with a second factor owed: the pending sign-in's
+// methods (its cookie is the API's), then the page's second step as after a password.
+window.iamPendingMfa = async function (returnTo) {
+  let result;
+  try {
+    const answer = await fetch("/api/federation/pending-mfa", { credentials: "same-origin" });
+    result = await answer.json();
+  } catch (e) {
+    return { status: "network", msg: String(e) };
+  }
+  return window.iamSignedIn(result, false, returnTo);
+};
+
 // The OAuth authorize page: the sign-in carries the page's own authorization
 // request (its query string); the answer is the redirect URI with the code.
 window.iamAuthorize = async function (organization, application, method) {

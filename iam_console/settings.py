@@ -32,6 +32,9 @@ class Settings:
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
+    # how often each worker looks for scheduled work that is due (the LDAP auto sync, syncers, the
+    # record purge); their intervals stay in minutes. Shorter only in tests.
+    scheduler_tick_seconds: float = 60.0
 
 
 def _default_database_url() -> str:
@@ -57,6 +60,7 @@ def load() -> Settings:
         slack_api=os.environ.get("IAM_SLACK_API", "https://slack.com/api").rstrip("/"),
         discord_api=os.environ.get("IAM_DISCORD_API", "https://discord.com/api/v10").rstrip("/"),
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
+        scheduler_tick_seconds=max(0.5, float(os.environ.get("IAM_SCHEDULER_TICK_SECONDS", "") or 60)),
     )
 
 

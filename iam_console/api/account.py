@@ -17,6 +17,7 @@ from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
 from .callers import IMPERSONATOR_COOKIE, MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
 from .envelope import ok
+from .federation import login_with_provider
 from .oauth import end_session
 from .resources import audit_context
 
@@ -42,6 +43,8 @@ async def login(request: Request) -> JSONResponse:
     and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
     call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
+    if body.get("provider"):  # back from an upstream identity provider (api/federation.py)
+        return await login_with_provider(request, body)
     password = field(body, "password", str, "")
     passcode, recovery_code = field(body, "passcode", str, ""), field(body, "recoveryCode", str, "")
     provider = field(body, "provider", str, "")
@@ -78,11 +81,7 @@ async def login(request: Request) -> JSONResponse:
         else:
             result = auth.sign_in(db, form)
         if isinstance(result, auth.SecondFactorOwed):
-            response = ok(auth.NEXT_MFA, result.methods)
-            response.set_cookie(MFA_COOKIE, result.token, httponly=True, samesite="lax",
-                                secure=settings.cookie_secure, path="/api/",
-                                max_age=auth.PENDING_MINUTES * 60)
-            return response
+            return with_pending_second_factor(ok(auth.NEXT_MFA, result.methods), result)
         return signed_in(db, request, checked, result, form.signin_method or "Password")
 
 
@@ -203,6 +202,11 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
         answer = oauth.authorize(db, checked, result.user, method)
         response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                       answer.url)
+    return with_session(request, response, result)
+
+
+def with_session(request: Request, response: Response, result: auth.SignedIn) -> Response:
+    """The response with the new session's cookie (and a pending second factor's cookie gone)."""
     if MFA_COOKIE in request.cookies:  # a pending second factor is settled
         response.delete_cookie(MFA_COOKIE, path="/api/")
     response.set_cookie(
@@ -210,4 +214,11 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
         max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
         else None,
     )
+    return response
+
+
+def with_pending_second_factor(response: Response, owed: auth.SecondFactorOwed) -> Response:
+    """The response with the cookie naming a sign-in that still owes its second factor."""
+    response.set_cookie(MFA_COOKIE, owed.token, httponly=True, samesite="lax", secure=settings.cookie_secure,
+                        path="/api/", max_age=auth.PENDING_MINUTES * 60)
     return response

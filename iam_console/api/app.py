@@ -19,6 +19,7 @@ from . import (
     certs,
     enforce,
     extras,
+    federation,
     files,
     ldap,
     mfa,
@@ -26,6 +27,7 @@ from . import (
     openapi,
     records,
     resources,
+    saml,
     sessions,
     syncers,
     system,
@@ -74,6 +76,7 @@ def create_api() -> FastAPI:
         return response
 
     api.include_router(account.router)
+    api.include_router(federation.router)
     api.include_router(oauth.router)
     api.include_router(resources.router)
     api.include_router(extras.router)
@@ -91,6 +94,7 @@ def create_api() -> FastAPI:
     api.include_router(files.files_router)
     api.include_router(records.router)
     api.include_router(webhooks.router)
+    api.include_router(saml.router)
     api.include_router(system.router)
 
     api.add_middleware(CrossOrigin)

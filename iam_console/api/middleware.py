@@ -26,6 +26,10 @@ from .oauth import cross_origin
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish"})  # no cookie yet, one to come
+# SAML messages another site's page posts (a service provider's AuthnRequest, an identity
+# provider's Response): they do not act as the cookie's user, and a signed message, not the
+# origin, is what they trust (services/saml_idp.py, services/saml_sp.py)
+POSTED_BY_OTHER_SITES = ("/api/acs", "/api/saml/redirect/")
 
 
 @functools.cache
@@ -49,6 +53,10 @@ def foreign(origin: str | None) -> bool:
     return origin is not None and origin_of(origin) not in allowed_origins()
 
 
+def _posted_by_other_sites(path: str) -> bool:
+    return path == POSTED_BY_OTHER_SITES[0] or path.startswith(POSTED_BY_OTHER_SITES[1])
+
+
 class CsrfGuard:
     """Requests that would ride on the session cookie must come from the console's origin.
 
@@ -58,7 +66,8 @@ class CsrfGuard:
       with neither header passes: every current browser sends Origin on each unsafe
       request, so such a request does not come from a page; clients with credentials of
       their own (the SDKs) send no cookie at all. The OAuth endpoints that other origins
-      call (oauth.cross_origin) never read the cookie.
+      call (oauth.cross_origin) never read the cookie, and the SAML messages other sites'
+      pages post (POSTED_BY_OTHER_SITES) never act as the cookie's user.
     - A websocket handshake (the console's /_event) with another Origin is refused with
       HTTP 403 before the socket opens: the socket acts as the cookie's user."""
 
@@ -70,7 +79,8 @@ class CsrfGuard:
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403
             return
-        if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and not cross_origin(scope["path"]):
+        if (scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and not cross_origin(scope["path"])
+                and not _posted_by_other_sites(scope["path"])):
             headers = Headers(scope=scope)
             rides_cookie = scope["path"] in SIGN_IN_PATHS or bool(session_cookie(headers.get("cookie")))
             origin = request_origin(headers)

@@ -27,7 +27,8 @@ ENVELOPE_KEYS = ("status", "msg", "sub", "name", "data", "data2", "data3")
 # the OAuth and OpenID Connect routes (those clients call from anywhere, api/oauth.py) answer
 # their own JSON and RFC 6749 errors with HTTP 400, 401 or 404; these others answer something
 # else than the envelope too: the WebAuthn options object, a PEM file, stored files
-NOT_ENVELOPE = ("/api/webauthn/signup/begin", "/api/webauthn/signin/begin", "/api/download-cert", "/files/")
+NOT_ENVELOPE = ("/api/webauthn/signup/begin", "/api/webauthn/signin/begin", "/api/download-cert", "/files/",
+                "/api/saml/metadata", "/api/saml/redirect/", "/api/acs", "/api/federation/start", "/callback")
 LIST_PARAMETERS = (("p", "integer", "The page, from 1"), ("pageSize", "integer", "Rows a page"),
                    ("field", "string", "A column to search (camelCase)"),
                    ("value", "string", "What the column holds (case-insensitive substring)"),
@@ -60,7 +61,8 @@ FORMS = {
 }
 JSON_BODIES = {
     "/api/login": ("application", "organization", "username", "password", "autoSignin", "type", "signinMethod",
-                   "passcode", "mfaType", "recoveryCode", "provider", "code"),
+                   "passcode", "mfaType", "recoveryCode", "provider", "code", "state"),
+    "/api/unlink": ("providerType", "providerName"),
     "/api/web3/nonce": ("application", "organization", "provider", "address", "chainId"),
     "/api/add-user-keys": ("owner", "name"),
     "/api/check-user-password": ("password",),

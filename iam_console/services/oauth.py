@@ -123,6 +123,9 @@ def _may_use(user: User, application: Application) -> bool:
     return user.owner == application.organization or application.is_shared
 
 
+may_use = _may_use  # an account may sign in to the application (SAML single sign-on asks too)
+
+
 # --- the authorization request ---
 
 @dataclass(frozen=True)

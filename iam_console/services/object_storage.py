@@ -8,7 +8,10 @@ public event, the one its own Stubber answers from) sends it with `outbound.http
 hands the answer back, so boto3's own connection pool never opens a connection. The endpoint is
 thereby checked like any other destination (an internal MinIO must be listed in
 IAM_OUTBOUND_ALLOW), on every request, at the address the connection goes to. Credentials are
-required: boto3's fallback chain would otherwise ask the cloud's metadata endpoint itself."""
+required: boto3's fallback chain would otherwise ask the cloud's metadata endpoint itself.
+
+boto3 and botocore (about 30 MB in a worker) are imported when a store is first used, not when the
+server starts: most servers never use one (docs/performance.md, "Memory")."""
 
 from __future__ import annotations
 
@@ -16,12 +19,8 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
-import boto3
 import httpx
 import sqlalchemy as sa
-from botocore.awsrequest import AWSResponse
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 from sqlmodel import Session, select
 
 from .. import models as m
@@ -51,8 +50,10 @@ class _Answer:
         return chunk
 
 
-def _send(request, **_kwargs) -> AWSResponse:
+def _send(request, **_kwargs):
     """botocore's `before-send`: the request goes out through the guard instead of boto3's pool."""
+    from botocore.awsrequest import AWSResponse
+
     body = request.body
     if hasattr(body, "read"):
         body = body.read()
@@ -99,6 +100,9 @@ class S3Store:
         return unquote(url[len(prefix):].split("?", 1)[0]) if url.startswith(prefix) else None
 
     def _client(self):
+        import boto3
+        from botocore.config import Config
+
         client = boto3.session.Session().client(
             "s3", endpoint_url=self.endpoint or None, region_name=self.region, aws_access_key_id=self.access_key,
             aws_secret_access_key=self.secret_key,
@@ -108,6 +112,8 @@ class S3Store:
         return client
 
     def _call(self, operation: str, **params) -> None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         try:
             getattr(self._client(), operation)(Bucket=self.bucket, **params)
         except ClientError as exc:

@@ -315,7 +315,32 @@ def http_client(*, timeout: float = TIMEOUT_SECONDS, verify: ssl.SSLContext | bo
     destination. `options` are httpx.Client's (headers, auth, base_url, ...)."""
     if options.keys() & UNGUARDED_OPTIONS:
         raise TypeError(f"http_client() chooses the transport itself: {sorted(options.keys() & UNGUARDED_OPTIONS)}")
-    return _Client(time_limit=timeout, transport=_Transport(verify, max_bytes), timeout=timeout, trust_env=False,
+    return guarded_client(httpx.Client, timeout=timeout, verify=verify, max_bytes=max_bytes, **options)
+
+
+_GUARDED: dict[type, type] = {httpx.Client: _Client}
+
+
+def guarded_client(client_class: type[httpx.Client], *, timeout: float = TIMEOUT_SECONDS,
+                   verify: ssl.SSLContext | bool = True, max_bytes: int = MAX_ANSWER_BYTES, **options) -> httpx.Client:
+    """As http_client, an instance of a library's subclass of httpx.Client (Authlib's OAuth2Client
+    for the upstream identity providers): the same transport, time limit and redirects.
+    `options` are the class's own (client_id, scope...) and httpx.Client's."""
+    if options.keys() & UNGUARDED_OPTIONS:
+        raise TypeError(f"guarded_client() chooses the transport itself: {sorted(options.keys() & UNGUARDED_OPTIONS)}")
+    guarded = _GUARDED.get(client_class)
+    if guarded is None:
+        class Guarded(client_class):  # type: ignore[valid-type, misc]
+            def __init__(self, *, time_limit: float, **kw) -> None:
+                super().__init__(**kw)
+                self._time_limit = time_limit
+
+            def send(self, request: httpx.Request, **kw) -> httpx.Response:
+                with time_limit(request.url.host, self._time_limit):
+                    return super().send(request, **kw)
+
+        guarded = _GUARDED[client_class] = Guarded
+    return guarded(time_limit=timeout, transport=_Transport(verify, max_bytes), timeout=timeout, trust_env=False,
                    **{"follow_redirects": True, "max_redirects": MAX_REDIRECTS, **options})
 
 

@@ -17,7 +17,7 @@ class Column:
     key: str  # the wire name in the record
     label: str  # a catalog key
     # text | bool | time | tags | avatar | links (a list, each entry a link) | media (the URL previewed:
-    # a picture or a video player)
+    # a picture or a video player) | badge (the value as a badge coloured by `colors`)
     kind: str = "text"
     # an href template over the record's wire fields: "/organizations/{name}"; or a function of the record;
     # for links, the template's "{item}" (at its end) stands for each entry
@@ -39,6 +39,8 @@ class Column:
     # the filter's values in groups (catalog key of the group, its values): the same values as
     # `filters`, offered under headings (a provider's types by category)
     filter_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # badge: (value, Radix colour) pairs, the value shown as its catalog text; another value is a gray badge
+    colors: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,10 @@ class Screen:
     # screen's parts as `Editing.checked[name]` (an address's validity enabling a test button):
     # (name, function of (values, flags) -> bool)
     checks: tuple[tuple[str, Callable[[dict[str, str], dict[str, bool]], bool]], ...] = ()
+    # the edit page only shows the record (transactions): every field, the owner and the name are
+    # disabled and nothing is saved; Back replaces Save and Save & Exit (Cancel still deletes a
+    # record the list's Add just made)
+    view_only: bool = False
     list_scope: ListScope | None = None  # what the list shows (an organization admin: their own organization)
 
     @property

@@ -123,7 +123,7 @@ def _free_port() -> int:
 @pytest.fixture
 def logging_server(database):
     """The API behind uvicorn with its access log on (Reflex serves with uvicorn instead of
-    granian when gunicorn is installed; granian's access log is off under `reflex run`)."""
+    granian when gunicorn is installed; the production command runs granian with its access log off)."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, lifespan="off", access_log=True,
                                            log_config=None, log_level="info"))

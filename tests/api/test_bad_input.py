@@ -159,7 +159,8 @@ def post_everywhere(admin, body: bytes) -> dict[tuple[str, str], dict]:
             response = client.post(path, params={"id": "built-in/bad-number"}, content=body,
                                    headers={"Content-Type": "application/json"})
             assert response.status_code < 500, (caller, path, response.text)
-            answers[caller, path] = response.json()
+            # the SAML ACS answers a browser with a page (its refusals: tests/api/test_saml_sp.py)
+            answers[caller, path] = response.json() if path != "/api/acs" else {"page": response.text}
     return answers
 
 

@@ -426,6 +426,11 @@ PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
           # (tests/api/test_wallet.py)
           "/api/web3/nonce",
           "/api/get-version-info"}  # the release and commit, as Casdoor answers them to anyone
+# SAML: metadata (an application's public certificate and endpoints), single sign-on (answers
+# the signed-in caller's own account, to the application's registered addresses only) and the
+# ACS (acts on a Response signed by the provider's IdP, never on the cookie); their attacks are
+# in tests/api/test_saml_idp.py and tests/api/test_saml_sp.py
+SAML = {"/api/saml/metadata", "/api/saml/redirect/{owner}/{application}", "/api/get-saml-login", "/api/acs"}
 # send through the caller's own organization's provider: no parameter names another
 # organization (tests/api/test_messages.py); anonymous callers get nothing
 OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]},
@@ -433,14 +438,33 @@ OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]
 # reads and writes no record: the model editor's Casbin calls over the texts they carry, for admins
 # (tests/api/test_casbin_command.py)
 TEXTS_ONLY = {"/api/run-casbin-command"}
+# upstream identity providers: the start and the callback are public, each state bound to the browser
+# that started it (tests/api/test_federation_api.py); unlink acts on the caller's own account unless
+# the caller is a global admin
+FEDERATION = {"/api/federation/start", "/callback", "/api/unlink", "/api/federation/pending-mfa"}
 OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION) \
-    | TEXTS_ONLY
+    | TEXTS_ONLY | SAML | FEDERATION
 
 
 @pytest.mark.parametrize("path", sorted(OWN_ORGANIZATION))
 def test_sending_gives_anonymous_nothing(callers, path):
     body = callers["anonymous"].post(path, json=OWN_ORGANIZATION[path]).json()
     assert body["status"] == "error" and body["msg"] == "Please login first", (path, body)
+
+
+@pytest.mark.parametrize("caller", ["anonymous", *A_CALLERS])
+def test_unlink_acts_on_the_callers_own_account_only(callers, world, caller):
+    with session_scope() as db:
+        boss = db.exec(select(m.User).where(m.User.owner == world.b, m.User.name == "boss")).one()
+        boss.third_party_ids = {"github": "boss-upstream-id"}
+        db.add(boss)
+    body = callers[caller].post("/api/unlink", json={"providerType": "GitHub",
+                                                     "user": {"owner": world.b, "name": "boss"}}).json()
+    assert body["status"] == "error" and body["msg"] in (
+        "Please login first", "You are not the global admin, you can't unlink other users"), (caller, body)
+    with session_scope() as db:
+        boss = db.exec(select(m.User).where(m.User.owner == world.b, m.User.name == "boss")).one()
+    assert boss.third_party_ids == {"github": "boss-upstream-id"}
 
 
 def test_every_route_is_known():

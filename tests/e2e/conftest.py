@@ -1,8 +1,8 @@
 """Fixtures of the browser tests: the production server, seeded accounts, Chromium.
 
-The server is the real thing (`reflex run --env prod`, pages, websocket and
-/api/* on one port), started once per session on a free port with its own
-SQLite database in a temporary directory. Each test gets a fresh browser
+The server is the real thing (the production command, `python -m iam_console.serve`
+after its `build`: pages, websocket and /api/* on one port), started once per session on
+a free port with its own SQLite database in a temporary directory. Each test gets a fresh browser
 context, so no cookie or localStorage value leaks from one test to the next.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -142,7 +141,7 @@ def _seed(database_url: str) -> None:
 def _check_build_targets_port(server_base: str, port: int) -> str:
     """The production bundle bakes in the websocket URL: make sure it is ours.
 
-    Another `reflex run` in the same project directory rebuilds .web for its own
+    Another build in the same project directory rebuilds .web for its own
     port; a bundle pointing elsewhere would make every test talk to that server."""
     status, html = _get(server_base + "/")
     if status != 200 or "<html" not in html.lower():
@@ -152,7 +151,7 @@ def _check_build_targets_port(server_base: str, port: int) -> str:
         return ""  # bundle layout changed; nothing to check
     status, script = _get(server_base + found.group(0))
     if status == 200 and f"localhost:{port}/_event" not in script:
-        return (f"the served bundle {found.group(0)} does not point at port {port} (another `reflex run` in "
+        return (f"the served bundle {found.group(0)} does not point at port {port} (another build in "
                 f"{PROJECT_DIR} rebuilt .web concurrently?):\n{script[:400]}")
     return ""
 
@@ -172,36 +171,44 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                     + "\n".join((startup.stdout + startup.stderr).splitlines()[-LOG_TAIL_LINES:]))
     _seed(database_url)
 
-    reflex = shutil.which("reflex", path=env["PATH"]) or str(VENV_BIN / "reflex")
+    build = subprocess.run([str(VENV_BIN / "python"), "-m", "iam_console.serve", "build"], cwd=PROJECT_DIR,
+                           env=env, capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+    if build.returncode != 0:
+        pytest.fail(f"the front end's build failed ({build.returncode}):\n"
+                    + "\n".join((build.stdout + build.stderr).splitlines()[-LOG_TAIL_LINES:]))
     with log_path.open("wb") as log:
-        process = subprocess.Popen([reflex, "run", "--env", "prod"], cwd=PROJECT_DIR, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen([str(VENV_BIN / "python"), "-m", "iam_console.serve"], cwd=PROJECT_DIR, env=env,
+                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
     base_url = f"http://localhost:{port}"
     running = Server(base_url, port, log_path, database_url)
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        problem = "timed out"
-        while True:
-            if process.poll() is not None:
-                problem = f"the server exited with code {process.returncode}"
-                break
-            if _get(base_url + "/ping")[0] == 200:
-                status, html = _get(base_url + "/")
-                if status == 200 and "<html" in html.lower():
-                    problem = ""
-                    break
-            if time.monotonic() > deadline:
-                break
-            time.sleep(1)
-        if problem:
-            pytest.fail(f"the IAM console did not start on port {port} within {STARTUP_TIMEOUT} s: {problem}\n"
-                        f"--- last {LOG_TAIL_LINES} lines of {log_path} ---\n{running.log_tail()}")
+        wait_serving(process, running)
         mismatch = _check_build_targets_port(base_url, port)
         if mismatch:
             pytest.fail(mismatch)
         yield running
     finally:
         _stop(process)
+
+
+def wait_serving(process: subprocess.Popen, running: Server, timeout: float = STARTUP_TIMEOUT) -> None:
+    """Wait until the server answers /ping and serves the console's HTML; fail with its log's tail."""
+    deadline = time.monotonic() + timeout
+    problem = "timed out"
+    while True:
+        if process.poll() is not None:
+            problem = f"the server exited with code {process.returncode}"
+            break
+        if _get(running.base_url + "/ping")[0] == 200:
+            status, html = _get(running.base_url + "/")
+            if status == 200 and "<html" in html.lower():
+                return
+        if time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    pytest.fail(f"the IAM console did not start on port {running.port} within {timeout} s: {problem}\n"
+                f"--- last {LOG_TAIL_LINES} lines of {running.log_path} ---\n{running.log_tail()}")
 
 
 def _stop(process: subprocess.Popen) -> None:

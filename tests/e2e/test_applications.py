@@ -251,10 +251,9 @@ def test_links_saml_metadata_and_terms_of_use(visit, page, context, api_login, a
     expect(page.locator("#signup-preview-error")).to_have_text(
         "ERROR: You must specify at least one Redirect URL in Redirect URLs")
 
-    # SAML: the metadata link (not served yet), and a service provider's metadata read
+    # SAML: the metadata link, and a service provider's metadata read
     expect(page.locator("#saml-metadata-url")).to_have_text(
         f"{server.base_url}/api/saml/metadata?application=admin/{name}&enablePostBinding=false")
-    expect(page.locator("#saml-metadata-unavailable")).to_have_text("Not available yet")
     page.click("#field-enableSamlPostBinding")
     expect(page.locator("#saml-metadata-url")).to_contain_text("enablePostBinding=true")
     page.fill("#saml-metadata-text", "<not metadata")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import UTC, datetime
 
 from playwright.sync_api import expect
 from sqlmodel import select
@@ -221,3 +222,174 @@ def test_the_invoice_fields_of_a_payment(visit, page, api_login, accounts, serve
     refused = page.request.post(f"/api/update-payment?id=acme/{paid}",
                                 data={"owner": "acme", "name": paid, "personName": "Someone"}).json()
     assert refused["status"] == "error" and "invoiced" in refused["msg"], refused
+
+
+def _options(page, trigger) -> list[str]:
+    """A select's offered options (then closed again)."""
+    trigger.click()
+    offered = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("option")).to_have_count(0)
+    return offered
+
+
+def test_a_plan_with_its_currency_period_providers_and_role(visit, page, api_login, accounts, server):
+    from iam_console.models import Plan, Product, Role
+
+    suffix = uuid.uuid4().hex[:6]
+    pay, mail = _providers(server, suffix)
+    with server_db(server) as db:
+        db.add(Role(owner="acme", name=f"gold-{suffix}", is_enabled=True))
+    api_login(accounts.boss)
+    visit("/plans")
+    page.click("#list-add")
+    expect(page).to_have_url(re.compile(r"/plans/acme/plan_\w+\?mode=add"))
+    expect(_field(page, "name")).to_have_value(re.compile(r"^plan_"))
+    name = _field(page, "name").input_value()
+    assert _options(page, _field(page, "currency")) == ["USD", "CNY"]
+    assert _options(page, _field(page, "period")) == ["Monthly", "Yearly"]
+    choose(page, _field(page, "currency"), "CNY")
+    choose(page, _field(page, "period"), "Yearly")
+    _field(page, "price").fill("99.5")
+    page.click("#field-paymentProviders")
+    page.locator("input.pick-search, .pick-search input").first.fill(suffix)
+    expect(page.locator(".pick-option").filter(has_text=pay)).to_have_count(1)
+    expect(page.locator(".pick-option").filter(has_text=mail)).to_have_count(0)
+    page.keyboard.press("Escape")
+    expect(page.locator(".pick-option")).to_have_count(0)
+    pick(page, "paymentProviders", pay, typed=suffix)
+    pick(page, "role", f"gold-{suffix}", typed=suffix)
+    _field(page, "options").fill("Priority support, 10 seats")
+    expect(_field(page, "product")).to_be_disabled()
+    assert serious(page) == []
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    with server_db(server) as db:
+        plan = db.exec(select(Plan).where(Plan.owner == "acme", Plan.name == name)).one()
+        assert (plan.currency, plan.period, plan.price, plan.payment_providers, plan.role, plan.options) == (
+            "CNY", "Yearly", 99.5, [pay], f"gold-{suffix}", ["Priority support", "10 seats"])
+        product = db.exec(select(Product).where(Product.owner == "acme", Product.name == plan.product)).one()
+        assert (product.price, product.currency, product.providers) == (99.5, "CNY", [pay])
+        made = product.name
+    expect(_field(page, "product")).to_have_value(made)
+
+
+def test_a_pricing_trial_and_its_page_url(visit, page, context, api_login, accounts, server):
+    from iam_console.models import Plan, Pricing
+
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
+    suffix = uuid.uuid4().hex[:6]
+    name = f"pricing-{suffix}"
+    with server_db(server) as db:
+        db.add(Plan(owner="acme", name=f"basic-{suffix}", price=5, currency="USD", period="Monthly"))
+        db.add(Pricing(owner="acme", name=name, display_name="Prices", trial_duration=7, is_enabled=True))
+    api_login(accounts.boss)
+    visit(f"/pricings/acme/{name}")
+    expect(_field(page, "trialDuration")).to_have_value("7")
+    pick(page, "plans", f"basic-{suffix}", typed=suffix)
+    assert serious(page) == []
+
+    # a trial below 0 is refused, the name put back, nothing written
+    _field(page, "name").fill(f"{name}-x")
+    _field(page, "trialDuration").fill("-1")
+    page.click("#edit-save")
+    expect(_toast(page, re.compile("Failed to save: .*trialDuration must be at least 0"))).to_be_visible()
+    expect(_field(page, "name")).to_have_value(name)
+    with server_db(server) as db:
+        assert db.exec(select(Pricing).where(Pricing.owner == "acme", Pricing.name == name)).one().plans == []
+    _toasts_gone(page)
+    _field(page, "trialDuration").fill("3")
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    with server_db(server) as db:
+        saved = db.exec(select(Pricing).where(Pricing.owner == "acme", Pricing.name == name)).one()
+        assert (saved.trial_duration, saved.plans) == (3, [f"basic-{suffix}"])
+
+    _toasts_gone(page)
+    page.click("#copy-pricing-url")
+    expect(_toast(page, "Copied to clipboard successfully")).to_be_visible()
+    url = f"{server.base_url}/select-plan/acme/{name}"
+    page.wait_for_function("expected => navigator.clipboard.readText().then(t => t === expected)", arg=url,
+                           timeout=5_000)
+
+
+def test_subscription_badges_state_and_end(visit, page, api_login, accounts, server):
+    from iam_console.models import Plan, Subscription
+
+    suffix = uuid.uuid4().hex[:6]
+    start = datetime(2025, 3, 10, 9, tzinfo=UTC)
+    with server_db(server) as db:
+        db.add(Plan(owner="acme", name=f"yearly-{suffix}", price=50, currency="USD", period="Yearly"))
+        for state in ("Pending", "Active", "Upcoming", "Expired", "Error", "Suspended"):
+            db.add(Subscription(owner="acme", name=f"sub-{suffix}-{state.lower()}", user="alice", state=state,
+                                period="Monthly", start_time=start))
+    api_login(accounts.boss)
+    visit("/subscriptions")
+    _search(page, f"sub-{suffix}")
+    expect(page.locator("#list-total")).to_have_text("Total 6")
+    for state, color in (("Pending", "blue"), ("Active", "green"), ("Upcoming", "amber"), ("Expired", "orange"),
+                         ("Error", "red"), ("Suspended", "gray")):
+        badge = _row(page, f"sub-{suffix}-{state.lower()}").locator(f".badge-{color}")
+        expect(badge).to_have_text(state)
+    assert serious(page) == []
+
+    name = f"sub-{suffix}-pending"
+    visit(f"/subscriptions/acme/{name}")
+    expect(_field(page, "state")).to_have_text("Pending")
+    for key in ("approver", "approveTime", "endTime"):
+        expect(_field(page, key)).to_be_disabled()
+    # approving: the approver and time shown at once, set by the save
+    choose(page, _field(page, "state"), "Active")
+    expect(_field(page, "approver")).to_have_value("boss")
+    expect(_field(page, "approveTime")).not_to_have_value("")
+    # the end follows the start and the period
+    _field(page, "startTime").fill("2025-01-31T00:00:00Z")
+    expect(_field(page, "endTime")).to_have_value("2025-02-28T00:00:00Z")
+    pick(page, "plan", f"yearly-{suffix}", typed=suffix)
+    assert serious(page) == []
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    with server_db(server) as db:
+        row = db.exec(select(Subscription).where(Subscription.owner == "acme", Subscription.name == name)).one()
+        assert (row.state, row.approver, row.period, row.plan) == ("Active", "boss", "Yearly", f"yearly-{suffix}")
+        assert row.end_time == datetime(2026, 1, 31, tzinfo=UTC) and row.approve_time is not None
+    # the plan's period, and the end computed from it, are shown once read back
+    expect(_field(page, "period")).to_have_text("Yearly")
+    expect(_field(page, "endTime")).to_have_value("2026-01-31T00:00:00Z")
+    _toasts_gone(page)
+    choose(page, _field(page, "state"), "Suspended")
+    expect(_field(page, "approver")).to_have_value("")
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    with server_db(server) as db:
+        row = db.exec(select(Subscription).where(Subscription.owner == "acme", Subscription.name == name)).one()
+        assert (row.state, row.approver, row.approve_time) == ("Suspended", "", None)
+
+
+def test_a_transaction_is_only_shown(visit, page, api_login, accounts, server):
+    from iam_console.models import Transaction
+
+    suffix = uuid.uuid4().hex[:6]
+    name = f"txn-{suffix}"
+    with server_db(server) as db:
+        db.add(Transaction(owner="acme", name=name, display_name="Gold bought", provider="pay", category="Payment",
+                           type="Dummy", product_name="gold", currency="USD", amount=12.5, user="alice",
+                           application="app-acme", state="Paid"))
+    api_login(accounts.boss)
+    visit("/transactions")
+    expect(page.locator("#list-table thead th")).to_have_count(13)
+    headers = page.locator("#list-table thead th").all_inner_texts()
+    assert [h.strip() for h in headers] == ["Name", "Organization", "Provider", "User", "Created time", "Type",
+                                            "Product", "Currency", "Amount", "Application", "Payment", "State",
+                                            "Action"]
+    _search(page, name)
+    expect(_row(page, name)).to_contain_text("12.5")
+    _row(page, name).get_by_role("link", name="Edit").click()
+    expect(page).to_have_url(re.compile(f"/transactions/acme/{name}$"))
+    expect(_field(page, "displayName")).to_have_value("Gold bought")
+    expect(_field(page, "amount")).to_have_value("12.5")
+    expect(page.locator("#edit-form input:not([disabled])")).to_have_count(0)
+    expect(page.locator("#edit-save")).to_have_count(0)
+    assert serious(page) == []
+    page.click("#edit-back")
+    expect(page).to_have_url(re.compile(r"/transactions$"))

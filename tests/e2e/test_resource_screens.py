@@ -53,6 +53,10 @@ class Walk:
     # a read-only list (Screen.read_only: records, verifications): no Add, Edit or Delete at all;
     # the walk checks so, then pages, sorts and searches the records it seeded
     read_only: bool = False
+    # an edit page that only shows the record (Screen.view_only: transactions): Add opens it with
+    # every field disabled and no Save; Cancel deletes the record, Back keeps it and the list's
+    # Delete then deletes it, with its question
+    view_only: bool = False
 
 
 # every screen with a list page of its own; the LDAP servers are listed on their organization's page
@@ -64,7 +68,8 @@ WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk(
          Walk("verification", addable=False, read_only=True), Walk("webhook", "url"),
          Walk("model", "displayName"), Walk("adapter", "table"), Walk("role", "displayName"),
          Walk("permission", "displayName"), Walk("syncer", "table"), Walk("product", "displayName"),
-         Walk("payment", "displayName")]
+         Walk("payment", "displayName"), Walk("plan", "displayName"), Walk("pricing", "displayName"),
+         Walk("subscription", "displayName"), Walk("transaction", view_only=True)]
 
 
 def test_every_screen_with_a_list_is_walked():
@@ -168,6 +173,45 @@ def _add_and_edit(walk, screen, page, server, prefix: str, taken: str) -> str:
     return owner
 
 
+def _add_and_view(screen, page, prefix: str) -> str:
+    """A view-only edit page: Add, every field disabled and no Save, Cancel deleting the record;
+    Add again, Back to the list, and Delete there: the owner."""
+    list_url = re.compile(re.escape(screen.list_route) + r"(\?.*)?$")
+    add_url = re.compile(re.escape(screen.list_route.rstrip("s")) + r".*\?mode=add")
+    page.click("#list-add")
+    page.wait_for_url(add_url)
+    expect(page.locator("#edit-cancel")).to_be_visible()
+    expect(page.locator("#field-name")).to_have_value(re.compile(re.escape(screen.kind.name_prefix + "_")))
+    name = page.locator("#field-name").input_value()
+    owner = page.locator("#field-owner").input_value()
+    expect(page.locator("#edit-save")).to_have_count(0)
+    expect(page.locator("#edit-save-exit")).to_have_count(0)
+    form = page.locator("#edit-form")
+    expect(form.locator("input:not([disabled]), textarea:not([disabled]), button:not([disabled])")).to_have_count(0)
+    assert form.locator("input").count() == len(screen.fields) + 2  # the owner and name too
+    _no_serious_violations(page, screen.edit_pattern)
+    page.click("#edit-cancel")
+    page.wait_for_url(list_url)
+    _search_by_name(page, name)
+    expect(page.locator("#list-total")).to_have_text("Total 0")
+
+    page.click("#list-add")
+    page.wait_for_url(add_url)
+    expect(page.locator("#field-name")).to_have_value(re.compile(re.escape(screen.kind.name_prefix + "_")))
+    expect(page.locator("#field-name")).not_to_have_value(name)
+    name = page.locator("#field-name").input_value()
+    page.click("#edit-back")
+    page.wait_for_url(list_url)
+    _search_by_name(page, name)
+    expect(_row(page, name)).to_have_count(1)
+    _row(page, name).get_by_role("button", name="Delete").click()
+    expect(page.locator("#delete-question")).to_have_text(f"Sure to delete: {name} ?")
+    page.click("#delete-confirm")
+    expect(page.get_by_text("Successfully deleted")).to_be_visible()
+    expect(_row(page, name)).to_have_count(0)
+    return owner
+
+
 @pytest.mark.parametrize("walk", WALKS, ids=lambda w: w.screen)
 def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, server):
     """Add; the edit page in add mode; Cancel deletes the record; Add again and Save; rename; a failed
@@ -184,7 +228,10 @@ def test_the_generated_screen_walk(walk, visit, page, api_login, accounts, serve
 
     prefix = f"walk-{uuid.uuid4().hex[:6]}"
     taken = f"{prefix}-taken"
-    if walk.addable:
+    if walk.view_only:
+        owner = _add_and_view(screen, page, prefix)
+        _seed(server, screen, owner, [taken])
+    elif walk.addable:
         owner = _add_and_edit(walk, screen, page, server, prefix, taken)
     else:
         expect(page.locator("#list-add")).to_have_count(0)

@@ -34,7 +34,8 @@ def _labels(screen: Screen) -> set[str]:
             | {key for f in screen.fields for _, key in f.also}  # a picker's values naming no record
             | {key for f in screen.fields for _, key in f.relabel}  # the labels the edited values choose
             | {key for c in screen.columns for key, _ in c.filter_groups}  # a filter's group headings
-            | {key for c in screen.columns for _, key in c.shown_as})  # values shown as catalog texts
+            | {key for c in screen.columns for _, key in c.shown_as}  # values shown as catalog texts
+            | {value for c in screen.columns for value, _ in c.colors})  # a badge column's values
 
 
 def test_there_are_screens_to_check():
@@ -79,3 +80,37 @@ def test_the_contract_catches_a_stranger_field():
     broken = replace(SCREENS["group"], columns=(Column("noSuchField", "Name"),))
     assert "noSuchField" not in _wire_fields(broken)
     assert "No such label" not in catalog("en")
+
+
+def test_a_badge_column_colours_each_of_its_values():
+    """A state shown as a badge has a colour of its own for each value its filter offers (the
+    subscriptions' states), and the colours are Radix's."""
+    from iam_console.services import kinds
+    from iam_console.ui.pages.subscriptions import SUBSCRIPTIONS
+
+    badges = [c for s in SCREENS.values() for c in s.columns if c.kind == "badge"]
+    assert badges, "no badge column to check"
+    radix = {"gray", "blue", "green", "amber", "orange", "red", "crimson", "cyan", "violet", "yellow", "teal"}
+    for column in badges:
+        colored = [value for value, _ in column.colors]
+        assert len(set(colored)) == len(colored) and {color for _, color in column.colors} <= radix
+        assert set(column.filters) <= set(colored)
+    state = next(c for c in SUBSCRIPTIONS.columns if c.key == "state")
+    assert [value for value, _ in state.colors] == list(kinds.choices("subscription", "state"))
+
+
+def test_a_plans_product_is_locked_on_screen_as_the_kind_keeps_it():
+    """The product page locks exactly the fields a plan's product keeps (kinds/product.py PLAN_LOCKED)."""
+    from iam_console import models as m
+    from iam_console.services.kinds.product import PLAN_LOCKED, PLAN_TAG
+    from iam_console.ui.pages.products import PRODUCTS
+
+    record = {"owner": "acme", "name": "product_1", "tag": PLAN_TAG}
+    locked = {f.key for f in PRODUCTS.fields if f.locked_for and f.locked_for(record)}
+    locked |= {"owner"} if PRODUCTS.owner_locked(record) else set()
+    locked |= {"name"} if PRODUCTS.name_locked(record) else set()
+    assert locked == {m.wire_name(m.Product, attribute) for attribute in PLAN_LOCKED}
+    assert PRODUCTS.protected(record, "acme/boss")
+    plain = {"owner": "acme", "name": "product_2", "tag": ""}
+    assert not any(f.locked_for(plain) for f in PRODUCTS.fields if f.locked_for)
+    assert not PRODUCTS.protected(plain, "acme/boss")

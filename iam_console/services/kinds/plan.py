@@ -10,8 +10,11 @@ from sqlmodel import Session, select
 
 from ... import models as m
 from ..access import Actor
-from .common import KindRules, fixed
+from .common import Choice, KindRules, fixed
 from .product import PLAN_PRODUCT_QUANTITY, PLAN_TAG
+
+CURRENCIES = ("USD", "CNY")
+PERIODS = ("Monthly", "Yearly")
 
 
 def _product(db: Session, plan: m.Plan) -> m.Product | None:
@@ -49,6 +52,7 @@ def take_along(db: Session, plan: m.Plan) -> None:
         db.delete(product)
 
 
-RULES = KindRules(after_save=after_save, take_along=take_along,
+RULES = KindRules(choices=(Choice("currency", CURRENCIES), Choice("period", PERIODS)), after_save=after_save,
+                  take_along=take_along,
                   new=fixed(displayName="New Plan - {suffix}", price=10.0, period="Monthly", currency="USD",
                             isEnabled=True))

@@ -3,7 +3,10 @@
 The categories and the types each offers are Casdoor's (its provider edit page's lists); a
 provider's type must be one of its category's. A category's default type is what choosing the
 category in the console sets. Custom OAuth providers map the user's fields from the userinfo
-answer: their mapping's id, username and displayName cannot be empty."""
+answer: their mapping's id, username and displayName cannot be empty. A SAML provider's metadata,
+when given, is read on save (services/saml_sp.py) and fills its issuer URL, single sign-on
+endpoint and IdP certificate; metadata that cannot be read, or an IdP certificate that is not
+one, is refused."""
 
 from __future__ import annotations
 
@@ -70,11 +73,23 @@ def validate(db: Session, actor: Actor, row: m.Provider) -> None:
     allowed = SUB_TYPES.get(row.type, ())
     if row.sub_type and row.sub_type not in allowed:
         raise ServiceError("The sub type %s is not a sub type of %s", row.sub_type[:100], row.type[:100])
+    if row.category == "SAML":
+        _saml(row)
     if needs_mapping(row.category, row.type):
         mapping = row.user_mapping or {}
         missing = [key for key in REQUIRED_MAPPING if not str(mapping.get(key) or "").strip()]
         if missing:
             raise ServiceError("The user mapping's %s: This field is required", ", ".join(missing))
+
+
+def _saml(row: m.Provider) -> None:
+    from .. import saml_sp, saml_xml
+
+    if (row.metadata_ or "").strip():
+        read = saml_sp.metadata_fields(row.metadata_)
+        row.issuer_url, row.endpoint, row.id_p = read["issuerUrl"][:255], read["endpoint"][:1000], read["idP"]
+    elif (row.id_p or "").strip():
+        saml_xml.certificate(row.id_p)
 
 
 RULES = KindRules(

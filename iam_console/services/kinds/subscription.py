@@ -1,22 +1,78 @@
-"""Subscriptions: a user's plan, from a start to an end."""
+"""Subscriptions: a user's plan, from a start to an end.
+
+- The state is one of STATES, changed by administrators only (a normal user cannot write
+  subscriptions at all; the rule holds for any caller a later route lets in).
+- A change of the state to Active approves the subscription: the approver is the caller and
+  the approve time now; a change to any other state clears both. The service sets them: what a
+  client sends for them is ignored (docs/api.md, "Commerce").
+- The period is the plan's when the subscription names a plan of its organization, and the end
+  is always the start plus one period (a calendar month or year), computed on every save."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import calendar
+from datetime import datetime
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
+from ... import models as m
 from ...models.base import format_time, utcnow
 from ..access import Actor
-from .common import KindRules
+from ..errors import ServiceError
+from .common import Choice, KindRules
 
-NEW_PERIOD = timedelta(days=30)  # a new subscription runs a month from now
+STATES = ("Pending", "Active", "Upcoming", "Expired", "Error", "Suspended")
+PERIODS = ("Monthly", "Yearly")
+APPROVED = "Active"  # the state whose choice approves a subscription
+NOT_ADMIN = "Only an administrator can change the state of a subscription"
+
+
+def add_period(start: datetime, period: str) -> datetime | None:
+    """start plus one period: the same day of the next month (Monthly) or year (Yearly), the
+    month's last day when it has no such day (January 31 -> February 28 or 29); None for an
+    unknown period, or an end past the year 9999."""
+    months = {"Monthly": 1, "Yearly": 12}.get(period)
+    if months is None:
+        return None
+    total = start.month - 1 + months
+    year, month = start.year + total // 12, total % 12 + 1
+    if year > 9999:
+        return None
+    return start.replace(year=year, month=month, day=min(start.day, calendar.monthrange(year, month)[1]))
+
+
+def _plan_period(db: Session, row: m.Subscription) -> str | None:
+    if not row.plan:
+        return None
+    name = row.plan.rpartition("/")[2]
+    return db.exec(select(m.Plan.period).where(m.Plan.owner == row.owner, m.Plan.name == name)).first()
+
+
+def before_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Subscription,
+                changed: set[str]) -> None:
+    if old is not None and row.state != old.state and not actor.is_admin:
+        raise ServiceError(NOT_ADMIN)
+    if old is None:
+        row.approver, row.approve_time = "", None
+    elif row.state != old.state:
+        if row.state == APPROVED:
+            row.approver, row.approve_time = actor.name, utcnow()
+        else:
+            row.approver, row.approve_time = "", None
+    else:
+        row.approver, row.approve_time = old.approver, old.approve_time
+    row.period = _plan_period(db, row) or row.period
+    if row.start_time is not None and row.period in PERIODS:
+        end = add_period(row.start_time, row.period)
+        if end is None:
+            raise ServiceError("The end time of the subscription would be past the year 9999")
+        row.end_time = end
 
 
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
     start = utcnow()
     return {"displayName": f"New Subscription - {suffix}", "period": "Monthly", "state": "Active",
-            "startTime": format_time(start), "endTime": format_time(start + NEW_PERIOD)}
+            "startTime": format_time(start), "endTime": format_time(add_period(start, "Monthly"))}
 
 
-RULES = KindRules(new=new)
+RULES = KindRules(choices=(Choice("state", STATES), Choice("period", PERIODS)), before_save=before_save, new=new)

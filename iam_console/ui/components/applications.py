@@ -76,15 +76,14 @@ def links() -> rx.Component:
 
 
 def saml() -> rx.Component:
-    """The metadata this server will publish for the application (its route comes with SAML
-    sign-in: until then the link says so), and a service provider's metadata read for its reply URL."""
+    """The metadata this server publishes for the application (services/saml_idp.py), and a
+    service provider's metadata read for its reply URL."""
     binding = rx.cond(Editing.flags.get("enableSamlPostBinding", False), "true", "false")
     url = (ApplicationTools.origin + "/api/saml/metadata?application=admin/" + Editing.saved_name
            + "&enablePostBinding=" + binding)
     return section(
         "SAML metadata", "saml-metadata",
-        rx.hstack(rx.code(url, id="saml-metadata-url"), rx.badge(t("Not available yet"), color_scheme="gray",
-                                                                 id="saml-metadata-unavailable"),
+        rx.hstack(rx.link(rx.code(url), href=url, is_external=True, id="saml-metadata-url"),
                   _copy("metadata", "Copy"), spacing="2", align="center", wrap="wrap"),
         rx.text(rx.el.label(t("Service provider metadata"), html_for="saml-metadata-text"), size="2",
                 weight="medium"),

@@ -159,13 +159,17 @@ def _identity(screen: Screen) -> list[rx.Component]:
     return [owner, name] if shows_owner else [name]
 
 
-def _buttons(where: str, actions: tuple[rx.Component, ...] = ()) -> rx.Component:
+def _buttons(screen: Screen, where: str, actions: tuple[rx.Component, ...] = ()) -> rx.Component:
     """The same buttons above and below the form; `where` keeps their ids apart.
-    `actions`: the screen's own buttons after Save & Exit (top row only: their ids are unique)."""
+    `actions`: the screen's own buttons after Save & Exit (top row only: their ids are unique).
+    A view-only screen has Back instead of Save and Save & Exit."""
     suffix = "" if where == "top" else "-bottom"
-    return rx.hstack(
+    saving = (rx.link(rx.button(t("Back"), variant="soft"), href=screen.list_route, id=f"edit-back{suffix}"),) \
+        if screen.view_only else (
         rx.button(t("Save"), on_click=Editing.save(False), loading=Editing.busy, id=f"edit-save{suffix}"),
-        rx.button(t("Save & Exit"), on_click=Editing.save(True), variant="soft", id=f"edit-save-exit{suffix}"),
+        rx.button(t("Save & Exit"), on_click=Editing.save(True), variant="soft", id=f"edit-save-exit{suffix}"))
+    return rx.hstack(
+        *saving,
         rx.cond(Editing.mode == "add",
                 rx.button(t("Cancel"), on_click=Editing.cancel, variant="soft", color_scheme="gray",
                           id=f"edit-cancel{suffix}")),
@@ -185,11 +189,11 @@ def edit_page(screen: Screen, *extra: rx.Component, actions: tuple[rx.Component,
     """`extra`: the screen's own sections under the fields (tables, trees); `actions`: its own
     buttons beside Save and Save & Exit (the LDAP server's Sync LDAP)."""
     return rx.vstack(
-        rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons("top", actions), width="100%",
+        rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons(screen, "top", actions), width="100%",
                   align="center"),
         rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields if f.key != "owner"], *extra,
                           spacing="3", width="100%"), width="100%", id="edit-form"),
         _unsaved_marker(),
-        _buttons("bottom"),
+        _buttons(screen, "bottom"),
         spacing="3", width="100%", max_width="60em",
     )

@@ -70,6 +70,12 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
             spacing="0"), rx.fragment()))
     elif column.kind == "tags":
         shown = rx.cond(value != "", rx.badge(value, variant="soft"), rx.fragment())
+    elif column.kind == "badge":  # a state: its catalog text in its colour
+        shown = rx.cond(value != "", rx.match(
+            value,
+            *[(raw, rx.badge(t(raw), color_scheme=color, variant="soft", class_name=f"badge-{color}"))
+              for raw, color in column.colors],
+            rx.badge(value, color_scheme="gray", variant="soft", class_name="badge-gray")), rx.fragment())
     else:
         shown = rx.text(value, size="2")
     for raw, caption in column.shown_as:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import reflex as rx
 
 from ...db import session_scope
-from ...services import auth, lookup, mfa, oauth, prompt, redirects, wallet, webauthn
+from ...services import auth, lookup, mfa, oauth, prompt, redirects, upstream, wallet, webauthn
 from ...services.errors import ServiceError
+from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import themed
@@ -28,6 +29,7 @@ from ..state.account import Account
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
 from ..text import t
+from .login import pending_mfa_script
 
 ANSWER_RERUN_SECONDS = 10.0
 
@@ -46,12 +48,14 @@ class Authorize(rx.State):
     # the password fields' methods: Password (unless its rule is Hide password) and LDAP if listed
     methods: list[str] = [auth.PASSWORD_METHOD]
     method: str = auth.PASSWORD_METHOD
+    providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
 
     # The request this tab last answered (a redirect, or a sign-in posted) and when. on_load
     # may run again for it while the browser leaves (twice on hydrate, and again when the
     # socket reconnects with the new session cookie): such a rerun must not issue a second
     # code. A later visit to the same URL (reload) is a new request.
     _answered_query: str = ""
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
     _answered_at: float = 0.0
 
     def _answer(self) -> None:
@@ -75,9 +79,15 @@ class Authorize(rx.State):
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
         account._load()
-        request = oauth.AuthorizeRequest.from_query(dict(self.router.url.query_parameters))
+        params = {k: str(v) for k, v in self.router.url.query_parameters.items()}
+        request = oauth.AuthorizeRequest.from_query(params)
+        back_from_upstream = params.pop("nextMfa", "") == "1"
+        error_id = params.pop("upstreamError", "")
         target = ""
         with session_scope() as db:
+            if error_id and error_id != self._upstream_error[0]:
+                self._upstream_error = (error_id, upstream.take_error(db, error_id))
+            self.sign_in_error = self._upstream_error[1] if error_id else ""
             try:
                 authorization = oauth.check_authorize(db, request)
             except ServiceError as exc:
@@ -94,6 +104,7 @@ class Authorize(rx.State):
                 (auth.PASSWORD_METHOD, auth.password_rule(application) in ("All", "Non-LDAP")),
                 (auth.LDAP_METHOD, auth.ldap_enabled(application))) if shown]
             self.method = self.methods[0] if self.methods else ""
+            self.providers = upstream.buttons(db, application, "signin", authorize_query=urlencode(params))
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
                 url = self.router.url
@@ -110,6 +121,9 @@ class Authorize(rx.State):
             target = redirects.with_parameters(
                 request.redirect_uri, {"error": "login_required", "state": request.state},
                 fragment=bool(oauth.RESPONSE_TYPES[request.response_type]))
+        if back_from_upstream and not target:  # a second factor owed after an upstream sign-in
+            self.checked, self.busy = True, True
+            return rx.call_script(pending_mfa_script(""), callback=Authorize.finished)
         if target:
             if not target.startswith(("/mfa/setup", "/prompt/")):  # coming back from those is a new request
                 self._answer()
@@ -240,6 +254,7 @@ def _form() -> rx.Component:
         rx.cond(Authorize.method != "",
                 rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
                           loading=Authorize.busy, width="100%", id="authorize-submit")),
+        provider_buttons(Authorize.providers, "authorize"),
         rx.cond(Authorize.app_webauthn,
                 rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                           on_click=Authorize.submit_webauthn, disabled=Authorize.busy, variant="outline",

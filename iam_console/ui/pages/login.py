@@ -16,9 +16,23 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import auth, code_signin, lookup, navigation, signin_page, verifications, wallet, webauthn
+from ...services import (
+    auth,
+    code_signin,
+    lookup,
+    mfa_props,
+    navigation,
+    saml_sp,
+    signin_page,
+    upstream,
+    verifications,
+    wallet,
+    webauthn,
+)
 from ...services import builtin as b
+from ...services.errors import ServiceError
 from ..components.captcha import captcha_fields
+from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
 from ..routes import page
 from ..shell import language_menu, themed
@@ -30,6 +44,13 @@ from ..state.service import count_down, in_thread, say
 from ..text import t
 
 PASSWORD, CODE, LDAP = auth.PASSWORD_METHOD, code_signin.METHOD, auth.LDAP_METHOD
+
+
+def pending_mfa_script(return_to: str) -> str:
+    """window.iamPendingMfa, once assets/iam.js has loaded: on_load may run before it has."""
+    return ("(async () => { for (let i = 0; i < 200 && !window.iamPendingMfa; i++) "
+            "await new Promise((done) => setTimeout(done, 50)); "
+            f"return await window.iamPendingMfa({json.dumps(return_to)}); }})()")
 
 
 class Login(Captcha, rx.State):
@@ -61,7 +82,10 @@ class Login(Captcha, rx.State):
     org_choice: str = ""  # Select or Input: the organization is chosen first
     wallets: list[dict[str, str]] = []  # the application's Web3 providers: name, type, label
     organizations: list[dict[str, str]] = []  # what a Select offers
+    saml_buttons: list[dict[str, str]] = []  # the application's SAML providers: id and label
+    providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
     _typed_organization: str = ""
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
 
     @rx.var
     def style_sheet(self) -> str:
@@ -81,13 +105,16 @@ class Login(Captcha, rx.State):
         account._load()
         if account.signed_in:
             return rx.redirect(self.return_to)
+        query = self.router.url.query_parameters
         with session_scope() as db:
+            upstream_error = self._take_upstream_error(db, str(query.get("upstreamError", "")))
             target = webauthn.signin_target(db, "", self.organization_name)
             organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
             application = verifications.default_application(db, organization)
             look = signin_page.look(application, organization,
                                     str(self.router.url.query_parameters.get("orgChoiceMode", "")))
             self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
+            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
@@ -106,9 +133,13 @@ class Login(Captcha, rx.State):
         ldap = application is not None and auth.ldap_enabled(application)
         self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code), (LDAP, ldap)) if shown] or [PASSWORD]
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
+        await self._saml(application)
         if code:
             await self.new_captcha(f"admin/{self.application}")
-        query = self.router.url.query_parameters
+        self.error = upstream_error
+        if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
+            self.busy = True
+            return rx.call_script(pending_mfa_script(self.return_to), callback=Login.finished)
         key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
         if key and provider:  # back from the wallet: post the token it signed
             self.busy = True
@@ -116,6 +147,38 @@ class Login(Captcha, rx.State):
                                           False)
             return rx.call_script(script, callback=Login.finished)
         return None
+
+    def _take_upstream_error(self, db, error_id: str) -> str:
+        if error_id and error_id != self._upstream_error[0]:
+            self._upstream_error = (error_id, upstream.take_error(db, error_id))
+        return self._upstream_error[1] if error_id else ""
+
+    async def _saml(self, application) -> None:
+        """The SAML providers' buttons; and after a SAML sign-in that owes a second factor
+        (/api/acs set its pending cookie), that step."""
+        with session_scope() as db:
+            self.saml_buttons = saml_sp.signin_buttons(db, application)
+        owed = str(self.router.url.query_parameters.get("secondFactor", ""))
+        types = [t for t in owed.split(",") if t in mfa_props.TYPES]
+        if types:
+            (await self.get_state(SecondStep)).begin("login", False, self.return_to, [{"mfaType": t} for t in types])
+
+    @rx.event
+    async def saml_sign_in(self, provider_id: str):
+        """To the SAML provider's IdP with a new AuthnRequest, back to /api/acs and then here."""
+        if self.busy:
+            return None
+        try:
+            with session_scope() as db:
+                application = lookup.application(db, self.application) if self.application else None
+                if application is None:
+                    return None
+                url = saml_sp.login(db, provider_id, application, return_to=self.return_to).url
+        except ServiceError as exc:
+            self.error = await say(self, exc.template, *exc.args_)
+            return None
+        self.busy = True
+        return rx.call_script(f"window.location.assign({json.dumps(url)})")
 
     @rx.event
     def set_typed_organization(self, value: str):
@@ -304,6 +367,10 @@ def _form() -> rx.Component:
                 rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
                                                        id="login-signup")),
                 width="100%"),
+            provider_buttons(Login.providers, "login"),
+            rx.foreach(Login.saml_buttons, lambda p: rx.button(
+                rx.icon("key-round", size=16), p["label"], on_click=Login.saml_sign_in(p["id"]),
+                disabled=Login.busy, variant="outline", width="100%", class_name="login-saml")),
             rx.foreach(Login.wallets, lambda w: rx.button(
                 rx.icon("wallet", size=16), Prefs.tr["Sign in with %s"].replace("%s", w["label"]),
                 on_click=Login.submit_wallet(w["name"], w["type"]), disabled=Login.busy, variant="outline",

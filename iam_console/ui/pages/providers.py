@@ -79,7 +79,7 @@ APP_ID_TYPES = {  # the types with an app ID, and what they call it
 CHAT_ID_TYPES = ("Telegram", "Pushover", "Pushbullet", "Slack", "Discord", "Line", "Twitter", "Reddit", "Rocket Chat",
                  "Viber")
 DOMAIN = _any(_both(STORAGE, _not(_type("Synology", "Casdoor"))),
-              _both(OAUTH, _type("ADFS", "AzureAD", "AzureADB2C", "Casdoor", "Okta", "Nextcloud")))
+              _both(OAUTH, _type("ADFS", "AzureAD", "AzureADB2C", "Casdoor", "Okta", "Nextcloud", "GitLab")))
 ENDPOINT = _any(_both(STORAGE, _not(_type("Local File System"))), _both(SMS, _type("Custom HTTP SMS")),
                 _both(EMAIL, _type("Custom HTTP Email", "SendGrid")), SAML)
 HTTP_METHOD_TYPES = ("Custom HTTP SMS", "Custom HTTP Email", "Custom HTTP")
@@ -143,8 +143,8 @@ def _tools() -> rx.Component:
 
 def _acs_url() -> rx.Component:
     """What a SAML identity provider posts its answer to: this server's ACS endpoint."""
-    return rx.text(t("SP ACS URL") + ": " + f"{settings.origin}/api/acs", size="2", id="provider-acs-url",
-                   padding_top="0.4em")
+    return rx.cond(Editing.values["category"] == "SAML", rx.text(
+        t("SP ACS URL") + ": " + f"{settings.origin}/api/acs", size="2", id="provider-acs-url", padding_top="0.4em"))
 
 
 PROVIDERS = screen(Screen(
@@ -259,7 +259,8 @@ PROVIDERS = screen(Screen(
         # SAML
         Field("enableSignAuthnRequest", "Sign request", "switch", shown_when=SAML),
         Field("idP", "IdP", "textarea", shown_when=SAML),
-        Field("issuerUrl", "Issuer URL", shown_when=SAML, addon=_acs_url),
+        # SAML; Custom OAuth: OpenID Connect discovery of the endpoints (services/upstream.py)
+        Field("issuerUrl", "Issuer URL", shown_when=_any(SAML, CUSTOM_OAUTH), addon=_acs_url),
         Field("metadata", "Metadata", "textarea", shown_when=_any(SAML, EMAIL, _both(NOTIFICATION, _type(
             "Google Chat", "CUCloud"))), relabel=((EMAIL, "Invitation email content"),)),
         # Email and notifications: the message; SMS and notifications: its parameter name

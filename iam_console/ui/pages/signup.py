@@ -16,11 +16,14 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 import reflex as rx
 
-from ...services import signup, verifications
+from ...db import session_scope
+from ...services import lookup, signup, upstream, verifications
 from ..components.captcha import captcha_fields
+from ..components.provider_buttons import provider_buttons
 from ..routes import page
 from ..shell import themed
 from ..state.account import client_ip
@@ -37,7 +40,8 @@ TEXT_ITEMS = {"Username": ("username", "Username", "username"), "Affiliation": (
               "Education": ("education", "Education", "off"), "Invitation code": ("invitationCode", "Invitation code",
                                                                                   "off")}
 CODE_KINDS = {"Email": verifications.EMAIL_KIND, "Phone": verifications.PHONE_KIND}
-NOT_SHOWN = {"ID", "Signup button", "Providers"}  # no field: the ID is generated, the button is the form's
+NOT_SHOWN = {"ID", "Signup button", "Providers"}
+OAUTH_PATH = "/signup/oauth/authorize"  # no field: the ID is generated, the button is the form's
 
 
 class Signup(Captcha, rx.State):
@@ -52,11 +56,20 @@ class Signup(Captcha, rx.State):
     country_code: str = ""
     countdown: int = 0
     busy: bool = False
+    providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
 
     @rx.event
     async def open(self):
-        self.error, self.items, self.busy, self.countdown = "", [], False, 0
+        self.error, self.items, self.busy, self.countdown, self.providers = "", [], False, 0, []
+        params = {k: str(v) for k, v in self.router.url.query_parameters.items()}
+        error_id = params.pop("upstreamError", "")
         self.application = self.router.url.path.removeprefix("/signup").strip("/")
+        authorize = ""
+        if self.router.url.path.rstrip("/") == OAUTH_PATH:  # the sign-up page of an OAuth authorize request
+            with session_scope() as db:
+                client = lookup.application_by_client_id(db, params.get("client_id") or params.get("clientId") or "")
+            self.application, authorize = (client.name if client is not None else ""), urlencode(params)
         self.invitation_code = str(self.router.url.query_parameters.get("invitationCode", ""))[:100]
         name = self.application
 
@@ -81,6 +94,11 @@ class Signup(Captcha, rx.State):
                       for shown in (
             self._shown(name, item) for name, item in items.by_name.items()
             if items.visible(name) and name not in NOT_SHOWN)]
+        with session_scope() as db:
+            if error_id and error_id != self._upstream_error[0]:
+                self._upstream_error = (error_id, upstream.take_error(db, error_id))
+            self.error = self._upstream_error[1] if error_id else ""
+            self.providers = upstream.buttons(db, application, "signup", authorize_query=authorize)
         await self.new_captcha(f"admin/{self.application}")
 
     @staticmethod
@@ -223,6 +241,7 @@ def signup_page() -> rx.Component:
         rx.foreach(Signup.items, _field),
         captcha_fields(Signup, "signup"),
         rx.button(t("Sign Up"), on_click=Signup.submit, loading=Signup.busy, width="100%", id="signup-submit"),
+        provider_buttons(Signup.providers, "signup", "Sign up with %s"),
         rx.text(t("Have account?"), " ",
                 rx.link(t("sign in now"), href=rx.cond(Signup.organization != "", "/login/" + Signup.organization,
                                                        "/login"), id="signup-signin"), size="2"),
@@ -238,3 +257,4 @@ def signup_page() -> rx.Component:
 
 
 page("/signup/[application]", "Sign Up", guarded=False, on_load=Signup.open)(signup_page)
+page(OAUTH_PATH, "Sign Up", guarded=False, on_load=Signup.open)(signup_page)

@@ -13,6 +13,7 @@ from ...services import builtin as b
 from ...services.kinds import choices
 from ..components.avatar import avatar_cropper
 from ..components.dialogs import cancel_ok
+from ..components.linked import linked_section
 from ..components.listing import pager
 from ..components.webauthn import webauthn_section
 from ..routes import LINKABLE
@@ -347,7 +348,7 @@ def _user_parts() -> tuple[rx.Component, ...]:
     return (_password(), _reset_dialog(), _api_key(), _mfa(), _groups(),
             _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
             _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
-            _properties(), webauthn_section())
+            _properties(), webauthn_section(), linked_section())
 
 
 def _impersonate_button() -> rx.Component:

@@ -304,6 +304,8 @@ class Editing(Rows, Picking, rx.State):
     @rx.event
     async def save(self, leave: bool = False):
         screen = self._screen
+        if screen.view_only:  # nothing to save (an event sent by hand)
+            return None
         self.busy = True
         try:
             changes = self._changes()
@@ -433,6 +435,8 @@ def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> t
         locked.add("owner")
     if screen.name_locked(record):
         locked.add("name")
+    if screen.view_only:
+        locked |= {f.key for f in screen.fields} | {"owner", "name"}
     hidden: set[str] = set()
     if screen.restrictions is not None:
         more_locked, more_hidden = screen.restrictions(db, actor, record)

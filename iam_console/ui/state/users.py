@@ -18,6 +18,7 @@ from ...services import accounts, groups, impersonation, lookup, users, verifica
 from ...services.errors import ServiceError
 from .account import client_ip
 from .editing import Editing
+from .linked import LinkedSection
 from .listing import Paging
 from .mfa import MfaSection
 from .prefs import Prefs
@@ -77,7 +78,7 @@ class UserEdit(rx.State):
         (await self.get_state(Properties))._load(record)
         self.group_options = []
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
-        sections = [await self.get_state(part) for part in (ContactReset, WebauthnSection, MfaSection)]
+        sections = [await self.get_state(part) for part in (ContactReset, WebauthnSection, MfaSection, LinkedSection)]
         self.impersonable = False
 
         def read(db, actor) -> None:

@@ -1,0 +1,55 @@
+"""The account a checked SAML assertion signs in to (services/saml_sp.py proves the identity),
+under the upstream-identity rules of services/federation.py.
+
+As Casdoor's SAML providers: the application must list the provider (of its organization, or a
+shared one), with canSignIn on; the NameID names the user of the application's organization by
+name, email or phone (an IdP's NameID is one of those), and a forbidden or deleted account is
+refused. Otherwise the identity goes through federation.resolve (the account linked to the
+NameID, then sign-up when the application and the provider row allow it), for the provider types
+whose link a user record keeps (Custom; docs/security.md, "SAML 2.0"); the other types (Keycloak,
+Aliyun IDaaS) sign in existing accounts only."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from .. import models as m
+from . import auth, federation
+from . import builtin as b
+from .errors import ServiceError
+from .records import audit
+from .saml_sp import Assertion, mapped
+
+
+def _links(provider: m.Provider) -> bool:
+    try:
+        federation.link_key(provider.type)
+    except ServiceError:
+        return False
+    return True
+
+
+def account(db: Session, application: m.Application, assertion: Assertion, *, client_ip: str = "") -> m.User:
+    provider = assertion.provider
+    row = federation.provider_row(application, provider.name)
+    if row is None or provider.owner not in (application.organization, b.ADMIN_OWNER):
+        raise ServiceError(federation.NOT_ENABLED, provider.name)
+    if not row.can_sign_in:
+        raise ServiceError(federation.NO_SIGN_IN, provider.name, application.name)
+    fields = mapped(assertion)
+    identity = federation.UpstreamIdentity(
+        provider_type=provider.type, id=fields["id"], username=fields["username"],
+        display_name=fields["displayName"], email=fields["email"], avatar=fields["avatarUrl"],
+        extra={k: v[0] for k, v in assertion.attributes.items() if k and v})
+    user = auth.find_user(db, application.organization, identity.id)
+    if user is not None:
+        if user.is_deleted or user.is_forbidden:
+            raise ServiceError(federation.FORBIDDEN)
+    elif _links(provider):
+        user = federation.resolve(db, application, provider, row, identity, client_ip=client_ip).user
+    else:
+        raise ServiceError(federation.NOT_ALLOWED_TO_SIGN_UP, provider.type, identity.username or identity.id,
+                           identity.display_name)
+    audit(db, organization=user.owner, user=user.name, action="saml-login", request_uri="/api/acs",
+          client_ip=client_ip, obj={"provider": provider.name, "application": application.name})
+    return user

@@ -1,0 +1,316 @@
+"""This server as a SAML 2.0 service provider (a SAML provider), against its own IdP (another
+application of the same server): /api/get-saml-login, /api/acs, and the Responses it refuses
+(replayed, wrongly signed, expired, unsolicited, tampered)."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from datetime import timedelta
+from html import unescape
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import select
+
+from iam_console import models as m
+from iam_console.api.app import api
+from iam_console.db import session_scope
+from iam_console.services import certs, saml_sp
+from iam_console.services import saml_xml as x
+from iam_console.services.errors import ServiceError
+from tests.api.conftest import sign_in
+from tests.api.saml_world import local, posted_form
+from tests.conftest import unique
+
+PASSWORD = "saml-sp-pass-1"
+ACS = "http://testserver/api/acs"
+
+
+def make_cert() -> tuple[str, str, str]:
+    name = unique("samlcert")
+    certificate, key = certs.generate("RS256", 2048, 1, name)
+    with session_scope() as db:
+        db.add(m.Cert(owner="admin", name=name, scope="JWT", type="x509", crypto_algorithm="RS256", bit_size=2048,
+                      certificate=certificate, private_key=key))
+    return name, certificate, key
+
+
+def built_in_cert() -> str:
+    with session_scope() as db:
+        return db.exec(select(m.Cert.certificate).where(m.Cert.owner == "admin",
+                                                        m.Cert.name == "cert-built-in")).one()
+
+
+def add(row):
+    with session_scope() as db:
+        db.add(row)
+    return row
+
+
+@pytest.fixture
+def world(make_org, make_user):
+    """An organization with alice; its IdP application; a SAML provider trusting that IdP; and
+    the application alice signs in to with the provider."""
+    org = make_org()
+    make_user(owner=org.name, name="alice", password=PASSWORD, email="alice@example.com", display_name="Alice")
+    idp_app = add(m.Application(owner="admin", name=unique("idp"), organization=org.name, cert="cert-built-in",
+                                enable_password=True, redirect_uris=[ACS], client_id=secrets.token_hex(10),
+                                client_secret=secrets.token_hex(20)))
+    provider = add(m.Provider(owner="admin", name=unique("saml"), category="SAML", type="Custom",
+                              endpoint=f"http://testserver/api/saml/redirect/admin/{idp_app.name}",
+                              issuer_url="http://testserver", id_p=built_in_cert()))
+    app = add(m.Application(owner="admin", name=unique("spapp"), organization=org.name, cert="cert-built-in",
+                            enable_password=True, client_id=secrets.token_hex(10), client_secret=secrets.token_hex(20),
+                            providers=[{"name": provider.name, "canSignIn": True, "canSignUp": False}]))
+    return org, idp_app, provider, app
+
+
+def saml_login(provider: m.Provider, app: m.Application, return_to: str = "/account") -> str:
+    body = TestClient(api).get("/api/get-saml-login", params={
+        "id": f"admin/{provider.name}", "application": app.name, "from": return_to, "relayState": "rs-sp"}).json()
+    assert body["status"] == "ok" and body["data2"] == "GET", body
+    return body["data"]
+
+
+def idp_answer(org: str, url: str, client: TestClient | None = None) -> dict[str, str]:
+    """The IdP's page for a signed-in alice: the fields it posts to the ACS."""
+    client = client or sign_in(org, "alice", PASSWORD)
+    page = client.get(local(url), follow_redirects=False)
+    assert page.status_code == 200, page.text[:400]
+    action, fields = posted_form(page.text)
+    assert action == ACS
+    return fields
+
+
+def post_acs(fields: dict[str, str]):
+    return TestClient(api).post("/api/acs", data=fields, follow_redirects=False)
+
+
+def refused(answer) -> str:
+    assert answer.status_code == 400 and "set-cookie" not in answer.headers, answer.text[:300]
+    return unescape(answer.text)
+
+
+def test_full_sign_in_through_the_acs(world):
+    org, _, provider, app = world
+    url = saml_login(provider, app)
+    assert url.startswith(provider.endpoint + "?SAMLRequest=")
+    assert parse_qs(urlsplit(url).query)["RelayState"] == ["rs-sp"]
+    fields = idp_answer(org.name, url)
+    assert fields["RelayState"] == "rs-sp"
+    client = TestClient(api)
+    answer = client.post("/api/acs", data=fields, follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/account", answer.text[:300]
+    account = client.get("/api/get-account").json()
+    assert account["status"] == "ok" and account["data"]["name"] == "alice" and account["data"]["owner"] == org.name
+    # the same Response again: its request was used
+    assert "already used" in refused(post_acs(fields))
+
+
+def test_metadata_gives_the_idp(world):
+    org, idp_app, provider, app = world
+    metadata = TestClient(api).get("/api/saml/metadata", params={"application": f"admin/{idp_app.name}"}).text
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.metadata_, row.endpoint, row.id_p, row.issuer_url = metadata, "", "", ""
+        db.add(row)
+    assert saml_sp.metadata_fields(metadata) == {
+        "issuerUrl": "http://testserver", "endpoint": f"http://testserver/api/saml/redirect/admin/{idp_app.name}",
+        "idP": x.bare_certificate(x.certificate(built_in_cert()))}
+    fields = idp_answer(org.name, saml_login(provider, app))
+    assert post_acs(fields).status_code == 303
+
+
+@pytest.mark.parametrize("text", ["", "not xml", "<a/>",
+                                  '<!DOCTYPE a [<!ENTITY e SYSTEM "file:///etc/passwd">]><a>&e;</a>',
+                                  f'<md:EntityDescriptor xmlns:md="{x.METADATA}" entityID="e"/>'])
+def test_bad_metadata_is_a_clear_error(text):
+    with pytest.raises(ServiceError, match="Can not parse metadata"):
+        saml_sp.metadata_fields(text)
+
+
+def test_signed_authn_request_checked_by_the_idp(world):
+    org, idp_app, provider, app = world
+    name, _, _ = make_cert()
+    with session_scope() as db:
+        for row, column, value in ((m.Provider, "cert", name), (m.Application, "client_cert", name)):
+            target = db.exec(select(row).where(row.name == (provider.name if row is m.Provider
+                                                            else idp_app.name))).one()
+            setattr(target, column, value)
+            if row is m.Provider:
+                target.enable_sign_authn_request = True
+            db.add(target)
+    url = saml_login(provider, app)
+    assert "SigAlg=" in url and "Signature=" in url
+    fields = idp_answer(org.name, url)
+    assert post_acs(fields).status_code == 303
+    # without the signature the IdP refuses the request
+    unsigned = url.split("&SigAlg=")[0]
+    page = sign_in(org.name, "alice", PASSWORD).get(local(unsigned), follow_redirects=False)
+    assert page.status_code == 400 and "must be signed" in unescape(page.text)
+
+
+def test_wrong_signature_is_refused(world):
+    org, _, provider, app = world
+    _, other, _ = make_cert()
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.id_p = other
+        db.add(row)
+    fields = idp_answer(org.name, saml_login(provider, app))
+    assert "signature" in refused(post_acs(fields)).lower()
+
+
+def test_tampered_response_is_refused(world):
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    xml = base64.b64decode(fields["SAMLResponse"]).replace(b">alice<", b">admin<")
+    assert "signature" in refused(post_acs({**fields, "SAMLResponse": base64.b64encode(xml).decode()})).lower()
+
+
+def test_expired_response_is_refused(world, monkeypatch):
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    later = x.now() + timedelta(minutes=8)
+    monkeypatch.setattr(x, "now", lambda: later)
+    assert "expired" in refused(post_acs(fields))
+
+
+def test_unsolicited_response_is_refused(world):
+    org, _, provider, _ = world
+    request = (f'<samlp:AuthnRequest xmlns:samlp="{x.PROTOCOL}" xmlns:saml="{x.ASSERTION}" ID="_unasked" '
+               f'Version="2.0" AssertionConsumerServiceURL="{ACS}"><saml:Issuer>{ACS}</saml:Issuer>'
+               "</samlp:AuthnRequest>")
+    url = f"{provider.endpoint}?SAMLRequest={x.encode(request.encode(), deflate=True)}"
+    fields = idp_answer(org.name, url.replace("+", "%2B"))
+    assert "does not answer a request" in refused(post_acs(fields))
+
+
+def test_provider_not_enabled_for_the_application(world):
+    org, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.name == app.name)).one()
+        row.providers = [{"name": provider.name, "canSignIn": False}]
+        db.add(row)
+    fields = idp_answer(org.name, saml_login(provider, app))
+    assert "cannot be used to sign in" in refused(post_acs(fields))
+
+
+def test_second_factor_is_asked_on_the_login_page(world, make_user):
+    org, _, provider, app = world
+    make_user(owner=org.name, name="bob", password=PASSWORD)
+    fields = idp_answer(org.name, saml_login(provider, app))  # the IdP's own sign-in is done
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.owner == org.name, m.User.name == "alice")).one()
+        user.totp_secret, user.preferred_mfa_type = "JBSWY3DPEHPK3PXP", "app"
+        db.add(user)
+    browser = sign_in(org.name, "bob", PASSWORD)  # the browser's earlier session, as someone else
+    answer = browser.post("/api/acs", data=fields, follow_redirects=False)
+    assert answer.status_code == 303
+    assert browser.get("/api/get-account").json()["status"] == "error"  # it ended
+    target = urlsplit(answer.headers["location"])
+    assert target.path == f"/login/{org.name}" and parse_qs(target.query)["secondFactor"] == ["app"]
+    cookies = answer.headers["set-cookie"]
+    assert "iam_mfa=" in cookies and 'iam_session=""' in cookies  # the pending sign-in, and no session
+
+
+@pytest.mark.parametrize("params", [{"id": "admin/none-such"}, {}])
+def test_get_saml_login_bad_provider(params):
+    body = TestClient(api).get("/api/get-saml-login", params=params).json()
+    assert body["status"] == "error"
+
+
+def test_get_saml_login_refuses_other_categories(world, database):
+    oauth = add(m.Provider(owner="admin", name=unique("oauth"), category="OAuth", type="GitHub"))
+    body = TestClient(api).get("/api/get-saml-login", params={"id": f"admin/{oauth.name}"}).json()
+    assert body["status"] == "error" and "is not SAML" in body["msg"]
+
+
+@pytest.mark.parametrize("value", ["", "bm90IHhtbA==", "%%%"])
+def test_acs_bad_input(database, value):
+    assert "SAML" in refused(post_acs({"SAMLResponse": value}))
+
+
+def test_saving_a_provider_reads_its_metadata(admin, world):
+    _, idp_app, _, _ = world
+    metadata = TestClient(api).get("/api/saml/metadata", params={"application": f"admin/{idp_app.name}"}).text
+    name = unique("samlmd")
+    body = admin.post("/api/add-provider", json={"owner": "admin", "name": name, "category": "SAML",
+                                                 "type": "Keycloak", "metadata": metadata}).json()
+    assert body["status"] == "ok", body
+    saved = admin.get("/api/get-provider", params={"id": f"admin/{name}"}).json()["data"]
+    assert saved["issuerUrl"] == "http://testserver"
+    assert saved["endpoint"] == f"http://testserver/api/saml/redirect/admin/{idp_app.name}"
+    assert saved["idP"] == x.bare_certificate(x.certificate(built_in_cert()))
+
+
+@pytest.mark.parametrize("fields", [{"metadata": "<EntityDescriptor"}, {"idP": "not a certificate"}])
+def test_saving_a_provider_refuses_bad_saml_settings(admin, database, fields):
+    name = unique("samlbad")
+    body = admin.post("/api/add-provider", json={"owner": "admin", "name": name, "category": "SAML",
+                                                 "type": "Custom", **fields}).json()
+    assert body["status"] == "error" and ("metadata" in body["msg"] or "certificate" in body["msg"]), body
+    assert admin.get("/api/get-provider", params={"id": f"admin/{name}"}).json()["data"] is None
+
+
+def test_identity_provider_on_another_site_posts_to_the_acs(world):
+    """A browser holding a session of this server posts the Response from the IdP's page: the
+    cross-site check leaves the ACS to the Response's own checks."""
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    browser = sign_in(org.name, "alice", PASSWORD)
+    answer = browser.post("/api/acs", data=fields, headers={"Origin": "https://idp.example.org"},
+                          follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/account"
+    # elsewhere the check still holds
+    refused_elsewhere = browser.post("/api/update-user", json={}, headers={"Origin": "https://idp.example.org"})
+    assert "origin" in refused_elsewhere.json()["msg"]
+
+
+def _other_organization_app(make_org, provider: m.Provider, **row) -> m.Application:
+    """An application of another organization (no alice there) listing the provider."""
+    other = make_org()
+    return add(m.Application(owner="admin", name=unique("spother"), organization=other.name, cert="cert-built-in",
+                             enable_password=True, enable_sign_up=True, client_id=secrets.token_hex(10),
+                             client_secret=secrets.token_hex(20),
+                             providers=[{"name": provider.name, "canSignIn": True, **row}]))
+
+
+def test_new_account_signed_up_through_the_federation_rules(world, make_org):
+    org, _, provider, _ = world
+    app = _other_organization_app(make_org, provider, canSignUp=True)
+    client = TestClient(api)
+    assert client.post("/api/acs", data=idp_answer(org.name, saml_login(provider, app)),
+                       follow_redirects=False).status_code == 303
+    account = client.get("/api/get-account").json()["data"]
+    assert (account["owner"], account["name"], account["displayName"]) == (app.organization, "alice", "Alice")
+    assert account["custom"] == "alice"  # the Custom type's link holds the NameID
+    # the next sign-in finds the same account
+    again = TestClient(api)
+    assert again.post("/api/acs", data=idp_answer(org.name, saml_login(provider, app)),
+                      follow_redirects=False).status_code == 303
+    assert again.get("/api/get-account").json()["data"]["name"] == "alice"
+    with session_scope() as db:
+        assert len(db.exec(select(m.User).where(m.User.owner == app.organization)).all()) == 1
+
+
+def test_new_account_refused_without_can_sign_up(world, make_org):
+    org, _, provider, _ = world
+    app = _other_organization_app(make_org, provider, canSignUp=False)
+    text = refused(post_acs(idp_answer(org.name, saml_login(provider, app))))
+    assert "is not allowed to sign up" in text
+    with session_scope() as db:
+        assert db.exec(select(m.User).where(m.User.owner == app.organization)).all() == []
+
+
+def test_keycloak_type_signs_in_existing_accounts_only(world, make_org):
+    org, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.type = "Keycloak"
+        db.add(row)
+    assert post_acs(idp_answer(org.name, saml_login(provider, app))).status_code == 303
+    stranger = _other_organization_app(make_org, provider, canSignUp=True)
+    assert "does not exist" in refused(post_acs(idp_answer(org.name, saml_login(provider, stranger))))
