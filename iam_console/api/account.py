@@ -32,6 +32,13 @@ def organization_wire(organization: Organization | None) -> dict | None:
     return masked(to_wire(organization), Organization) if organization else None
 
 
+def _wallet_login(body: dict) -> bool:
+    """Whether /api/login's provider is a Web3 provider: the wallet sign-in (services/wallet.py)."""
+    with session_scope() as db:
+        return wallet.is_wallet(db, str(body.get("application") or "")[:100], str(body.get("organization") or "")[:100],
+                                str(body.get("provider") or "")[:100])
+
+
 @router.post("/login")
 async def login(request: Request) -> JSONResponse:
     """Casdoor's AuthForm: application, organization, username, password, autoSignin, type, signinMethod.
@@ -43,7 +50,7 @@ async def login(request: Request) -> JSONResponse:
     and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
     call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
-    if body.get("provider"):  # back from an upstream identity provider (api/federation.py)
+    if body.get("provider") and not _wallet_login(body):  # back from an upstream provider (api/federation.py)
         return await login_with_provider(request, body)
     password = field(body, "password", str, "")
     passcode, recovery_code = field(body, "passcode", str, ""), field(body, "recoveryCode", str, "")
