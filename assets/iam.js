@@ -341,7 +341,7 @@ document.addEventListener("click", (event) => {
 // The sign-up form (/signup/{application}): every field marked data-signup-key, posted to
 // /api/signup with the page's authorization request if it has one; the password and its
 // confirmation are compared here and never leave the browser but to the API.
-window.iamSignup = async function (application, organization, captchaId) {
+window.iamSignup = async function (application, organization, captchaId, returnTo) {
   const body = { application: application, organization: organization };
   document.querySelectorAll("[data-signup-key]").forEach((field) => {
     const key = field.getAttribute("data-signup-key");
@@ -359,7 +359,8 @@ window.iamSignup = async function (application, organization, captchaId) {
   const query = new URLSearchParams(window.location.search);
   const authorize = query.has("clientId") || query.has("client_id");
   const result = await window.iamPost("/api/signup" + (authorize ? window.location.search : ""), body);
-  return window.iamSignedIn(result, authorize, "/");
+  // returnTo: a same-site path the server checked (the page's ?from=)
+  return window.iamSignedIn(result, authorize, returnTo || "/");
 };
 
 // Sign-in with a verification code: the typed email or phone and the code it received.

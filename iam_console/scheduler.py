@@ -13,7 +13,7 @@ import threading
 import time
 
 from .db import session_scope
-from .services import ldap, syncers, trail, webhooks
+from .services import commerce, ldap, syncers, trail, webhooks
 from .settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
@@ -29,6 +29,14 @@ def _ldap_auto_sync() -> None:
 def _syncer_auto_sync() -> None:
     with session_scope() as db:
         syncers.auto_sync(db)
+
+
+def _expire_subscriptions() -> None:
+    """Subscriptions past their end: Expired, their plan's role taken back (services/commerce.py);
+    each is claimed by its own conditional UPDATE (Active -> Expired), so one worker ends it."""
+    with session_scope() as db:
+        while commerce.expire_subscriptions(db) == commerce.EXPIRY_BATCH:
+            pass
 
 
 def _purge_records() -> None:
@@ -52,6 +60,7 @@ async def run_scheduled_work() -> None:
         await asyncio.sleep(TICK_SECONDS - time.time() % TICK_SECONDS)
         await _run(_ldap_auto_sync, "scheduled LDAP auto sync failed")
         await _run(_syncer_auto_sync, "scheduled syncer run failed")
+        await _run(_expire_subscriptions, "scheduled subscription expiry failed")
         await _run(_purge_records, "scheduled record purge failed")
 
 

@@ -17,6 +17,7 @@ from ..services.records import redacting_log_records
 from . import (
     account,
     certs,
+    commerce,
     enforce,
     extras,
     federation,
@@ -94,6 +95,7 @@ def create_api() -> FastAPI:
     api.include_router(files.files_router)
     api.include_router(records.router)
     api.include_router(webhooks.router)
+    api.include_router(commerce.router)
     api.include_router(saml.router)
     api.include_router(system.router)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import types
 import typing
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from fastapi import FastAPI
@@ -138,6 +139,8 @@ def _value_schema(annotation: Any) -> dict[str, Any]:
         schema = {"type": "integer"}
     elif base is float:
         schema = {"type": "number"}
+    elif base is Decimal:  # money: a JSON number, exact to 6 decimals (docs/architecture.md, "Money")
+        schema = {"type": "number", "description": "An amount: at most 6 decimal places, below 10^9"}
     elif base is list:
         items = typing.get_args(annotation)
         schema = {"type": "array", "items": _value_schema(items[0]) if items and items[0] is not Any else {}}

@@ -12,6 +12,7 @@ import copy
 import functools
 import re
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -87,9 +88,68 @@ def json_dict() -> Any:
     return Field(default_factory=_empty_dict, sa_type=sa.JSON)
 
 
+# Money is exact: a Decimal in Python, an integer count of millionths in the database
+# (docs/architecture.md, "Money"). Every amount is a whole number of millionths and below
+# MONEY_LIMIT, so that every database adds, subtracts and compares amounts exactly (SQLite's
+# REAL column keeps whole numbers below 2**53 exactly) and a wire number (a double) carries it
+# without loss: at most 15 significant digits.
+MONEY_SCALE = 6
+MONEY_UNIT = Decimal(10) ** -MONEY_SCALE
+MONEY_LIMIT = Decimal(10) ** 9
+
+
+def money_of(value: Any) -> Decimal:
+    """An amount as a Decimal: from a Decimal, an int, a str, or a float as written (its repr,
+    the shortest decimal that is that double). Refuses more than MONEY_SCALE decimals, and
+    amounts of MONEY_LIMIT or more."""
+    if isinstance(value, bool):
+        raise ValueError("an amount is a number")
+    if isinstance(value, float):
+        value = repr(value)
+    amount = Decimal(value)
+    if not amount.is_finite():
+        raise ValueError("an amount is a finite number")
+    if amount != amount.quantize(MONEY_UNIT):
+        raise ValueError(f"an amount has at most {MONEY_SCALE} decimal places")
+    if abs(amount) >= MONEY_LIMIT:
+        raise ValueError(f"an amount is below {MONEY_LIMIT}")
+    return amount.quantize(MONEY_UNIT)
+
+
+def millionths(amount: Decimal) -> int:
+    """The stored form of an amount (SQL that does money arithmetic binds these)."""
+    return int(money_of(amount).scaleb(MONEY_SCALE))
+
+
+class Money(sa.types.TypeDecorator):
+    """An amount of money: a Decimal in Python, stored as an integer count of millionths."""
+
+    impl = sa.BigInteger
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        # SQLite: the column stays REAL (migration 0024 changed the values, not the table, which
+        # keeps its triggers); whole numbers below 2**53 are exact there
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.Double())
+        return dialect.type_descriptor(sa.BigInteger())
+
+    def process_bind_param(self, value, dialect):
+        return None if value is None else millionths(value)
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return Decimal(int(value)).scaleb(-MONEY_SCALE)
+
+    @property
+    def python_type(self):
+        return Decimal
+
+
 def money() -> Any:
-    """An amount as Casdoor's float64; MySQL's plain FLOAT is single precision."""
-    return Field(default=0.0, sa_type=sa.Double)
+    """An amount of money (Casdoor's float64 on the wire): exact, see Money."""
+    return Field(default=Decimal(0), sa_type=Money)
 
 
 def big_int() -> Any:
@@ -209,6 +269,11 @@ def format_time(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
+def wire_money(amount: Decimal) -> float:
+    """An amount as a JSON number, as Casdoor sends it: exact (at most 15 significant digits)."""
+    return float(amount)
+
+
 def to_wire(row: Row) -> dict[str, Any]:
     """The Casdoor JSON object of a row."""
     model = type(row)
@@ -216,7 +281,7 @@ def to_wire(row: Row) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for attr, wire in wire_names(model).items():
         value = getattr(row, attr)
-        out[wire] = format_time(value) if attr in times else value
+        out[wire] = format_time(value) if attr in times else wire_money(value) if isinstance(value, Decimal) else value
     if row.json_flatten:
         column, keys = row.json_flatten
         stored = getattr(row, column) or {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,7 +30,7 @@ class Product(Named, table=True):
     description: str = text(500)
     tag: str = text(100)  # auto_created_product_for_plan marks a plan's product
     currency: str = text(100)
-    price: float = money()
+    price: Decimal = money()
     quantity: int = 0
     sold: int = 0
     is_recharge: bool = False
@@ -61,7 +62,7 @@ class Payment(Named, table=True):
     detail: str = text(1000)
     tag: str = text(100)
     currency: str = text(100)
-    price: float = money()
+    price: Decimal = money()
     user: str = text(100)
     person_name: str = text(100)
     person_id_card: str = text(100)
@@ -89,7 +90,7 @@ class Plan(Named, table=True):
 
     display_name: str = text(100)
     description: str = text(500)
-    price: float = money()
+    price: Decimal = money()
     currency: str = text(100)
     period: str = text(100)  # Monthly or Yearly
     product: str = text(100)
@@ -149,7 +150,7 @@ class Transaction(Named, table=True):
     provider: str = text(100)
     user: str = text(100)
     tag: str = text(100)
-    amount: float = money()
+    amount: Decimal = money()
     currency: str = text(100)
     payment: str = text(100)
     state: str = text(100)
@@ -171,7 +172,7 @@ class Order(Named, table=True):
     products: list[Any] = json_list()  # product infos: name, displayName, price, ...
     user: str = text(100)
     payment: str = text(100)
-    price: float = money()
+    price: Decimal = money()
     currency: str = text(100)
     state: str = text(100)
     message: str = long_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import ClassVar
 
 import sqlalchemy as sa
@@ -79,9 +80,9 @@ class Organization(Named, table=True):
     kerberos_kdc_host: str = text(100)
     kerberos_keytab: str = long_text()
     kerberos_service_name: str = text(100)
-    org_balance: float = money()
-    user_balance: float = money()
-    balance_credit: float = money()
+    org_balance: Decimal = money()
+    user_balance: Decimal = money()
+    balance_credit: Decimal = money()
     balance_currency: str = text(100)
 
 
@@ -141,8 +142,8 @@ class User(Named, table=True):
     score: int = 0
     karma: int = 0
     ranking: int = 0
-    balance: float = money()
-    balance_credit: float = money()
+    balance: Decimal = money()
+    balance_credit: Decimal = money()
     currency: str = text(100)
     balance_currency: str = text(100)
     is_default_avatar: bool = False

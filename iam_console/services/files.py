@@ -71,6 +71,8 @@ def stored_file(relative: str) -> tuple[Path, str] | None:
         return None
     if root not in target.parents or not target.is_file():
         return None
+    if target.relative_to(root).parts[0] == storage.INVOICE_FOLDER:  # served by get-invoice, to its readers
+        return None
     extension = target.suffix.lstrip(".").lower()
     return target, CONTENT_TYPES.get(extension) or media.SERVED_TYPES.get(extension, "application/octet-stream")
 

@@ -13,11 +13,14 @@ from sqlmodel import Session
 
 from ..settings import settings
 
-# the folders of the files directory: avatar/{organization}/{user}.{ext} and
-# resource/{organization}/{path}; everything an organization stored is under these
+# the folders of the files directory: avatar/{organization}/{user}.{ext},
+# resource/{organization}/{path} and invoices; everything an organization stored is under these
 AVATAR_FOLDER = "avatar"
 RESOURCE_FOLDER = "resource"
-FOLDERS = (AVATAR_FOLDER, RESOURCE_FOLDER)
+# invoice/{organization}/{payment}.pdf (services/invoices.py): personal data, which /files/ never
+# serves (get-invoice does, to the payment's readers)
+INVOICE_FOLDER = "invoice"
+FOLDERS = (AVATAR_FOLDER, RESOURCE_FOLDER, INVOICE_FOLDER)
 
 
 def folder(relative: str) -> Path:

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,7 +39,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, select, update
 
 from .. import models as m
-from ..models.base import UTCDateTime, attributes_by_wire_name, utcnow
+from ..models.base import Money, UTCDateTime, attributes_by_wire_name, money_of, utcnow
 from . import builtin as b
 from . import crud, lookup, metrics, outbound, policy, scheduled, uploads, wire
 from .access import Actor
@@ -634,6 +635,14 @@ class _Run:
         return self.result
 
 
+def _amount(value: Any) -> Decimal:
+    """An amount the column holds, or 0."""
+    try:
+        return money_of(value) if isinstance(value, int | float | Decimal | str) else Decimal(0)
+    except (ValueError, ArithmeticError):
+        return Decimal(0)
+
+
 def _settler(attribute: str):
     """A value the user's column can hold: what does not convert is the column's empty value."""
     column = m.User.__table__.c[attribute]
@@ -644,6 +653,8 @@ def _settler(attribute: str):
         return lambda value: value if isinstance(value, int) else 0
     if isinstance(kind, sa.Float):
         return lambda value: value if isinstance(value, int | float) else 0.0
+    if isinstance(kind, Money):
+        return _amount
     if isinstance(kind, UTCDateTime):
         return lambda value: value
     if isinstance(kind, sa.JSON):

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -48,7 +49,7 @@ from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, select
 
 from .. import models as m
-from ..models.base import UTCDateTime, attributes_by_wire_name, wire_names
+from ..models.base import Money, UTCDateTime, attributes_by_wire_name, wire_names
 from . import crud, lookup, policy, references, xlsx_rows
 from .access import Actor
 from .errors import ServiceError
@@ -177,6 +178,17 @@ def _number(value: Any) -> Any:
     return value
 
 
+def _amount(value: Any) -> Any:
+    """Money from a cell: a text as the decimal it spells (never through a float)."""
+    if isinstance(value, str):
+        try:
+            parsed = Decimal(value.strip())
+        except ArithmeticError:
+            return value
+        return parsed if parsed.is_finite() else value
+    return value
+
+
 def _text(value: Any) -> Any:
     if isinstance(value, str):
         return value
@@ -233,6 +245,8 @@ def _converter(model: type[m.Named], column: sa.Column) -> Callable[[Any], Any]:
         return _integer
     if isinstance(kind, sa.Float):
         return _number
+    if isinstance(kind, Money):
+        return _amount
     return _text
 
 

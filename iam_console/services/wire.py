@@ -13,11 +13,21 @@ import re
 import sys
 import typing
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
 
-from ..models.base import Row, UTCDateTime, attributes_by_wire_name, wire_names
+from ..models.base import (
+    MONEY_LIMIT,
+    MONEY_SCALE,
+    Money,
+    Row,
+    UTCDateTime,
+    attributes_by_wire_name,
+    money_of,
+    wire_names,
+)
 from .errors import ServiceError
 
 MASK = "***"
@@ -78,6 +88,14 @@ def _coerce(model: type[Row], column: sa.Column, value: Any, wire: str) -> Any:
         if not isinstance(value, expected):
             raise ServiceError("The field %s must be %s", wire, "a list" if expected is list else "an object")
         return _clean_list(value) if isinstance(value, list) else value
+    if isinstance(kind, Money):
+        if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+            raise ServiceError("The field %s must be a number", wire)
+        try:
+            return money_of(value)
+        except (ValueError, ArithmeticError):
+            raise ServiceError("The field %s must be an amount below %s with at most %d decimal places", wire,
+                               str(MONEY_LIMIT), MONEY_SCALE) from None
     if isinstance(kind, sa.Boolean):
         if not isinstance(value, bool):
             raise ServiceError("The field %s must be true or false", wire)

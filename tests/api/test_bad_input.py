@@ -207,7 +207,10 @@ def test_a_user_with_minus_infinity_is_never_stored(admin):
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("balance", 10 ** 400, "The field balance must be a finite number"),  # an integer no double holds
+    # money is exact (docs/architecture.md, "Money"): below 10^9, at most 6 decimals
+    ("balance", 10 ** 400, "The field balance must be an amount below 1000000000 with at most 6 decimal places"),
+    ("balance", 1e9, "The field balance must be an amount below 1000000000 with at most 6 decimal places"),
+    ("balance", 0.1234567, "The field balance must be an amount below 1000000000 with at most 6 decimal places"),
     ("score", 1 << 40, "The field score must be between -2147483648 and 2147483647"),  # INTEGER on PostgreSQL
     ("score", 1e300, "The field score must be between -2147483648 and 2147483647"),
 ])

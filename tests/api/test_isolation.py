@@ -379,6 +379,20 @@ EXTRAS = {
     "/api/get-system-info": lambda c, w, o: c.get("/api/get-system-info"),
     "/api/get-prometheus-info": lambda c, w, o: c.get("/api/get-prometheus-info"),
     "/api/metrics": lambda c, w, o: c.get("/api/metrics"),
+    # commerce (tests/api/test_commerce_api.py): a user buys from their own organization, an admin for its
+    # users; orders, payments and invoices are their user's and their organization's admins'
+    "/api/buy-product": lambda c, w, o: c.post("/api/buy-product", params={
+        "id": f"{o}/{w.names['product'][o]}", "providerName": "provider_balance"}),
+    "/api/place-order": lambda c, w, o: c.post("/api/place-order", params={"owner": o}, json={
+        "productInfos": [{"name": w.names["product"][o], "quantity": 1}]}),
+    "/api/pay-order": lambda c, w, o: c.post("/api/pay-order", params={
+        "id": f"{o}/{w.names['order'][o]}", "providerName": "provider_balance"}),
+    "/api/cancel-order": lambda c, w, o: c.post("/api/cancel-order", params={"id": f"{o}/{w.names['order'][o]}"}),
+    "/api/get-user-orders": lambda c, w, o: c.get("/api/get-user-orders", params={"owner": o, "user": "boss"}),
+    "/api/get-user-payments": lambda c, w, o: c.get("/api/get-user-payments", params={"owner": o, "user": "boss"}),
+    "/api/invoice-payment": lambda c, w, o: c.post("/api/invoice-payment", params={
+        "id": f"{o}/{w.names['payment'][o]}"}),
+    "/api/get-invoice": lambda c, w, o: c.get("/api/get-invoice", params={"id": f"{o}/{w.names['payment'][o]}"}),
     # a file on success: only ever called here by callers who must get the error envelope
     "/api/download-cert": lambda c, w, o: c.get("/api/download-cert", params={
         "id": f"{o}/{w.names['cert'][o]}", "file": "privateKey"}),
@@ -425,7 +439,9 @@ PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
           # a wallet sign-in's nonce: reads no record, bound to one application, provider and address
           # (tests/api/test_wallet.py)
           "/api/web3/nonce",
-          "/api/get-version-info"}  # the release and commit, as Casdoor answers them to anyone
+          "/api/get-version-info",  # the release and commit, as Casdoor answers them to anyone
+          # a payment provider's: a forged one changes nothing (tests/api/test_commerce_api.py)
+          "/api/notify-payment/{owner}/{payment}"}
 # SAML: metadata (an application's public certificate and endpoints), single sign-on (answers
 # the signed-in caller's own account, to the application's registered addresses only) and the
 # ACS (acts on a Response signed by the provider's IdP, never on the cookie); their attacks are

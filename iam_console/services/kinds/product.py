@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from ... import models as m
+from ...models.base import money_of, wire_money
 from .. import builtin as b
 from ..access import Actor
 from ..errors import ServiceError
@@ -20,16 +21,18 @@ PLAN_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", 
 
 
 def before_save(db: Session, actor: Actor, old: m.Product | None, row: m.Product, changed: set[str]) -> None:
-    """Recharge options are amounts: numbers, or texts of numbers (the console's list field)."""
+    """Recharge options are amounts: numbers, or texts of numbers (the console's list field), kept
+    exactly as money is (models/base.py Money: at most 6 decimals, below 10^9), sent as numbers."""
     amounts = []
     for option in row.recharge_options:
         try:
-            amount = float(option) if isinstance(option, int | float | str) and not isinstance(option, bool) else None
-        except ValueError:
+            amount = money_of(option) if isinstance(option, int | float | str) and not isinstance(option, bool) \
+                else None
+        except (ValueError, ArithmeticError):
             amount = None
-        if amount is None or not 0 < amount < 1e15:
+        if amount is None or amount <= 0:
             raise ServiceError("The recharge options must be positive amounts")
-        amounts.append(amount)
+        amounts.append(wire_money(amount))
     if amounts != row.recharge_options:
         row.recharge_options = amounts
 

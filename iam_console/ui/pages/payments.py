@@ -5,7 +5,8 @@ titled with the person's name and has no tax ID (both then follow the form and a
 once invoiced (an invoice URL) they are read-only for good. The checks of an invoice, in order,
 are the kind's (services/kinds/payment.py `check_invoice`, on every save asking for one), and so is
 the lock after invoicing, which the API obeys too. The edit page's own buttons (issuing and
-downloading the invoice) are the screen's `actions`."""
+downloading the invoice, Return to Website) are a row under the fields, the screen's `parts`
+(ui/components/payment_actions.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import reflex as rx
 
 from ...services.kinds import choices
 from ...services.kinds.provider import TYPES
+from ..components.payment_actions import payment_actions
 from ..screens import Column, Field, Screen, screen
 from ..state.editing import Editing
 from ..text import t
@@ -66,7 +68,7 @@ def _person(key: str, label: str, **more: Any) -> Field:
 
 PAYMENTS = screen(Screen(
     key="payment", title="Payments", list_route="/payments", edit_route="/payments/{owner}/{name}",
-    edit_title="Payment", owner_picker=True,
+    edit_title="Payment", owner_picker=True, parts=payment_actions,
     columns=(
         Column("name", "Name", link="/payments/{owner}/{name}"),
         Column("owner", "Organization", link="/organizations/{owner}"),

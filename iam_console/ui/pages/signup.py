@@ -10,8 +10,9 @@
 - Codes are sent over the websocket (services/signup.send_code, after the application's captcha
   when it asks for one). The form itself is posted by the browser (`window.iamSignup` reads every
   field marked `data-signup-key` and posts /api/signup), so the password never crosses the
-  websocket and the session cookie is set by the API; then on to the console, or to the
-  application's redirect URI when the page was opened with an authorization request."""
+  websocket and the session cookie is set by the API; then on to the console (or to `?from=`, a
+  same-site path: the select-plan page sends a visitor here and back), or to the application's
+  redirect URI when the page was opened with an authorization request."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from urllib.parse import urlencode
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, signup, upstream, verifications
+from ...services import lookup, navigation, signup, upstream, verifications
 from ..components.captcha import captcha_fields
 from ..components.provider_buttons import provider_buttons
 from ..routes import page
@@ -51,6 +52,7 @@ class Signup(Captcha, rx.State):
     items: list[dict[str, str]] = []  # the visible items: name, label, rule, required, kind, options
     terms_of_use: str = ""
     invitation_code: str = ""
+    return_to: str = "/"  # ?from=: a same-site path to go on to once signed up (the select-plan page's)
     email: str = ""
     phone: str = ""
     country_code: str = ""
@@ -71,6 +73,7 @@ class Signup(Captcha, rx.State):
                 client = lookup.application_by_client_id(db, params.get("client_id") or params.get("clientId") or "")
             self.application, authorize = (client.name if client is not None else ""), urlencode(params)
         self.invitation_code = str(self.router.url.query_parameters.get("invitationCode", ""))[:100]
+        self.return_to = navigation.safe_return_path(str(self.router.url.query_parameters.get("from", "")))
         name = self.application
 
         def read(db, actor):
@@ -156,7 +159,7 @@ class Signup(Captcha, rx.State):
         if self.busy or not self.items:
             return None
         self.busy, self.error = True, ""
-        arguments = json.dumps([self.application, self.organization, self.captcha_id])[1:-1]
+        arguments = json.dumps([self.application, self.organization, self.captcha_id, self.return_to])[1:-1]
         return rx.call_script(f"window.iamSignup({arguments})", callback=Signup.submitted)
 
     @rx.event

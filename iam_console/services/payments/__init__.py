@@ -1,0 +1,23 @@
+"""Payment providers (category Payment), each a module behind one interface (base.py); the flows
+that use them are services/commerce.py."""
+
+from __future__ import annotations
+
+from ... import models as m
+from ..errors import ServiceError
+from .balance import Balance
+from .base import PaymentProvider
+from .dummy import Dummy
+from .paypal import PayPal
+from .stripe_checkout import StripeCheckout
+
+MODULES = {"Dummy": Dummy, "Balance": Balance, "Stripe": StripeCheckout, "PayPal": PayPal}
+
+
+def of(provider: m.Provider) -> PaymentProvider:
+    if provider.category != "Payment":
+        raise ServiceError("The provider %s is not a payment provider", provider.name)
+    module = MODULES.get(provider.type)
+    if module is None:
+        raise ServiceError("The payment provider type %s is not supported", provider.type)
+    return module(provider)

@@ -1,0 +1,91 @@
+"""/select-plan/{owner}/{pricing}: a pricing's enabled plans, public as in Casdoor
+(services/commerce.py pricing_plans). Choosing a plan opens its product's buy page with the
+pricing and plan asked (/products/{owner}/{product}/buy?pricingName=..&planName=..): a signed-in
+user pays there; a signed-out visitor is sent by that page's guard to sign in and comes back to it,
+or signs up first through the pricing's application, whose sign-up page signs them in and brings
+them back here (?from=)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import reflex as rx
+
+from ...services import commerce
+from ..routes import page
+from ..shell import themed
+from ..state.account import Account
+from ..state.service import call, message
+from ..text import t
+
+
+class SelectPlan(rx.State):
+    pricing: dict[str, Any] = {}
+    plans: list[dict[str, Any]] = []
+    error: str = ""
+    ready: bool = False
+
+    @rx.var
+    def cards(self) -> list[dict[str, str]]:
+        owner, pricing = str(self.pricing.get("owner", "")), str(self.pricing.get("name", ""))
+        return [{
+            "name": str(p["name"]), "displayName": str(p["displayName"]), "description": str(p["description"]),
+            "price": f"{p['price']:g} {p['currency']}", "period": str(p["period"]),
+            "options": ", ".join(p["options"]),
+            "href": f"/products/{quote(owner)}/{quote(str(p['product']))}/buy?pricingName={quote(pricing)}"
+                    f"&planName={quote(str(p['name']))}",
+        } for p in self.plans]
+
+    @rx.var
+    def signup_href(self) -> str:
+        application = str(self.pricing.get("application", ""))
+        back = f"/select-plan/{self.pricing.get('owner', '')}/{self.pricing.get('name', '')}"
+        return f"/signup/{quote(application)}?from={quote(back)}" if application else ""
+
+    @rx.var
+    def trial_days(self) -> int:
+        value = self.pricing.get("trialDuration", 0)
+        return value if isinstance(value, int) else 0
+
+    @rx.event
+    async def open(self):
+        owner, _, name = self.router.url.path.removeprefix("/select-plan").strip("/").partition("/")
+        self.error, self.ready = "", False
+        found = await call(self, lambda db, actor: commerce.pricing_plans(db, owner, name), quiet=True)
+        if found.failed:
+            self.error = await message(self, found.error)
+            return
+        self.pricing, self.plans, self.ready = found.value["pricing"], found.value["plans"], True
+
+
+def _plan(card: rx.Var) -> rx.Component:
+    return rx.card(rx.vstack(
+        rx.heading(card["displayName"], size="4", as_="h2"),
+        rx.cond(card["description"] != "", rx.text(card["description"], size="2", color_scheme="gray")),
+        rx.text(card["price"], " / ", card["period"], size="5", weight="bold", class_name="plan-price"),
+        rx.cond(card["options"] != "", rx.text(card["options"], size="2")),
+        rx.link(rx.button(rx.cond(Account.signed_in, t("Subscribe"), t("Sign in to subscribe")), width="100%"),
+                href=card["href"], class_name="plan-choose", id="plan-" + card["name"], width="100%"),
+        spacing="3", width="100%"), width="16em", class_name="plan-card")
+
+
+def select_plan_page() -> rx.Component:
+    return themed(rx.center(rx.vstack(
+        rx.heading(rx.cond(SelectPlan.ready, SelectPlan.pricing["displayName"].to(str), t("Choose a plan")),
+                   size="7", as_="h1"),
+        rx.cond(SelectPlan.error != "", rx.callout(SelectPlan.error, icon="triangle-alert", color_scheme="red",
+                                                   id="select-plan-error", role="alert")),
+        rx.cond(SelectPlan.ready & (SelectPlan.pricing["description"].to(str) != ""),
+                rx.text(SelectPlan.pricing["description"].to(str), color_scheme="gray")),
+        rx.cond(SelectPlan.trial_days > 0,
+                rx.text(t("First subscription: free trial days"), ": ", SelectPlan.trial_days, id="select-plan-trial")),
+        rx.hstack(rx.foreach(SelectPlan.cards, _plan), spacing="4", wrap="wrap", justify="center"),
+        rx.cond(~Account.signed_in & (SelectPlan.signup_href != ""),
+                rx.text(t("No account yet?"), " ", rx.link(t("Sign Up"), href=SelectPlan.signup_href,
+                                                          id="select-plan-signup"), size="2")),
+        spacing="4", align="center", padding="2em"), min_height="100vh"))
+
+
+page("/select-plan/[owner]/[pricing]", "Choose a plan", guarded=False,
+     on_load=[Account.refresh, SelectPlan.open])(select_plan_page)

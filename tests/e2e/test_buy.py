@@ -1,0 +1,219 @@
+"""The public commerce pages in the browser: buy a product from the balance, land on the result
+page and see the transaction it made; choose a plan on /select-plan signed in, and signed out
+(sent to sign in, then back to the plan's buy page); axe on each page."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+
+import pytest
+from playwright.sync_api import expect
+from sqlmodel import select
+
+from tests.e2e.axe import serious
+from tests.e2e.steps import server_db
+
+RESULT = re.compile(r"/payments/[^/]+/payment_[^/]+/result$")
+
+
+@dataclass
+class Shop:
+    owner: str
+    product: str
+    plan: str
+    pricing: str
+    plan_product: str
+    role: str
+
+
+def _shop(server, owner: str) -> Shop:
+    from iam_console import models as m
+
+    suffix = uuid.uuid4().hex[:6]
+    shop = Shop(owner, f"book-{suffix}", f"plan-{suffix}", f"pricing-{suffix}", f"plan-product-{suffix}",
+                f"subscribers-{suffix}")
+    with server_db(server) as db:
+        for name, kind in ((f"dummy-{suffix}", "Dummy"), (f"balance-{suffix}", "Balance")):
+            db.add(m.Provider(owner=owner, name=name, display_name=f"{kind} pay", category="Payment", type=kind))
+        providers = [f"dummy-{suffix}", f"balance-{suffix}"]
+        db.add(m.Product(owner=owner, name=shop.product, display_name="A good book", price=Decimal("4.20"),
+                         currency="USD", quantity=10, state="Published", providers=providers,
+                         detail="Three hundred pages"))
+        db.add(m.Product(owner=owner, name=shop.plan_product, display_name=f"Plan {suffix}", price=Decimal("9.99"),
+                         currency="USD", quantity=999, state="Published", providers=providers,
+                         tag="auto_created_product_for_plan"))
+        db.add(m.Role(owner=owner, name=shop.role, is_enabled=True))
+        db.add(m.Plan(owner=owner, name=shop.plan, display_name="Pro", price=Decimal("9.99"), currency="USD",
+                      period="Monthly", product=shop.plan_product, payment_providers=providers, is_enabled=True,
+                      role=shop.role, options=["Unlimited books"]))
+        db.add(m.Pricing(owner=owner, name=shop.pricing, display_name="Reading plans", plans=[shop.plan],
+                         is_enabled=True, trial_duration=0))
+    return shop
+
+
+@pytest.fixture
+def acme_shop(server, accounts):
+    from iam_console import models as m
+
+    with server_db(server) as db:
+        alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
+        alice.balance = Decimal("50")
+        db.add(alice)
+    return _shop(server, "acme")
+
+
+def _pay_with(page, provider: str) -> None:
+    """The buy page's card has a button per payment provider, named by the provider."""
+    page.locator(".buy-card-provider").get_by_text(provider, exact=True).click()
+
+
+def _wait_result(page, state: str = "Paid") -> None:
+    expect(page).to_have_url(RESULT)
+    expect(page.locator("#payment-state")).to_have_text(state)
+
+
+def test_buy_from_the_balance_then_the_result_shows_the_transaction(visit, page, server, api_login, accounts,
+                                                                    acme_shop):
+    from iam_console import models as m
+
+    api_login(accounts.alice)
+    visit(f"/products/acme/{acme_shop.product}/buy")
+    expect(page.locator("#buy-card-name")).to_have_text("A good book")
+    expect(page.locator("#buy-card-price")).to_have_text("$4.2 (USD)")
+    assert serious(page) == []
+    _pay_with(page, f"balance-{acme_shop.product.removeprefix('book-')}")
+    _wait_result(page)
+    expect(page.locator(".payment-transaction")).to_have_count(1)
+    expect(page.locator("#payment-transactions")).to_contain_text("Purchase")
+    expect(page.locator("#payment-transactions")).to_contain_text("-4.2 USD")
+    assert serious(page) == []
+    with server_db(server) as db:
+        alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
+        assert alice.balance == Decimal("45.8")
+        sold = db.exec(select(m.Product.sold).where(m.Product.owner == "acme",
+                                                    m.Product.name == acme_shop.product)).one()
+        assert sold == 1
+
+
+def test_a_refused_purchase_is_told_in_place(visit, page, server, api_login, accounts, acme_shop):
+    from iam_console import models as m
+
+    with server_db(server) as db:
+        alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
+        alice.balance = Decimal("1")
+        db.add(alice)
+    api_login(accounts.alice)
+    visit(f"/products/acme/{acme_shop.product}/buy")
+    _pay_with(page, f"balance-{acme_shop.product.removeprefix('book-')}")
+    expect(page.locator("#buy-error")).to_contain_text("Insufficient balance")
+    expect(page).to_have_url(re.compile(r"/buy$"))
+
+
+def _subscription_state(server, owner: str, user: str, plan: str) -> str | None:
+    from iam_console import models as m
+
+    with server_db(server) as db:
+        return db.exec(select(m.Subscription.state).where(m.Subscription.owner == owner, m.Subscription.user == user,
+                                                          m.Subscription.plan == plan)).first()
+
+
+def test_select_plan_signed_in_subscribes_and_grants_the_role(visit, page, server, api_login, accounts, acme_shop):
+    from iam_console import models as m
+
+    api_login(accounts.alice)
+    visit(f"/select-plan/acme/{acme_shop.pricing}")
+    expect(page.locator(".plan-card")).to_have_count(1)
+    expect(page.locator(".plan-price")).to_have_text("9.99 USD / Monthly")
+    assert serious(page) == []
+    page.locator(f"#plan-{acme_shop.plan}").click()
+    expect(page.locator("#buy-plan")).to_contain_text(acme_shop.plan)
+    _pay_with(page, f"dummy-{acme_shop.plan.removeprefix('plan-')}")
+    _wait_result(page)
+    assert _subscription_state(server, "acme", accounts.alice.username, acme_shop.plan) == "Active"
+    with server_db(server) as db:
+        role = db.exec(select(m.Role).where(m.Role.owner == "acme", m.Role.name == acme_shop.role)).one()
+        assert f"acme/{accounts.alice.username}" in role.users
+
+
+def test_select_plan_signed_out_signs_in_and_comes_back(visit, page, server, accounts):
+    shop = _shop(server, "built-in")
+    visit(f"/select-plan/built-in/{shop.pricing}")
+    expect(page.locator(f"#plan-{shop.plan}")).to_contain_text("Sign in to subscribe")
+    assert serious(page) == []
+    page.locator(f"#plan-{shop.plan}").click()
+    expect(page).to_have_url(re.compile(r"/login/?\?from="))
+    page.fill("#login-username", accounts.admin.username)
+    page.fill("#login-password", accounts.admin.password)
+    page.click("#login-submit")
+    expect(page.locator("#buy-plan")).to_contain_text(shop.plan)
+    _pay_with(page, f"dummy-{shop.plan.removeprefix('plan-')}")
+    _wait_result(page)
+    assert _subscription_state(server, "built-in", accounts.admin.username, shop.plan) == "Active"
+
+
+def test_an_unknown_pricing_is_told(visit, page):
+    visit("/select-plan/acme/no-such-pricing")
+    expect(page.locator("#select-plan-error")).to_contain_text("does not exist")
+    assert serious(page) == []
+
+
+def test_the_payment_page_issues_and_downloads_the_invoice(visit, page, server, api_login, accounts, acme_shop):
+    from iam_console import models as m
+    from iam_console.services import commerce
+    from iam_console.services.access import Actor
+
+    with server_db(server) as db:
+        alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
+        payment = commerce.buy_product(db, Actor(user=alice), ("acme", acme_shop.product),
+                                       f"dummy-{acme_shop.product.removeprefix('book-')}")
+        payment.person_name, payment.person_id_card = "Alice Liddell", "AL123456"
+        payment.person_email, payment.person_phone = "alice@example.com", "+15550100"
+        payment.invoice_type, payment.invoice_title = "Individual", "Alice Liddell"
+        payment.return_url = "https://shop.example/thanks"
+        db.add(payment)
+        name = payment.name
+    api_login(accounts.boss)
+    visit(f"/payments/acme/{name}")
+    expect(page.locator("#payment-download-invoice")).to_have_count(0)
+    expect(page.locator("#payment-return-to-website")).to_have_attribute("href", "https://shop.example/thanks")
+    page.click("#payment-issue-invoice")
+    expect(page.get_by_text("Successfully invoiced")).to_be_visible()
+    link = page.locator("#payment-download-invoice")
+    expect(link).to_have_attribute("href", f"http://localhost:{server.port}/api/get-invoice?id=acme/{name}")
+    expect(page.locator("#payment-issue-invoice")).to_be_disabled()
+    pdf = page.request.get(link.get_attribute("href"))
+    assert pdf.ok and pdf.body().startswith(b"%PDF")
+    assert serious(page) == []
+
+
+def test_select_plan_signed_out_signs_up_and_comes_back(visit, page, server, acme_shop):
+    from iam_console import models as m
+
+    application = f"app-{acme_shop.pricing}"
+    items = [{"name": name, "visible": True, "required": required, "prompted": False, "rule": "None"}
+             for name, required in (("Username", True), ("Password", True), ("Confirm password", True),
+                                    ("Signup button", False))]
+    with server_db(server) as db:
+        db.add(m.Application(owner="admin", name=application, organization="acme", enable_password=True,
+                             enable_sign_up=True, client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
+                             signup_items=items))
+        pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == "acme",
+                                                  m.Pricing.name == acme_shop.pricing)).one()
+        pricing.application = application
+        db.add(pricing)
+    visit(f"/select-plan/acme/{acme_shop.pricing}")
+    page.click("#select-plan-signup")
+    newcomer = f"reader{uuid.uuid4().hex[:6]}"
+    page.fill("#signup-username", newcomer)
+    page.fill("#signup-password", "Reader-passw0rd")
+    page.fill("#signup-confirm-password", "Reader-passw0rd")
+    page.click("#signup-submit")
+    expect(page).to_have_url(re.compile(rf"/select-plan/acme/{acme_shop.pricing}$"))
+    expect(page.locator(f"#plan-{acme_shop.plan}")).to_contain_text("Subscribe")
+    page.locator(f"#plan-{acme_shop.plan}").click()
+    _pay_with(page, f"dummy-{acme_shop.plan.removeprefix('plan-')}")
+    _wait_result(page)
+    assert _subscription_state(server, "acme", newcomer, acme_shop.plan) == "Active"
