@@ -25,7 +25,8 @@ window.iamAgreed = function () {
   return !agreement || agreement.getAttribute("data-state") === "checked";
 };
 
-window.iamLogin = async function (organization, returnTo) {
+// `method`: the Password or the LDAP tab (the same fields; LDAP binds to the organization's directory).
+window.iamLogin = async function (organization, returnTo, method) {
   if (!window.iamAgreed()) return { status: "agreement", msg: "" };
   const value = (id) => document.getElementById(id)?.value ?? "";
   const auto = document.getElementById("login-auto");
@@ -36,7 +37,7 @@ window.iamLogin = async function (organization, returnTo) {
     password: value("login-password"),
     autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
     type: "login",
-    signinMethod: "Password",
+    signinMethod: method || "Password",
   });
   return window.iamSignedIn(result, false, returnTo);
 };
@@ -96,7 +97,7 @@ window.iamPendingMfa = async function (returnTo) {
 
 // The OAuth authorize page: the sign-in carries the page's own authorization
 // request (its query string); the answer is the redirect URI with the code.
-window.iamAuthorize = async function (organization, application) {
+window.iamAuthorize = async function (organization, application, method) {
   const value = (id) => document.getElementById(id)?.value ?? "";
   const result = await window.iamPost("/api/login" + window.location.search, {
     application: application,
@@ -105,13 +106,81 @@ window.iamAuthorize = async function (organization, application) {
     password: value("authorize-password"),
     autoSignin: true,
     type: "login",
-    signinMethod: "Password",
+    signinMethod: method || "Password",
   });
   return window.iamSignedIn(result, true, "");
 };
 
+// Signing out also forgets the wallet sign-in tokens kept per address (see iamWalletLogin).
 window.iamLogout = function () {
+  window.iamClearWeb3Tokens();
   return window.iamPost("/api/logout");
+};
+
+// Wallet sign-in (docs/api.md, "Wallet sign-in"), with the browser's injected wallet
+// (window.ethereum: MetaMask, or what Web3-Onboard's injected module finds): the account, a nonce
+// from the server, the wallet's EIP-712 signature of the typed data the server issued; the Web3
+// auth token {address, nonce, createAt, typedData, signature, walletType} is kept in local storage
+// under Web3AuthToken_<address>, and the page goes on to the sign-in URL with web3AuthTokenKey,
+// which posts it (iamWalletFinish).
+window.iamWeb3Prefix = "Web3AuthToken_";
+window.iamClearWeb3Tokens = function () {
+  try {
+    Object.keys(localStorage).filter((key) => key.startsWith(window.iamWeb3Prefix))
+      .forEach((key) => localStorage.removeItem(key));
+  } catch (e) { /* storage unavailable: nothing kept */ }
+};
+
+window.iamWalletLogin = async function (application, organization, provider, walletType) {
+  if (!window.iamAgreed()) return { status: "agreement", msg: "" };
+  const wallet = window.ethereum;
+  if (!wallet || typeof wallet.request !== "function") return { status: "no-wallet", msg: "" };
+  let address, chainId, signature;
+  try {
+    address = (await wallet.request({ method: "eth_requestAccounts" }))[0];
+    chainId = await wallet.request({ method: "eth_chainId" });
+  } catch (e) {
+    return { status: "wallet", type: walletType, msg: (e && e.message) || String(e) };
+  }
+  const issued = await window.iamPost("/api/web3/nonce", {
+    application: application, organization: organization, provider: provider, address: address,
+    chainId: chainId,
+  });
+  if (issued.status !== "ok") return issued;
+  try {
+    signature = await wallet.request({ method: "eth_signTypedData_v4", params: [address, issued.data.typedData] });
+  } catch (e) {
+    return { status: "wallet", type: walletType, msg: (e && e.message) || String(e) };
+  }
+  const key = window.iamWeb3Prefix + address;
+  localStorage.setItem(key, JSON.stringify({
+    address: address, nonce: issued.data.nonce, createAt: issued.data.createAt,
+    typedData: issued.data.typedData, signature: signature, walletType: walletType,
+  }));
+  const next = new URL(window.location.href);
+  next.searchParams.set("web3AuthTokenKey", key);
+  next.searchParams.set("provider", provider);
+  window.location.assign(next.toString());
+  return { status: "redirecting", msg: "" };
+};
+
+// `authorize`: the OAuth authorize page, whose query (the authorization request) the sign-in answers.
+window.iamWalletFinish = async function (key, application, organization, provider, returnTo, authorize) {
+  // the page's on_load may run again while it hydrates: the token is posted once per page load
+  if (window.iamWalletPosted === key) return { status: "redirecting", msg: "" };
+  window.iamWalletPosted = key;
+  const here = new URL(window.location.href);  // a reload must not post the spent token again
+  here.searchParams.delete("web3AuthTokenKey");
+  here.searchParams.delete("provider");
+  window.history.replaceState(window.history.state, "", here.toString());
+  const token = String(key).startsWith(window.iamWeb3Prefix) ? localStorage.getItem(key) : null;
+  if (!token) return { status: "error", msg: "" };
+  const auto = document.getElementById("login-auto");
+  const result = await window.iamPost("/api/login" + (authorize ? here.search : ""), {
+    application: application, organization: organization, provider: provider, code: token, type: "login",
+    autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
+  });
+  return window.iamSignedIn(result, authorize, returnTo);
 };
 
 // WebAuthn: the server's options carry base64url strings where the browser wants bytes,

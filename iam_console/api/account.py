@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, prompt, second_factor, signup
+from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, prompt, second_factor, signup, wallet
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
@@ -32,6 +32,13 @@ def organization_wire(organization: Organization | None) -> dict | None:
     return masked(to_wire(organization), Organization) if organization else None
 
 
+def _wallet_login(body: dict) -> bool:
+    """Whether /api/login's provider is a Web3 provider: the wallet sign-in (services/wallet.py)."""
+    with session_scope() as db:
+        return wallet.is_wallet(db, str(body.get("application") or "")[:100], str(body.get("organization") or "")[:100],
+                                str(body.get("provider") or "")[:100])
+
+
 @router.post("/login")
 async def login(request: Request) -> JSONResponse:
     """Casdoor's AuthForm: application, organization, username, password, autoSignin, type, signinMethod.
@@ -43,10 +50,11 @@ async def login(request: Request) -> JSONResponse:
     and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
     call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
-    if body.get("provider"):  # back from an upstream identity provider (api/federation.py)
+    if body.get("provider") and not _wallet_login(body):  # back from an upstream provider (api/federation.py)
         return await login_with_provider(request, body)
     password = field(body, "password", str, "")
     passcode, recovery_code = field(body, "passcode", str, ""), field(body, "recoveryCode", str, "")
+    provider = field(body, "provider", str, "")
     form = auth.SignInRequest(
         application=field(body, "application", str, ""),
         organization=field(body, "organization", str, ""),
@@ -72,6 +80,9 @@ async def login(request: Request) -> JSONResponse:
                 mfa_type=field(body, "mfaType", str, ""), recovery_code=recovery_code,
                 application=checked.application.name if checked else "", client_ip=form.client_ip,
                 user_agent=form.user_agent, previous_token=form.previous_token))
+        elif provider and wallet.is_wallet(db, form.application, form.organization, provider):
+            # a wallet sign-in: code is the Web3 auth token the wallet signed (services/wallet.py)
+            result = wallet.sign_in(db, form, provider, field(body, "code", str, ""))
         elif form.signin_method == code_signin.METHOD:  # the code sent to the typed email or phone
             result = code_signin.sign_in(db, form, field(body, "code", str, ""), field(body, "countryCode", str, ""))
         else:

@@ -34,6 +34,7 @@ from . import (
     system,
     uploads,
     verifications,
+    wallet,
     webauthn,
     webhooks,
 )
@@ -86,6 +87,7 @@ def create_api() -> FastAPI:
     api.include_router(uploads.router)
     api.include_router(verifications.router)
     api.include_router(webauthn.router)
+    api.include_router(wallet.router)
     api.include_router(mfa.router)
     api.include_router(certs.router)
     api.include_router(ldap.router)

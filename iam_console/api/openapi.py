@@ -64,6 +64,7 @@ JSON_BODIES = {
     "/api/login": ("application", "organization", "username", "password", "autoSignin", "type", "signinMethod",
                    "passcode", "mfaType", "recoveryCode", "provider", "code", "state"),
     "/api/unlink": ("providerType", "providerName"),
+    "/api/web3/nonce": ("application", "organization", "provider", "address", "chainId"),
     "/api/add-user-keys": ("owner", "name"),
     "/api/check-user-password": ("password",),
     "/api/verify-code": ("organization", "name", "username", "code", "countryCode"),

@@ -10,6 +10,7 @@ from .directory import Group, Invitation, Ldap
 from .identity import Organization, User
 from .operations import Syncer, Webhook, WebhookEvent
 from .stats import RowCount, UserGroup
+from .wallet import Web3Nonce
 
 __all__ = [
     "Adapter",
@@ -52,6 +53,7 @@ __all__ = [
     "User",
     "UserGroup",
     "Verification",
+    "Web3Nonce",
     "WebAuthnChallenge",
     "Webhook",
     "WebhookEvent",

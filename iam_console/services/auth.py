@@ -75,10 +75,45 @@ def _check_request(req: SignInRequest) -> None:
         raise ServiceError("Please input your username and password")
 
 
+# The application's signin methods "Password" (rule All, Non-LDAP or Hide password) and "LDAP"
+# (docs/security.md, "Sign-in methods"). An application that lists no methods signs in with a
+# password under rule All when enable_password is on.
+PASSWORD_METHOD, LDAP_METHOD = "Password", "LDAP"
+PASSWORD_RULES = ("All", "Non-LDAP", "Hide password")
+PASSWORD_OFF = "The login method: login with password is not enabled for the application"
+LDAP_OFF = "The login method: login with LDAP is not enabled for the application"
+LDAP_ONLY = "This account's password is checked by its LDAP server: please sign in with LDAP"
+
+
+def _method(application: Application, name: str) -> dict | None:
+    return next((m for m in application.signin_methods or [] if isinstance(m, dict) and m.get("name") == name),
+                None)
+
+
+def password_rule(application: Application) -> str:
+    """All, Non-LDAP or Hide password; "" when the application offers no password sign-in."""
+    if not application.enable_password:
+        return ""
+    if not any(isinstance(m, dict) and m.get("name") for m in application.signin_methods or []):
+        return "All"
+    method = _method(application, PASSWORD_METHOD)
+    if method is None:
+        return ""
+    rule = str(method.get("rule") or "All")
+    return rule if rule in PASSWORD_RULES else "All"
+
+
+def ldap_enabled(application: Application) -> bool:
+    return _method(application, LDAP_METHOD) is not None
+
+
 def _resolve(db: Session, req: SignInRequest) -> tuple[Application, Organization]:
     application, organization = resolve_application(db, req.application, req.organization)
-    if not application.enable_password:
-        raise ServiceError("The login method: login with password is not enabled for the application")
+    if req.signin_method == LDAP_METHOD:
+        if not ldap_enabled(application):
+            raise ServiceError(LDAP_OFF)
+    elif password_rule(application) not in ("All", "Non-LDAP"):  # Hide password: no password tab, no password
+        raise ServiceError(PASSWORD_OFF)
     return application, organization
 
 
@@ -246,14 +281,20 @@ def _rehash_if_needed(user: User, organization: Organization, password: str) -> 
 
 
 def check_password(db: Session, user: User, organization: Organization, application: Application | None,
-                   password: str) -> None:
+                   password: str, *, ldap_only: bool = False) -> None:
     """Verify a password under the failed sign-in limit: a frozen account is refused
     before its password is checked, a wrong one counts, a right one resets the count
     (and re-hashes a legacy hash). A user synced from LDAP (`ldap` set) has no password
-    here: the directory checks it by a bind, as Casdoor's LDAP sign-in does."""
+    here: the directory checks it by a bind, as Casdoor's LDAP sign-in does.
+    `ldap_only` (the LDAP signin method): an account not synced from LDAP is answered as a
+    wrong password, counted, so that the method tells nothing about which accounts exist."""
     if application is None:
         application = lookup.application(db, b.BUILT_IN_APP)
     _check_frozen(db, user, application)
+    if ldap_only and not user.ldap:
+        verify_password(password, *_decoy_hash(organization.password_type or "argon2id"),
+                        organization.password_type or "argon2id")
+        raise _record_failure(db, user, application)
     if user.ldap:
         matches = ldap_client.bind_user(db, user, password)
     else:
@@ -268,15 +309,20 @@ def check_password(db: Session, user: User, organization: Organization, applicat
 
 
 def authenticate(db: Session, organization: Organization, application: Application, username: str,
-                 password: str, client_ip: str = "") -> User:
+                 password: str, client_ip: str = "", *, method: str = PASSWORD_METHOD) -> User:
     """The user behind a username (or email, or phone) and password of this
-    organization, under the failed sign-in limit; every password sign-in comes here."""
+    organization, under the failed sign-in limit; every password sign-in comes here.
+    `method` LDAP binds (accounts synced from LDAP only); Password under the rule Non-LDAP
+    refuses accounts synced from LDAP, told (like a forbidden account) only to whoever knows
+    the password."""
     user = find_user(db, organization.name, username.strip())
     if user is None or user.is_deleted:
         raise _refuse_unknown(db, organization, application, username.strip(), password)
-    check_password(db, user, organization, application, password)
+    check_password(db, user, organization, application, password, ldap_only=method == LDAP_METHOD)
     if user.is_forbidden:  # told only to whoever knows the password
         raise ServiceError("The user is forbidden to sign in, please contact the administrator")
+    if user.ldap and method != LDAP_METHOD and password_rule(application) == "Non-LDAP":
+        raise ServiceError(LDAP_ONLY)
     return user
 
 
@@ -286,15 +332,17 @@ def sign_in(db: Session, req: SignInRequest) -> SignedIn | SecondFactorOwed:
     _check_request(req)
     application, organization = _resolve(db, req)
     try:
-        user = authenticate(db, organization, application, req.username, req.password, req.client_ip)
+        user = authenticate(db, organization, application, req.username, req.password, req.client_ip,
+                            method=req.signin_method or PASSWORD_METHOD)
     except ServiceError:
-        metrics.count_sign_in("Password", "refused")
+        metrics.count_sign_in(req.signin_method or PASSWORD_METHOD, "refused")
         raise
     if mfa_props.enabled_types(user):
-        metrics.count_sign_in("Password", "second_factor")
+        metrics.count_sign_in(req.signin_method or PASSWORD_METHOD, "second_factor")
         return owe_second_factor(db, user, application, req)
     return complete_sign_in(db, user, organization, application, auto_signin=req.auto_signin,
-                            client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token)
+                            client_ip=req.client_ip, user_agent=req.user_agent, previous_token=req.previous_token,
+                            signin_method=req.signin_method or PASSWORD_METHOD)
 
 
 def complete_sign_in(db: Session, user: User, organization: Organization, application: Application, *,

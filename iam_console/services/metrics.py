@@ -114,7 +114,7 @@ def exposition() -> bytes:
 
 
 SIGN_IN_METHODS = frozenset({"Password", "WebAuthn", "LDAP", "Verification code", "Device", "Impersonation",
-                             "Signup"})
+                             "Signup", "Web3"})
 
 
 def count_sign_in(method: str, result: str) -> None:

@@ -25,6 +25,7 @@ from . import captcha, crud, invitations, lookup, patterns, throttle, users, ver
 from .access import Actor
 from .crud import NO_REQUEST, Request
 from .errors import ServiceError
+from .html import safe
 from .records import audit
 from .resources import REGISTRY
 from .wire import EMAIL
@@ -95,7 +96,20 @@ class Items:
 
     def custom(self) -> list[dict]:
         """Items that are not a built-in field (text items, choices): their values go to properties."""
-        return [item for name, item in self.by_name.items() if name not in ITEM_FIELDS and item.get("type")]
+        return [item for name, item in self.by_name.items()
+                if name not in ITEM_FIELDS and item.get("type") and not is_html_text(name)]
+
+
+TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
+
+
+def is_html_text(name: str) -> bool:
+    return bool(TEXT_ITEM.fullmatch(name))
+
+
+def html_label(item: dict) -> str:
+    """A Text item's label, cleaned (services/html.py): the page shows it as HTML to visitors."""
+    return safe(str(item.get("label") or ""))
 
 
 def application_of(db: Session, application_id: str) -> m.Application:
@@ -210,7 +224,7 @@ def check_fields(db: Session, application: m.Application, organization: m.Organi
         raise ServiceError("Affiliation cannot be blank")
     checked = SignupForm(**{**form.__dict__, "email": email, "phone": phone, "country_code": region})
     for name, item in items.by_name.items():
-        if items.visible(name):
+        if items.visible(name) and not is_html_text(name):  # a Text item has no value to check
             value = getattr(checked, ITEM_FIELDS[name], "") if name in ITEM_FIELDS else \
                 checked.extra.get(name.lower(), "")
             check_regex(application, name, item, value)

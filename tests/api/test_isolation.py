@@ -436,6 +436,9 @@ PUBLIC = {"/api/health", "/api/get-captcha", "/api/verify-captcha",
           "/api/get-invitation-info",  # without codes, quota or group (tests/api/test_invitation_info.py)
           "/api/get-email-and-phone", "/api/verify-code",
           "/api/signup",  # a new account of the application's own organization only (tests/api/test_signup.py)
+          # a wallet sign-in's nonce: reads no record, bound to one application, provider and address
+          # (tests/api/test_wallet.py)
+          "/api/web3/nonce",
           "/api/get-version-info",  # the release and commit, as Casdoor answers them to anyone
           # a payment provider's: a forged one changes nothing (tests/api/test_commerce_api.py)
           "/api/notify-payment/{owner}/{payment}"}

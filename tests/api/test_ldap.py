@@ -15,7 +15,7 @@ from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
-from iam_console.services import crud, ldap, ldap_client
+from iam_console.services import auth, crud, ldap, ldap_client
 from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from iam_console.services.resources import REGISTRY
@@ -219,14 +219,45 @@ def test_a_synced_user_signs_in_with_the_directory_password(directory, org, ssl)
     wrong = _login(org, "user0020", "not-the-password")
     assert wrong["status"] == "error" and "remaining chances" in wrong["msg"], wrong
     assert _users(org)["user0020"].signin_wrong_times == 1
-    # Casdoor's LDAP sign-in method names itself; the same bind answers it
-    ldap_method = TestClient(api).post("/api/login", json={
-        "organization": org, "username": "user0020", "password": ldap_server.password_of("user0020"),
-        "signinMethod": "LDAP"}).json()
-    assert ldap_method["status"] == "ok", ldap_method
-    assert _users(org)["user0020"].signin_wrong_times == 0
     # an account of the organization that is not an LDAP user keeps its own password
     assert _login(org, "alice", PASSWORD)["status"] == "ok"
+
+
+def _ldap_login(org: str, username: str, password: str, method: str = "LDAP") -> dict:
+    return TestClient(api).post("/api/login", json={"organization": org, "username": username,
+                                                     "password": password, "signinMethod": method}).json()
+
+
+def _default_application(org: str, password_rule: str) -> None:
+    """The organization's default application lists Password under `password_rule`, and LDAP."""
+    with session_scope() as db:
+        name = unique("ldapapp")
+        db.add(m.Application(owner="admin", name=name, organization=org, enable_password=True, client_id=name,
+                             signin_methods=[{"name": "Password", "displayName": "Password", "rule": password_rule},
+                                             {"name": "LDAP", "displayName": "LDAP", "rule": "None"}]))
+        organization = db.exec(select(m.Organization).where(m.Organization.name == org)).one()
+        organization.default_application = name
+        db.add(organization)
+
+
+def test_the_ldap_method_and_the_non_ldap_password_rule(directory, org):
+    ident = _add_server(org, directory)
+    _sync(org, ident, "user0021")
+    secret = ldap_server.password_of("user0021")
+    # the built-in application does not list LDAP
+    assert _ldap_login(org, "user0021", secret)["msg"] == auth.LDAP_OFF
+    _default_application(org, "Non-LDAP")
+    # the LDAP method binds; a wrong password counts
+    assert _ldap_login(org, "user0021", secret)["status"] == "ok"
+    assert "remaining chances" in _ldap_login(org, "user0021", "wrong")["msg"]
+    assert _users(org)["user0021"].signin_wrong_times == 1
+    # Non-LDAP: the password tab refuses the directory's account, once its password is known
+    assert _ldap_login(org, "user0021", secret, "Password")["msg"] == auth.LDAP_ONLY
+    assert "remaining chances" in _ldap_login(org, "user0021", "wrong", "Password")["msg"]
+    # while the organization's own accounts still sign in with the password tab
+    assert _ldap_login(org, "alice", PASSWORD, "Password")["status"] == "ok"
+    _default_application(org, "All")
+    assert _ldap_login(org, "user0021", secret, "Password")["status"] == "ok"
 
 
 def test_filter_fields_find_the_entry_by_mail(directory, org):

@@ -4,7 +4,8 @@ The request is checked first (client, redirect URI, response type, scope,
 PKCE); a bad one shows its error and never redirects. A visitor who already
 has a console session is sent straight back with a code (single sign-on)
 unless the client asked for prompt=login. Otherwise the page signs in: the
-password is posted from the browser (`window.iamAuthorize` in assets/iam.js)
+password is posted from the browser (`window.iamAuthorize` in assets/iam.js; a wallet button per
+Web3 provider signs with the browser's wallet, services/wallet.py)
 to POST /api/login with this page's own query, which answers with the URL to
 send the browser to. With an application that allows WebAuthn, a credential may
 stand for the password (`window.iamWebauthnAuthorize`, the same query)."""
@@ -18,7 +19,7 @@ from urllib.parse import quote, urlencode
 import reflex as rx
 
 from ...db import session_scope
-from ...services import lookup, mfa, oauth, prompt, redirects, upstream, webauthn
+from ...services import auth, lookup, mfa, oauth, prompt, redirects, upstream, wallet, webauthn
 from ...services.errors import ServiceError
 from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
@@ -43,6 +44,10 @@ class Authorize(rx.State):
     app_logo: str = ""
     app_organization: str = ""  # not `organization`: the root state has that route argument
     app_webauthn: bool = False  # the application allows WebAuthn sign-in
+    wallets: list[dict[str, str]] = []  # the application's Web3 providers (services/wallet.py)
+    # the password fields' methods: Password (unless its rule is Hide password) and LDAP if listed
+    methods: list[str] = [auth.PASSWORD_METHOD]
+    method: str = auth.PASSWORD_METHOD
     providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
 
     # The request this tab last answered (a redirect, or a sign-in posted) and when. on_load
@@ -69,7 +74,7 @@ class Authorize(rx.State):
             return
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
-        self.app_webauthn = False
+        self.app_webauthn, self.wallets = False, []
         (await self.get_state(SecondStep)).reset_step()
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
@@ -94,6 +99,11 @@ class Authorize(rx.State):
             self.app_display_name = application.display_name or application.name
             self.app_logo = application.logo
             self.app_webauthn = webauthn.allows(application)
+            self.wallets = wallet.buttons(db, application)
+            self.methods = [name for name, shown in (
+                (auth.PASSWORD_METHOD, auth.password_rule(application) in ("All", "Non-LDAP")),
+                (auth.LDAP_METHOD, auth.ldap_enabled(application))) if shown]
+            self.method = self.methods[0] if self.methods else ""
             self.providers = upstream.buttons(db, application, "signin", authorize_query=urlencode(params))
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
@@ -121,23 +131,52 @@ class Authorize(rx.State):
             # Back does not land here and issue another code
             return rx.call_script(f"window.location.replace({json.dumps(target)})")
         self.checked = True
+        query = self.router.url.query_parameters
+        key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
+        if key and provider:  # back from the wallet: the signed token answers this request
+            # not marked answered: a script sent before the page hydrated may be lost, so a rerun
+            # sends it again (window.iamWalletFinish posts once per page load)
+            self.busy = True
+            return rx.call_script(wallet.finish_script([key, self.app_name, self.app_organization, provider, ""], True),
+                                  callback=Authorize.finished)
+        return None
 
-    def _sign_in(self, function: str):
-        """Run a sign-in script of assets/iam.js (password or WebAuthn) for this page's request."""
+    def _sign_in(self, function: str, *more: str):
+        """Run a sign-in script of assets/iam.js (password, LDAP or WebAuthn) for this page's request."""
         if self.busy or self.error:
             return None
         self.sign_in_error, self.busy = "", True
         self._answer()
-        script = f"window.{function}({json.dumps(self.app_organization)}, {json.dumps(self.app_name)})"
+        script = f"window.{function}({json.dumps([self.app_organization, self.app_name, *more])[1:-1]})"
         return rx.call_script(script, callback=Authorize.finished)
 
     @rx.event
     def submit(self):
-        return self._sign_in("iamAuthorize")
+        return self._sign_in("iamAuthorize", self.method) if self.method else None
+
+    @rx.event
+    def set_method(self, value: str | list[str]):
+        if isinstance(value, str) and value in self.methods:
+            self.method, self.sign_in_error = value, ""
 
     @rx.event
     def submit_webauthn(self):
         return self._sign_in("iamWebauthnAuthorize") if self.app_webauthn else None
+
+    @rx.event
+    def submit_wallet(self, name: str, type_: str):
+        """Sign with the browser's wallet; the page comes back with web3AuthTokenKey (prepare)."""
+        if self.busy or self.error or not any(w["name"] == name for w in self.wallets):
+            return None
+        self.sign_in_error, self.busy = "", True
+        arguments = json.dumps([self.app_name, self.app_organization, name, type_])
+        return rx.call_script(f"window.iamWalletLogin({arguments[1:-1]})", callback=Authorize.wallet_failed)
+
+    @rx.event
+    async def wallet_failed(self, result: dict):
+        failure = (await self.get_state(Prefs)).wallet_failure(result)
+        if failure is not None:
+            self.busy, self.sign_in_error = False, failure
 
     @rx.event
     def on_key(self, key: str):
@@ -183,25 +222,47 @@ def _header() -> rx.Component:
     )
 
 
-def _form() -> rx.Component:
+def _password_fields() -> rx.Component:
+    """The password, for the Password or the LDAP method."""
     return rx.vstack(
-        _header(),
-        rx.text(rx.el.label(t("Username"), html_for="authorize-username"), size="2", weight="medium"),
-        rx.input(id="authorize-username", placeholder=t("username, Email or phone"), auto_complete="username",
-                 width="100%", auto_focus=True, on_key_down=Authorize.on_key),
         rx.text(rx.el.label(t("Password"), html_for="authorize-password"), size="2", weight="medium"),
         rx.input(id="authorize-password", type="password", placeholder=t("Password"),
                  auto_complete="current-password", width="100%", on_key_down=Authorize.on_key),
+        spacing="3", width="100%")
+
+
+def _username() -> rx.Component:
+    return rx.vstack(
+        rx.text(rx.el.label(t("Username"), html_for="authorize-username"), size="2", weight="medium"),
+        rx.input(id="authorize-username", placeholder=t("username, Email or phone"), auto_complete="username",
+                 width="100%", auto_focus=True, on_key_down=Authorize.on_key),
+        spacing="3", width="100%")
+
+
+def _form() -> rx.Component:
+    return rx.vstack(
+        _header(),
+        rx.cond(Authorize.methods.length() > 1, rx.segmented_control.root(
+            rx.foreach(Authorize.methods, lambda m: rx.segmented_control.item(Prefs.tr[m], value=m)),
+            value=Authorize.method, on_change=Authorize.set_method, width="100%", id="authorize-methods",
+            aria_label=t("Sign-in method"))),
+        rx.cond((Authorize.method != "") | Authorize.app_webauthn, _username()),  # WebAuthn asks for it too
+        rx.cond(Authorize.method != "", _password_fields()),
         rx.cond(Authorize.sign_in_error != "",
                 rx.callout(Authorize.sign_in_error, icon="triangle-alert", color_scheme="red", width="100%",
                            id="authorize-error")),
-        rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
-                  loading=Authorize.busy, width="100%", id="authorize-submit"),
+        rx.cond(Authorize.method != "",
+                rx.button(rx.cond(Authorize.busy, t("Signing in..."), t("Sign in")), on_click=Authorize.submit,
+                          loading=Authorize.busy, width="100%", id="authorize-submit")),
         provider_buttons(Authorize.providers, "authorize"),
         rx.cond(Authorize.app_webauthn,
                 rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                           on_click=Authorize.submit_webauthn, disabled=Authorize.busy, variant="outline",
                           width="100%", id="authorize-webauthn")),
+        rx.foreach(Authorize.wallets, lambda w: rx.button(
+            rx.icon("wallet", size=16), Prefs.tr["Sign in with %s"].replace("%s", w["label"]),
+            on_click=Authorize.submit_wallet(w["name"], w["type"]), disabled=Authorize.busy, variant="outline",
+            width="100%", class_name="authorize-wallet", custom_attrs={"data-provider": w["name"]})),
         spacing="3",
         width="100%",
     )

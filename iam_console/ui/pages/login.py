@@ -2,8 +2,11 @@
 application: username and password; a verification code sent to the account's email or phone
 (when the application lists "Verification code"; the code goes out over the websocket after the
 application's captcha, and the sign-in is posted by the browser so the session cookie comes from
-the API); and WebAuthn when the application allows it (the username, then the browser's
-credential prompt)."""
+the API); LDAP (the same fields, bound to the organization's directory) when listed, and no
+password tab under the Password rule "Hide password"; WebAuthn when the application allows it
+(the username, then the browser's credential prompt); and a wallet button per Web3 provider
+(services/wallet.py: the browser's wallet signs a nonce, the page comes back with
+web3AuthTokenKey and posts the signed token)."""
 
 from __future__ import annotations
 
@@ -13,8 +16,8 @@ from urllib.parse import quote
 import reflex as rx
 
 from ...db import session_scope
-from ...services import builtin as b
 from ...services import (
+    auth,
     code_signin,
     lookup,
     mfa_props,
@@ -23,8 +26,10 @@ from ...services import (
     signin_page,
     upstream,
     verifications,
+    wallet,
     webauthn,
 )
+from ...services import builtin as b
 from ...services.errors import ServiceError
 from ..components.captcha import captcha_fields
 from ..components.provider_buttons import provider_buttons
@@ -38,7 +43,7 @@ from ..state.second_factor import SecondStep
 from ..state.service import count_down, in_thread, say
 from ..text import t
 
-PASSWORD, CODE = "Password", code_signin.METHOD
+PASSWORD, CODE, LDAP = auth.PASSWORD_METHOD, code_signin.METHOD, auth.LDAP_METHOD
 
 
 def pending_mfa_script(return_to: str) -> str:
@@ -56,7 +61,9 @@ class Login(Captcha, rx.State):
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
     signup_app: str = ""  # the same application when it allows sign-up: its /signup page
     application: str = ""  # the application signed in to (the organization's default)
-    methods: list[str] = [PASSWORD]  # Password and, when the application lists it, Verification code
+    # Password (unless its rule is Hide password) and, when the application lists them,
+    # Verification code and LDAP
+    methods: list[str] = [PASSWORD]
     method: str = PASSWORD
     code_address: str = ""
     countdown: int = 0
@@ -73,6 +80,7 @@ class Login(Captcha, rx.State):
     shown: list[str] = sorted(signin_page.DEFAULT_ITEMS)
     custom: list[str] = []
     org_choice: str = ""  # Select or Input: the organization is chosen first
+    wallets: list[dict[str, str]] = []  # the application's Web3 providers: name, type, label
     organizations: list[dict[str, str]] = []  # what a Select offers
     saml_buttons: list[dict[str, str]] = []  # the application's SAML providers: id and label
     providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
@@ -118,9 +126,12 @@ class Login(Captcha, rx.State):
         self.signup_app = application.name if application is not None and application.enable_sign_up \
             and "Signup link" in look.shown else ""
         self.application = application.name if application is not None else ""
+        with session_scope() as db:
+            self.wallets = wallet.buttons(db, application)
         code = application is not None and bool(code_signin.kinds(application))
-        password = application is None or application.enable_password
-        self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code)) if shown] or [PASSWORD]
+        password = application is None or auth.password_rule(application) in ("All", "Non-LDAP")
+        ldap = application is not None and auth.ldap_enabled(application)
+        self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code), (LDAP, ldap)) if shown] or [PASSWORD]
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
         await self._saml(application)
         if code:
@@ -129,6 +140,13 @@ class Login(Captcha, rx.State):
         if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
             self.busy = True
             return rx.call_script(pending_mfa_script(self.return_to), callback=Login.finished)
+        key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
+        if key and provider:  # back from the wallet: post the token it signed
+            self.busy = True
+            script = wallet.finish_script([key, self.application, self.organization_name, provider, self.return_to],
+                                          False)
+            return rx.call_script(script, callback=Login.finished)
+        return None
 
     def _take_upstream_error(self, db, error_id: str) -> str:
         if error_id and error_id != self._upstream_error[0]:
@@ -201,12 +219,12 @@ class Login(Captcha, rx.State):
         if not sent.failed:
             await count_down(self)
 
-    def _sign_in(self, function: str, organization: str):
-        """Run a sign-in script of assets/iam.js (password or WebAuthn); one at a time."""
+    def _sign_in(self, function: str, organization: str, *more: str):
+        """Run a sign-in script of assets/iam.js (password, LDAP or WebAuthn); one at a time."""
         if self.busy:
             return None
         self.error, self.busy = "", True
-        script = f"window.{function}({json.dumps(organization)}, {json.dumps(self.return_to)})"
+        script = f"window.{function}({json.dumps([organization, self.return_to, *more])[1:-1]})"
         return rx.call_script(script, callback=Login.finished)
 
     @rx.event
@@ -217,11 +235,29 @@ class Login(Captcha, rx.State):
             self.error, self.busy = "", True
             arguments = json.dumps([self.application, self.organization_name, self.return_to])[1:-1]
             return rx.call_script(f"window.iamCodeLogin({arguments})", callback=Login.finished)
-        return self._sign_in("iamLogin", self.organization_name)
+        return self._sign_in("iamLogin", self.organization_name, self.method)
 
     @rx.event
     def submit_webauthn(self):
         return self._sign_in("iamWebauthnLogin", self.webauthn_org) if self.webauthn_org else None
+
+    @rx.event
+    def submit_wallet(self, name: str, type_: str):
+        """Sign with the browser's wallet (assets/iam.js): a nonce, the wallet's signature, then
+        back to this page with web3AuthTokenKey, which posts the token."""
+        if self.busy or not any(w["name"] == name for w in self.wallets):
+            return None
+        self.error, self.busy = "", True
+        arguments = json.dumps([self.application, self.organization_name, name, type_])
+        return rx.call_script(f"window.iamWalletLogin({arguments[1:-1]})", callback=Login.wallet_failed)
+
+    @rx.event
+    async def wallet_failed(self, result: dict):
+        """The wallet step's failure, in the visitor's language (spec: the Web3 errors)."""
+        if (result or {}).get("status") in ("no-wallet", "wallet"):
+            self.busy, self.error = False, (await self.get_state(Prefs)).wallet_failure(result) or ""
+            return None
+        return Login.finished(result)  # the agreement unchecked, the server's refusal of the nonce
 
     @rx.event
     def on_key(self, key: str):
@@ -335,6 +371,10 @@ def _form() -> rx.Component:
             rx.foreach(Login.saml_buttons, lambda p: rx.button(
                 rx.icon("key-round", size=16), p["label"], on_click=Login.saml_sign_in(p["id"]),
                 disabled=Login.busy, variant="outline", width="100%", class_name="login-saml")),
+            rx.foreach(Login.wallets, lambda w: rx.button(
+                rx.icon("wallet", size=16), Prefs.tr["Sign in with %s"].replace("%s", w["label"]),
+                on_click=Login.submit_wallet(w["name"], w["type"]), disabled=Login.busy, variant="outline",
+                width="100%", class_name="login-wallet", custom_attrs={"data-provider": w["name"]})),
             rx.cond(Login.webauthn_org != "",
                     rx.button(rx.icon("fingerprint", size=16), t("Sign in with WebAuthn"),
                               on_click=Login.submit_webauthn, disabled=Login.busy, variant="outline", width="100%",

@@ -5,7 +5,8 @@
   field, or first and last with the rule "First, last"), password and its confirmation, email and
   phone (with a Send code button and a code field unless the rule is "No verification"), the
   invitation code (filled from `?invitationCode=`), the agreement linked to the terms of use,
-  and the custom items (Input, Single Choice, Multiple Choices).
+  and the custom items (Input, Single Choice, Multiple Choices); Text 1 to Text 5 show their label as
+  HTML (cleaned, services/html.py), with no field.
 - Codes are sent over the websocket (services/signup.send_code, after the application's captcha
   when it asks for one). The form itself is posted by the browser (`window.iamSignup` reads every
   field marked `data-signup-key` and posts /api/signup), so the password never crosses the
@@ -92,7 +93,8 @@ class Signup(Captcha, rx.State):
             return
         self.terms_of_use = application.terms_of_use or ""
         prefs = await self.get_state(Prefs)
-        self.items = [{**shown, "label": prefs.say(shown["label"])} for shown in (
+        self.items = [{**shown, "label": shown["label"] if shown["kind"] == "html" else prefs.say(shown["label"])}
+                      for shown in (
             self._shown(name, item) for name, item in items.by_name.items()
             if items.visible(name) and name not in NOT_SHOWN)]
         with session_scope() as db:
@@ -105,7 +107,10 @@ class Signup(Captcha, rx.State):
     @staticmethod
     def _shown(name: str, item: dict) -> dict[str, str]:
         kind = "text"
-        if name in ("Password", "Confirm password"):
+        if signup.is_html_text(name):
+            kind = "html"
+            item = {**item, "label": signup.html_label(item), "required": False}
+        elif name in ("Password", "Confirm password"):
             kind = "password"
         elif name in CODE_KINDS:
             kind = "code" if item.get("rule") != signup.NO_VERIFICATION else "address"
@@ -230,7 +235,8 @@ def _field(item: rx.Var) -> rx.Component:
         spacing="1", width="100%")
     return rx.match(item["kind"], ("password", password), ("names", names), ("code", with_code),
                     ("address", rx.vstack(_label(item, ident), address, spacing="1", width="100%")),
-                    ("agreement", agreement), ("choice", choice), text)
+                    ("agreement", agreement), ("choice", choice),
+                    ("html", rx.box(rx.html(item["label"]), class_name="signup-text", width="100%")), text)
 
 
 def signup_page() -> rx.Component:

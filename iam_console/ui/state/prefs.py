@@ -39,6 +39,18 @@ class Prefs(rx.State):
             return self.say(NO_PASSKEY)
         return self.say("Failed to connect to server: %s", message) if status == "network" else message
 
+    def wallet_failure(self, result: dict | None) -> str | None:
+        """As script_failure, for the wallet sign-in script (window.iamWalletLogin): no wallet in
+        the browser, or the wallet refused, in the words of the spec's Web3 errors."""
+        status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
+        if status == "no-wallet":
+            return self.say("MetaMask plugin not detected")
+        if status == "wallet":
+            failure = "Failed to obtain Web3-Onboard authorization: %s" if (result or {}).get("type") == \
+                "Web3Onboard" else "Failed to obtain MetaMask authorization: %s"
+            return self.say(failure, message)
+        return self.script_failure(result)
+
     def say(self, key: str, *args: object) -> str:
         """A catalog string for messages built in Python (toasts)."""
         return translate(key, self.lang, *args)
