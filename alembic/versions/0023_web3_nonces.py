@@ -1,7 +1,7 @@
 """Wallet sign-in nonces
 
 Revision ID: 0023
-Revises: 0024
+Revises: 0022
 Create Date: 2026-11-24
 
 web3_nonce keeps each nonce issued for a wallet sign-in (services/wallet.py), found by its
@@ -15,7 +15,7 @@ from alembic import op
 from iam_console.models.base import UTCDateTime
 
 revision: str = "0023"
-down_revision: str | None = "0024"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """Exact money
 
 Revision ID: 0024
-Revises: 0022
+Revises: 0023
 Create Date: 2026-11-24
 
 Every amount of money (prices, amounts, balances) becomes an integer count of millionths
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024"
-down_revision: str | None = "0022"
+down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
