@@ -212,6 +212,15 @@ def test_the_period_is_the_plans_and_the_end_is_computed(boss, org):
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "startTime": "2024-12-15T00:00:00Z"}))
     assert _stored(m.Subscription, org, name).end_time == datetime(2025, 1, 15, tzinfo=UTC)
+    # a trial's longer end (written when it was bought) stays through a save that changes neither
+    # the start, the period nor the plan
+    with session_scope() as db:
+        row = db.exec(select(m.Subscription).where(m.Subscription.owner == org, m.Subscription.name == name)).one()
+        row.end_time = datetime(2025, 1, 29, tzinfo=UTC)
+        db.add(row)
+    ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
+                      json={"owner": org, "name": name, "description": "14 trial days", "state": "Suspended"}))
+    assert _stored(m.Subscription, org, name).end_time == datetime(2025, 1, 29, tzinfo=UTC)
 
 
 def test_add_period():

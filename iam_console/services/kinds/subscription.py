@@ -6,7 +6,10 @@
   the approve time now; a change to any other state clears both. The service sets them: what a
   client sends for them is ignored (docs/api.md, "Commerce").
 - The period is the plan's when the subscription names a plan of its organization, and the end
-  is always the start plus one period (a calendar month or year), computed on every save."""
+  is the start plus one period (a calendar month or year), computed when a subscription is added
+  and whenever its start, period or plan changes. A save that changes none of them keeps the end,
+  so a trial's longer end (services/commerce.py: the pricing's trial days added when it was
+  bought) survives an administrator's edit of its state or description."""
 
 from __future__ import annotations
 
@@ -62,7 +65,9 @@ def before_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Su
     else:
         row.approver, row.approve_time = old.approver, old.approve_time
     row.period = _plan_period(db, row) or row.period
-    if row.start_time is not None and row.period in PERIODS:
+    if old is not None and (row.start_time, row.period, row.plan) == (old.start_time, old.period, old.plan):
+        row.end_time = old.end_time
+    elif row.start_time is not None and row.period in PERIODS:
         end = add_period(row.start_time, row.period)
         if end is None:
             raise ServiceError("The end time of the subscription would be past the year 9999")
