@@ -15,7 +15,16 @@ from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, pro
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
-from .callers import IMPERSONATOR_COOKIE, MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
+from .callers import (
+    IMPERSONATOR_COOKIE,
+    MFA_COOKIE,
+    SESSION_COOKIE,
+    actor,
+    client_ip,
+    session_token,
+    with_pending_second_factor,
+    with_session,
+)
 from .envelope import ok
 from .federation import login_with_provider
 from .oauth import end_session
@@ -210,22 +219,3 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
         response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                       answer.url)
     return with_session(request, response, result)
-
-
-def with_session(request: Request, response: Response, result: auth.SignedIn) -> Response:
-    """The response with the new session's cookie (and a pending second factor's cookie gone)."""
-    if MFA_COOKIE in request.cookies:  # a pending second factor is settled
-        response.delete_cookie(MFA_COOKIE, path="/api/")
-    response.set_cookie(
-        SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
-        max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
-        else None,
-    )
-    return response
-
-
-def with_pending_second_factor(response: Response, owed: auth.SecondFactorOwed) -> Response:
-    """The response with the cookie naming a sign-in that still owes its second factor."""
-    response.set_cookie(MFA_COOKIE, owed.token, httponly=True, samesite="lax", secure=settings.cookie_secure,
-                        path="/api/", max_age=auth.PENDING_MINUTES * 60)
-    return response

@@ -6,14 +6,15 @@ from __future__ import annotations
 import base64
 import binascii
 
-from fastapi import Request
+from fastapi import Request, Response
 from sqlmodel import Session
 from starlette.requests import cookie_parser
 
 from ..models import AuthSession, User
-from ..services import access, addresses, credentials
+from ..services import access, addresses, auth, credentials
 from ..services.auth import account_for_token
 from ..services.errors import ServiceError
+from ..settings import settings
 
 SESSION_COOKIE = "iam_session"
 RESET_COOKIE = "iam_reset"  # a verified forgotten-password code's grant (services/recovery.py)
@@ -79,3 +80,22 @@ def actor(db: Session, request: Request) -> access.Actor:
     if query.get("accessKey") and query.get("accessSecret") is not None:
         return credentials.from_access_key(db, query["accessKey"], query["accessSecret"])
     return credentials.from_session(db, session_token(request)) or access.ANONYMOUS
+
+
+def with_session(request: Request, response: Response, result: auth.SignedIn) -> Response:
+    """The response with the new session's cookie (and a pending second factor's cookie gone)."""
+    if MFA_COOKIE in request.cookies:  # a pending second factor is settled
+        response.delete_cookie(MFA_COOKIE, path="/api/")
+    response.set_cookie(
+        SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.cookie_secure, path="/",
+        max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()) if result.persistent
+        else None,
+    )
+    return response
+
+
+def with_pending_second_factor(response: Response, owed: auth.SecondFactorOwed) -> Response:
+    """The response with the cookie naming a sign-in that still owes its second factor."""
+    response.set_cookie(MFA_COOKIE, owed.token, httponly=True, samesite="lax", secure=settings.cookie_secure,
+                        path="/api/", max_age=auth.PENDING_MINUTES * 60)
+    return response

@@ -18,7 +18,7 @@ from ..services.access import Actor
 from ..services.errors import ServiceError, Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
-from .callers import MFA_COOKIE, SESSION_COOKIE, actor, client_ip, session_token
+from .callers import MFA_COOKIE, actor, client_ip, session_token, with_pending_second_factor, with_session
 from .envelope import ok
 
 router = APIRouter(tags=["federation"])
@@ -146,15 +146,11 @@ def _continue(db, checked: oauth.Authorization | None, application: Application,
     return Outcome(answer.url, answer.code or answer.tokens.get("access_token") or "", answer.url, session=session)
 
 
-def _with_cookies(response: Response, outcome: Outcome) -> Response:
+def _with_cookies(request: Request, response: Response, outcome: Outcome) -> Response:
     if outcome.session is not None:
-        result = outcome.session
-        response.set_cookie(SESSION_COOKIE, result.token, httponly=True, samesite="lax",
-                            secure=settings.cookie_secure, path="/",
-                            max_age=int((result.expires_at - result.user.last_signin_time).total_seconds()))
+        response = with_session(request, response, outcome.session)
     if outcome.pending is not None:
-        response.set_cookie(MFA_COOKIE, outcome.pending.token, httponly=True, samesite="lax",
-                            secure=settings.cookie_secure, path="/api/", max_age=auth.PENDING_MINUTES * 60)
+        response = with_pending_second_factor(response, outcome.pending)
     return response
 
 
@@ -179,7 +175,7 @@ async def callback(request: Request) -> Response:
             kept = upstream.peek(db, state)
             return _refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
                             kept.method if kept else federation.SIGN_IN)
-        return _with_cookies(RedirectResponse(outcome.url, status_code=302), outcome)
+        return _with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
 
 
 @router.get("/api/federation/pending-mfa", summary="The methods of the second factor an upstream sign-in owes")
@@ -201,7 +197,8 @@ async def login_with_provider(request: Request, body: dict) -> JSONResponse:
     with session_scope() as db:
         state, code = field(body, "state", str, ""), field(body, "code", str, "")
         outcome = _finish(db, request, state, code)
-        return _with_cookies(ok(outcome.data, outcome.data2 if outcome.data2 is not None else outcome.url), outcome)
+        data2 = outcome.data2 if outcome.data2 is not None else outcome.url
+        return _with_cookies(request, ok(outcome.data, data2), outcome)
 
 
 @router.post("/api/unlink", summary="Unlink an upstream identity from an account (canUnlink; a global admin: anyone's)")

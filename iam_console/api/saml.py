@@ -18,10 +18,9 @@ from ..services import auth, lookup, mfa, mfa_props, oauth, saml_accounts, saml_
 from ..services import builtin as b
 from ..services.errors import ServiceError
 from ..services.records import audit
-from .account import with_pending_second_factor, with_session
 from .auditing import record_refusal
 from .bodies import form_fields
-from .callers import SESSION_COOKIE, client_ip, session_token, signed_in
+from .callers import SESSION_COOKIE, client_ip, session_token, signed_in, with_pending_second_factor, with_session
 from .envelope import language, ok
 
 router = APIRouter(prefix="/api", tags=["saml"])
