@@ -22,14 +22,6 @@ from .envelope import ok
 router = APIRouter(prefix="/api", tags=["commerce"])
 
 
-def _wire(row: m.Named) -> dict[str, Any]:
-    return m.to_wire(row)
-
-
-def _payment_answer(payment: m.Payment) -> dict[str, Any]:
-    return _wire(payment)
-
-
 @router.post("/buy-product", summary="Buy a product at once (id=owner/name, providerName; pricingName and "
              "planName for a plan, customPrice for a recharge, userName for an admin buying for a user)")
 async def buy_product(request: Request) -> JSONResponse:
@@ -41,7 +33,7 @@ async def buy_product(request: Request) -> JSONResponse:
                 db, actor(db, request), crud.split_id(query.get("id", "")), query.get("providerName", ""),
                 pricing=query.get("pricingName", ""), plan=query.get("planName", ""),
                 user_name=query.get("userName", ""), custom_price=query.get("customPrice") or None)
-            return _payment_answer(payment)
+            return m.to_wire(payment)
 
     payment = await run_in_threadpool(run)
     return ok(payment, {"payUrl": payment["payUrl"]})
@@ -57,7 +49,7 @@ async def place_order(request: Request) -> JSONResponse:
     with session_scope() as db:
         order = commerce.place_order(db, actor(db, request), query.get("owner", ""), body.get("productInfos"),
                                      query.get("userName", ""))
-        return ok(_wire(order))
+        return ok(m.to_wire(order))
 
 
 @router.post("/pay-order", summary="Pay an order (id=owner/name) through providerName")
@@ -67,7 +59,7 @@ async def pay_order(request: Request) -> JSONResponse:
     def run() -> dict[str, Any]:
         with session_scope() as db:
             owner, name = crud.split_id(query.get("id", ""))
-            return _payment_answer(commerce.pay_order(db, actor(db, request), owner, name,
+            return m.to_wire(commerce.pay_order(db, actor(db, request), owner, name,
                                                       query.get("providerName", "")))
 
     payment = await run_in_threadpool(run)
@@ -87,7 +79,7 @@ async def get_user_orders(request: Request) -> JSONResponse:
     query = request.query_params
     with session_scope() as db:
         rows = commerce.user_rows(db, actor(db, request), m.Order, query.get("owner", ""), query.get("user", ""))
-        return ok([_wire(row) for row in rows])
+        return ok([m.to_wire(row) for row in rows])
 
 
 @router.get("/get-user-payments", summary="A user's payments (owner, user): their own, or an admin's users'")
@@ -95,7 +87,7 @@ async def get_user_payments(request: Request) -> JSONResponse:
     query = request.query_params
     with session_scope() as db:
         rows = commerce.user_rows(db, actor(db, request), m.Payment, query.get("owner", ""), query.get("user", ""))
-        return ok([_wire(row) for row in rows])
+        return ok([m.to_wire(row) for row in rows])
 
 
 @router.post("/notify-payment/{owner}/{payment}", summary="A payment provider's notification: verified, "
@@ -108,7 +100,7 @@ async def notify_payment(owner: str, payment: str, request: Request) -> JSONResp
 
     def run() -> dict[str, Any]:
         with session_scope() as db:
-            return _payment_answer(commerce.notify_payment(db, owner, payment, body, headers))
+            return m.to_wire(commerce.notify_payment(db, owner, payment, body, headers))
 
     return ok(await run_in_threadpool(run))
 
