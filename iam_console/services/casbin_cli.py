@@ -24,6 +24,7 @@ from . import policy
 from .access import Actor
 from .casbin_engine import Engine, parse_model, request_value
 from .errors import ServiceError
+from .json_input import parse_json
 
 IDENTIFIER_VERSION = "casbin-editor-v1"
 MAX_SKEW = timedelta(minutes=5)
@@ -78,7 +79,7 @@ def run(actor: Actor, language: str, args: str, digest: str, moment: str,
     if len(args) > MAX_ARGS:
         raise ServiceError("The request body is too large")
     try:
-        parsed: Any = json.loads(args)
+        parsed: Any = parse_json(args)
     except ValueError as exc:
         raise ServiceError("The args must be a JSON list of texts: %s", str(exc)) from None
     if not isinstance(parsed, list) or not parsed or not all(isinstance(a, str) for a in parsed):

@@ -5,12 +5,14 @@ Python's json module takes more than RFC 8259 allows and more than the server ca
 keep: it reads NaN, Infinity and -Infinity, turns 1e400 into inf (a row holding one
 breaks every list that includes it, since a response cannot carry it), and it
 recurses once per level of nesting (a document nested a thousand levels deep
-exhausts the interpreter's stack). Here all three are a clear error instead."""
+exhausts the interpreter's stack, or with a raised recursion limit the C stack). Here all three
+are a clear error instead, the nesting counted before parsing."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from .errors import ServiceError
@@ -40,16 +42,22 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether containers nest more than `limit` levels (iterative: the walk itself
-    must not recurse)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
+# a JSON string (with its escapes), and a bracket: what nesting is counted on
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+BRACKET = re.compile(r"[\[\]{}]")
+
+
+def nests_deeper(raw: bytes | str, limit: int) -> bool:
+    """Whether the text's brackets outside strings nest more than `limit` levels, counted before
+    any parsing: json.loads recurses on the C stack once per level, so a document far deeper
+    than the interpreter's recursion limit allows must never reach it (a library that raises
+    that limit would turn the RecursionError into a crash of the worker)."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    depth = 0
+    for bracket in BRACKET.finditer(STRING.sub('""', text)):
+        depth += 1 if bracket[0] in "[{" else -1
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return False
 
 
@@ -57,16 +65,12 @@ def parse_json(raw: bytes | str) -> Any:
     """The JSON document in `raw` (UTF-8 bytes or text); JsonRefused when it is not
     JSON, holds a non-finite number or nests deeper than MAX_DEPTH."""
     brackets = (b"[", b"{") if isinstance(raw, bytes) else ("[", "{")
-    opening = raw.count(brackets[0]) + raw.count(brackets[1])
+    # fewer brackets than the limit cannot nest past it: the count is for the rare rest
+    if raw.count(brackets[0]) + raw.count(brackets[1]) > MAX_DEPTH and nests_deeper(raw, MAX_DEPTH):
+        raise JsonRefused(TOO_DEEP, MAX_DEPTH)
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
     except JsonRefused:
         raise
-    except RecursionError:
-        raise JsonRefused(TOO_DEEP, MAX_DEPTH) from None
     except (ValueError, UnicodeDecodeError):
         raise JsonRefused(INVALID) from None
-    # fewer brackets than the limit cannot nest past it: the walk is for the rare rest
-    if opening > MAX_DEPTH and isinstance(value, dict | list) and _too_deep(value, MAX_DEPTH):
-        raise JsonRefused(TOO_DEEP, MAX_DEPTH)
-    return value

@@ -18,12 +18,11 @@ import hashlib
 import json
 import re
 import secrets
+import sys
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from eth_account import Account
-from eth_account.messages import encode_typed_data
 from sqlmodel import Session, delete, select, update
 
 from .. import models as m
@@ -32,6 +31,18 @@ from ..settings import settings
 from . import auth, federation, metrics, mfa_props, throttle
 from . import builtin as b
 from .errors import ServiceError
+from .json_input import parse_json
+
+# eth-account's py_ecc raises the interpreter's recursion limit to 100,000 when it is imported,
+# for the whole process. The C JSON parser recurses on the C stack up to that limit, so a deeply
+# nested request body would crash the worker instead of raising RecursionError: the limit is put
+# back (docs/security.md, "Input").
+_RECURSION_LIMIT = sys.getrecursionlimit()
+from eth_account import Account  # noqa: E402
+from eth_account.messages import encode_typed_data  # noqa: E402
+
+sys.setrecursionlimit(_RECURSION_LIMIT)
+
 
 CATEGORY = "Web3"
 METHOD = "Web3"  # the sign-in method sessions and records name
@@ -128,7 +139,7 @@ def _token(code: str) -> dict:
     if not isinstance(code, str) or len(code) > MAX_TOKEN:
         raise ServiceError(BAD_TOKEN)
     try:
-        token = json.loads(code)
+        token = parse_json(code)
     except ValueError:
         raise ServiceError(BAD_TOKEN) from None
     if not isinstance(token, dict) or not all(isinstance(token.get(k), str) and token.get(k)
