@@ -253,7 +253,7 @@ class Login(Captcha, rx.State):
 
     @rx.event
     async def wallet_failed(self, result: dict):
-        """The wallet step's failure, in the visitor's language (spec: the Web3 errors)."""
+        """The wallet step's failure in the visitor's language: no wallet, or the wallet's refusal."""
         if (result or {}).get("status") in ("no-wallet", "wallet"):
             self.busy, self.error = False, (await self.get_state(Prefs)).wallet_failure(result) or ""
             return None

@@ -41,7 +41,8 @@ class Prefs(rx.State):
 
     def wallet_failure(self, result: dict | None) -> str | None:
         """As script_failure, for the wallet sign-in script (window.iamWalletLogin): no wallet in
-        the browser, or the wallet refused, in the words of the spec's Web3 errors."""
+        the browser ('MetaMask plugin not detected'), or the wallet refused ('Failed to obtain
+        MetaMask authorization: %s' and its Web3-Onboard twin)."""
         status, message = (result or {}).get("status"), str((result or {}).get("msg", ""))
         if status == "no-wallet":
             return self.say("MetaMask plugin not detected")
