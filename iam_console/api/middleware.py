@@ -68,7 +68,8 @@ class CsrfGuard:
       neither header: every current browser sends Origin on each unsafe request, so the
       guard never has to guess where a cookie-borne write comes from. Clients with
       credentials of their own (the SDKs' client id and secret, access tokens, access keys)
-      need no header, and a sign-in without a cookie (a script's) passes as before.
+      need no header, nor does a sign-in (its password, code or assertion authenticates it;
+      a cookie beside it only names the session it replaces).
     - The OAuth endpoints that other origins call (oauth.cross_origin) never read the cookie,
       and the SAML messages other sites' pages post (POSTED_BY_OTHER_SITES) never act as the
       cookie's user: neither rule applies to them.
@@ -96,10 +97,12 @@ class CsrfGuard:
 def _csrf_refusal(request: Request) -> Response | None:
     """The answer refusing an unsafe request that would ride on the session cookie, if it must be refused."""
     has_cookie = bool(session_cookie(request.headers.get("cookie")))
+    signs_in = request.scope["path"] in SIGN_IN_PATHS
     origin = request_origin(request.headers)
-    if (has_cookie or request.scope["path"] in SIGN_IN_PATHS) and foreign(origin):
+    if (has_cookie or signs_in) and foreign(origin):
         return error(request, "The request's origin %s is not allowed", origin)
-    if has_cookie and origin is None and not other_credentials(request):
+    # a sign-in is authenticated by what it carries; a cookie beside it only names the session it replaces
+    if has_cookie and origin is None and not signs_in and not other_credentials(request):
         return error(request, "A request signed in by the session cookie must carry an Origin or Referer header")
     return None
 

@@ -235,10 +235,15 @@ def test_writes_with_credentials_of_their_own_need_no_origin(admin):
             assert answer.json()["data"] == "Affected", (how, bool(cookies), answer.json())
 
 
-def test_a_sign_in_without_cookie_or_origin_passes(client):
-    """A script signing in holds no cookie yet: the rule is about cookie-borne writes."""
+def test_a_sign_in_without_origin_passes_with_or_without_a_cookie(client):
+    """A sign-in is authenticated by its password, not by a cookie beside it (which only names
+    the session it replaces): a script signs in without Origin, first and again."""
     script = TestClient(api, origin=False)
-    assert login(script).json()["status"] == "ok"
+    first = login(script)
+    assert first.json()["status"] == "ok" and "origin" not in first.request.headers
+    assert script.cookies.get(SESSION_COOKIE)
+    again = login(script)
+    assert again.json()["status"] == "ok" and "origin" not in again.request.headers
 
 
 def test_other_origins_are_refused_on_every_unsafe_path_with_the_cookie(client):
