@@ -88,23 +88,25 @@ class CsrfGuard:
                 and not _posted_by_other_sites(scope["path"])):
             refusal = _csrf_refusal(Request(scope))
             if refusal is not None:
-                refusal.status_code = 403
                 await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
 def _csrf_refusal(request: Request) -> Response | None:
-    """The answer refusing an unsafe request that would ride on the session cookie, if it must be refused."""
+    """The answer (HTTP 403, the envelope's error) to an unsafe request the guard refuses, else None."""
     has_cookie = bool(session_cookie(request.headers.get("cookie")))
     signs_in = request.scope["path"] in SIGN_IN_PATHS
     origin = request_origin(request.headers)
     if (has_cookie or signs_in) and foreign(origin):
-        return error(request, "The request's origin %s is not allowed", origin)
+        refusal = error(request, "The request's origin %s is not allowed", origin)
     # a sign-in is authenticated by what it carries; a cookie beside it only names the session it replaces
-    if has_cookie and origin is None and not signs_in and not other_credentials(request):
-        return error(request, "A request signed in by the session cookie must carry an Origin or Referer header")
-    return None
+    elif has_cookie and origin is None and not signs_in and not other_credentials(request):
+        refusal = error(request, "A request signed in by the session cookie must carry an Origin or Referer header")
+    else:
+        return None
+    refusal.status_code = 403
+    return refusal
 
 
 class CrossOrigin:
