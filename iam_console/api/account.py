@@ -91,7 +91,8 @@ async def login(request: Request) -> JSONResponse:
                 user_agent=form.user_agent, previous_token=form.previous_token))
         elif provider and wallet.is_wallet(db, form.application, form.organization, provider):
             # a wallet sign-in: code is the Web3 auth token the wallet signed (services/wallet.py)
-            result = wallet.sign_in(db, form, provider, field(body, "code", str, ""))
+            result = wallet.sign_in(db, form, provider, field(body, "code", str, ""),
+                                    field(body, "invitationCode", str, "")[:101])
         elif form.signin_method == code_signin.METHOD:  # the code sent to the typed email or phone
             result = code_signin.sign_in(db, form, field(body, "code", str, ""), field(body, "countryCode", str, ""))
         else:

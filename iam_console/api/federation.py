@@ -31,15 +31,16 @@ def _browser(request: Request) -> str:
 
 REDIRECTS = {302: {"description": "On to the provider, or back to this server's page with the error's id"}}
 QUERY = {"parameters": [{"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
-                        for name in ("application", "provider", "method", "from", "authorize")]}
+                        for name in ("application", "provider", "method", "from", "authorize", "invitationCode")]}
 
 
 @router.get("/api/federation/start", summary="Begin a sign-in, sign-up or link at an upstream OAuth/OIDC provider",
             responses=REDIRECTS, openapi_extra=QUERY)
 async def start(request: Request) -> Response:
     """Query: application, provider, method (signin, signup, link), from (a path of this server to
-    go on to), authorize (the OAuth authorize request's query the sign-in answers). Redirects to the
-    provider, with the browser's binding cookie; a refused start goes back to the sign-in page."""
+    go on to), authorize (the OAuth authorize request's query the sign-in answers), invitationCode
+    (spent if the callback signs a user up). Redirects to the provider, with the browser's binding
+    cookie; a refused start goes back to the sign-in page."""
     params = request.query_params
     application = params.get("application", "")[:100]
     method = params.get("method", federation.SIGN_IN)[:20]
@@ -49,7 +50,8 @@ async def start(request: Request) -> Response:
             started = upstream.start(db, application_name=application, provider_name=params.get("provider", ""),
                                      method=method, browser_token=_browser(request),
                                      authorize_query=params.get("authorize", ""), return_to=params.get("from", "/"),
-                                     user=user, client_ip=client_ip(request))
+                                     user=user, client_ip=client_ip(request),
+                                     invitation_code=params.get("invitationCode", ""))
         except ServiceError as exc:
             db.rollback()
             return _refused(db, str(exc), application, params.get("authorize", ""), method)
@@ -90,7 +92,8 @@ class Outcome:
     pending: auth.SecondFactorOwed | None = None
 
 
-def _finish(db, request: Request, state: str, code: str) -> Outcome:
+def _finish(db, request: Request, state: str, code: str, invitation_code: str = "") -> Outcome:
+    """`invitation_code`: /api/login's, for a state that carries none."""
     row = upstream.consume(db, state, _browser(request))
     application = lookup.application(db, row.application)
     if application is None:
@@ -108,7 +111,7 @@ def _finish(db, request: Request, state: str, code: str) -> Outcome:
     if row.authorize_query:  # checked again: the application may have changed meanwhile
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
     resolved = federation.resolve(db, application, provider, provider_row, identity, method=row.method,
-                                  client_ip=client_ip(request))
+                                  client_ip=client_ip(request), invitation_code=row.invitation_code or invitation_code)
     organization = lookup.organization(db, application.organization)
     user = resolved.user
     signin = auth.SignInRequest(application=application.name, organization=user.owner, username=user.name,
@@ -192,11 +195,11 @@ async def pending_mfa(request: Request) -> JSONResponse:
 
 
 async def login_with_provider(request: Request, body: dict) -> JSONResponse:
-    """/api/login with provider, code and state (Casdoor's callback page posts these): the same
-    state, bound to the same browser, consumed the same way."""
+    """/api/login with provider, code and state (Casdoor's callback page posts these, and
+    invitationCode): the same state, bound to the same browser, consumed the same way."""
     with session_scope() as db:
         state, code = field(body, "state", str, ""), field(body, "code", str, "")
-        outcome = _finish(db, request, state, code)
+        outcome = _finish(db, request, state, code, field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
         data2 = outcome.data2 if outcome.data2 is not None else outcome.url
         return _with_cookies(request, ok(outcome.data, data2), outcome)
 

@@ -52,6 +52,7 @@ WELL_KNOWN = ("GitHub", "Google", "AzureAD", "GitLab", "Okta")
 CUSTOM = ("Custom", *(f"Custom{n}" for n in range(2, 11)))  # "Custom Flexible" links by name: not here
 SUPPORTED = (*WELL_KNOWN, *CUSTOM)
 MAX_QUERY = 4000
+MAX_CODE = 100  # an invitation code
 DISCOVERY = "/.well-known/openid-configuration"
 
 
@@ -166,10 +167,11 @@ class Started:
 
 def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
           authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
-          client_ip: str = "") -> Started:
+          client_ip: str = "", invitation_code: str = "") -> Started:
     """A new state for the browser, and the provider's authorize URL; nothing is written when
     the provider or the request is refused. Each client address opens at most 60 states per
-    10 minutes."""
+    10 minutes. `invitation_code` (the sign-up page's) is kept on the state for the sign-up the
+    callback may make, and checked there (federation.resolve)."""
     throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
@@ -188,6 +190,11 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         raise ServiceError(federation.NOT_ENABLED, provider.name)
     if len(authorize_query) > MAX_QUERY:
         raise ServiceError("The authorization request is too long")
+    invitation_code = str(invitation_code or "").strip()
+    if len(invitation_code) > MAX_CODE:
+        raise ServiceError("Invitation code is invalid")
+    if method == federation.LINK:
+        invitation_code = ""  # a link signs nobody up
     if authorize_query:
         from . import oauth  # the authorization request is checked now, and again after the sign-in
 
@@ -206,7 +213,7 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         state_hash=_hash(state), browser_hash=_hash(browser_token), application=application.name,
         provider=provider.name, method=method, user=f"{user.owner}/{user.name}" if user is not None else "",
         code_verifier=verifier, nonce=nonce, authorize_query=authorize_query,
-        return_to=navigation.safe_return_path(return_to)[:500],
+        return_to=navigation.safe_return_path(return_to)[:500], invitation_code=invitation_code,
         expires_at=utcnow() + timedelta(minutes=STATE_MINUTES)))
     return Started(url, browser_token)
 
@@ -415,11 +422,11 @@ def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
 
 
 def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
-            return_to: str = "") -> list[dict[str, str]]:
+            return_to: str = "", invitation_code: str = "") -> list[dict[str, str]]:
     """The application's OAuth providers a page offers (sign-in: rows with canSignIn; sign-up: rows
     with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
     items shows them: name, label, icon (the provider's custom logo, else the type's), size (big
-    or small) and href (the start of the flow)."""
+    or small) and href (the start of the flow, carrying the page's invitation code)."""
     if application is None:
         return []
     if method == federation.SIGN_UP:
@@ -443,6 +450,8 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
             query["authorize"] = authorize_query[:MAX_QUERY]
         if return_to:
             query["from"] = navigation.safe_return_path(return_to)
+        if invitation_code:
+            query["invitationCode"] = invitation_code[:MAX_CODE]
         out.append({"name": provider.name, "label": _label(provider), "type": provider.type, "size": size,
                     "icon": _icon(provider), "href": f"{START_PATH}?{urlencode(query)}"})
     return out
