@@ -54,18 +54,25 @@ async def start(request: Request) -> Response:
                                      invitation_code=params.get("invitationCode", ""))
         except ServiceError as exc:
             db.rollback()
-            return _refused(db, str(exc), application, params.get("authorize", ""), method)
+            return _refused(db, str(exc), application, params.get("authorize", ""), method,
+                            params.get("from", ""))
     response = RedirectResponse(started.url, status_code=302)
     response.set_cookie(upstream.COOKIE, started.browser_token, secure=settings.cookie_secure,
                         max_age=upstream.STATE_MINUTES * 60, **COOKIE_OPTIONS)
     return response
 
 
-def _login_path(db, application_name: str, authorize_query: str, method: str) -> str:
-    """The page a refused sign-in goes back to: the account page for a link, the authorize
+def _link_return(return_to: str) -> str:
+    """Where a link goes back to: the page it started from (the account page, the prompt page)."""
+    path = navigation.safe_return_path(return_to)
+    return path if path != "/" else "/account"
+
+
+def _login_path(db, application_name: str, authorize_query: str, method: str, return_to: str = "") -> str:
+    """The page a refused sign-in goes back to: the page a link started from, the authorize
     page for an authorization request, else the sign-in (or sign-up) page of the application."""
     if method == federation.LINK:
-        return "/account"
+        return _link_return(return_to)
     if authorize_query:
         return f"/login/oauth/authorize?{authorize_query}"
     application = lookup.application(db, application_name) if application_name else None
@@ -74,10 +81,11 @@ def _login_path(db, application_name: str, authorize_query: str, method: str) ->
     return f"/login/{quote(application.organization, safe='')}" if application is not None else "/login"
 
 
-def _refused(db, message: str, application: str, authorize_query: str, method: str) -> RedirectResponse:
+def _refused(db, message: str, application: str, authorize_query: str, method: str,
+             return_to: str = "") -> RedirectResponse:
     error_id = upstream.note_error(db, message, application)
     db.commit()
-    path = _login_path(db, application, authorize_query, method)
+    path = _login_path(db, application, authorize_query, method, return_to)
     joiner = "&" if "?" in path else "?"
     return RedirectResponse(f"{path}{joiner}{urlencode({'upstreamError': error_id})}", status_code=302)
 
@@ -106,7 +114,7 @@ def _finish(db, request: Request, state: str, code: str, invitation_code: str = 
         if current is None or current.owner != owner or current.name != name:
             raise ServiceError("Please sign in first")
         federation.link(db, current, application, provider, identity, client_ip=client_ip(request))
-        return Outcome("/account", data=True)
+        return Outcome(_link_return(row.return_to), data=True)
     checked = None
     if row.authorize_query:  # checked again: the application may have changed meanwhile
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
@@ -136,13 +144,14 @@ def _continue(db, checked: oauth.Authorization | None, application: Application,
     the console path the sign-in started from."""
     user_id = f"{user.owner}/{user.name}"
     if checked is None:
-        if prompt.missing(application, user):
-            return Outcome(f"/prompt/{quote(application.name, safe='')}", user_id, session=session)
+        if prompt.needed(db, application, user):
+            query = urlencode({"from": navigation.safe_return_path(row.return_to)})
+            return Outcome(f"/prompt/{quote(application.name, safe='')}?{query}", user_id, session=session)
         return Outcome(navigation.safe_return_path(row.return_to), user_id, session=session)
     setup = mfa.required_setup_path(organization, user, f"/login/oauth/authorize?{row.authorize_query}")
     if setup:
         return Outcome(setup, user_id, setup, session=session)
-    if prompt.missing(checked.application, user):
+    if prompt.needed(db, checked.application, user):
         url = f"/prompt/{quote(checked.application.name, safe='')}?{row.authorize_query}"
         return Outcome(url, user_id, url, session=session)
     answer = oauth.authorize(db, checked, user, "OAuth")
@@ -177,7 +186,7 @@ async def callback(request: Request) -> Response:
             db.rollback()
             kept = upstream.peek(db, state)
             return _refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
-                            kept.method if kept else federation.SIGN_IN)
+                            kept.method if kept else federation.SIGN_IN, kept.return_to if kept else "")
         return _with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
 
 

@@ -396,29 +396,41 @@ def _icon(provider: m.Provider) -> str:
     return provider.custom_logo or f"/providers/{ICONS.get(provider.type, 'openid')}.svg"
 
 
-def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
-    """The account page's list: each OAuth provider of the application governing the user's links
-    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
-    whether it may be unlinked (canUnlink), and where Link starts."""
-    application = federation.application_of_user(db, user)
-    if application is None:
-        return []
+def _links(db: Session, application: m.Application, user: m.User, return_to: str,
+           prompted_only: bool = False) -> list[dict[str, str]]:
     linked, props, out = user.third_party_ids or {}, user.properties or {}, []
     for item in application.providers or []:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         row = federation.ProviderRow.of(item)
+        if prompted_only and not row.prompted:
+            continue
         provider = _oauth_provider(db, application, row.name)
         if provider is None:
             continue
         value = str(linked.get(federation.link_key(provider.type)) or "")
         upstream_name = props.get(f"oauth_{provider.type}_username") or props.get(f"oauth_{provider.type}_displayName")
         query = {"application": application.name, "provider": provider.name, "method": federation.LINK,
-                 "from": "/account"}
+                 "from": return_to}
         out.append({"name": provider.name, "type": provider.type, "label": _label(provider), "icon": _icon(provider),
                     "linked": "1" if value else "", "username": str(upstream_name or value),
                     "canUnlink": "1" if row.can_unlink else "", "href": f"{START_PATH}?{urlencode(query)}"})
     return out
+
+
+def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
+    """The account page's list: each OAuth provider of the application governing the user's links
+    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
+    whether it may be unlinked (canUnlink), and where Link starts."""
+    application = federation.application_of_user(db, user)
+    return _links(db, application, user, "/account") if application is not None else []
+
+
+def prompted_links(db: Session, application: m.Application, user: m.User, return_to: str = "/") -> list[dict[str, str]]:
+    """The prompt page's list (Casdoor's prompted provider rows): the application's OAuth provider
+    rows with `prompted` on, in the same shape as account_links, Link returning to `return_to`.
+    Only OAuth rows: a SAML or Web3 identity cannot be linked to an existing account here."""
+    return _links(db, application, user, navigation.safe_return_path(return_to), prompted_only=True)
 
 
 def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
