@@ -12,7 +12,8 @@ kept.
 Order of `resolve`, as Casdoor's /api/login with a provider: the user linked to the upstream id
 signs in; else, when the application's enableLinkWithEmail is on, the user of the application's
 organization with the identity's email (only an email the provider says is verified) is linked and
-signs in; else a user is signed up when the application and the provider row allow it. The
+signs in; else a user is signed up when the application and the provider row allow it, under the
+sign-up form's invitation rules (services/signup.invitation_for). The
 application's provider row must allow sign-in (canSignIn) for every sign-in, and its country
 codes bound where a signed-up account may come from."""
 
