@@ -1,16 +1,48 @@
 """A local stand-in for an upstream OAuth provider's endpoints (GitHub's or Google's shapes), on
 127.0.0.1 and a free port, keeping every request it receives: the token endpoint answers a code
-with an access token, the user info endpoints answer the bearer of that token."""
+with an access token (and `id_token` when set), the user info endpoints answer the bearer of that
+token, /jwks the public keys of `signer` (an IdTokenSigner: the stand-in's ID token keys)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 ACCESS_TOKEN = "upstream-access-token-1"
+
+
+class IdTokenSigner:
+    """RSA keys that sign ID tokens, and their public key set; `rotate` adds a new signing key."""
+
+    def __init__(self) -> None:
+        from joserfc.jwk import RSAKey
+
+        self.keys = [RSAKey.generate_key(2048, auto_kid=True)]
+
+    def rotate(self) -> None:
+        from joserfc.jwk import RSAKey
+
+        self.keys.append(RSAKey.generate_key(2048, auto_kid=True))
+
+    def jwks(self) -> dict:
+        return {"keys": [k.as_dict(private=False) for k in self.keys]}
+
+    def sign(self, claims: dict, *, key=None, kid: str | None = None, alg: str = "RS256") -> str:
+        from joserfc import jwt
+
+        key = key or self.keys[-1]
+        kid = kid or key.kid
+        return jwt.encode({"alg": alg, **({"kid": kid} if kid else {})}, claims, key)
+
+    @staticmethod
+    def claims(issuer: str, audience: str, nonce: str, sub: str = "108234", **over) -> dict:
+        now = int(time.time())
+        return {"iss": issuer, "aud": audience, "sub": sub, "nonce": nonce, "iat": now, "exp": now + 600,
+                "email": "gina@example.com", "email_verified": True, **over}
 
 
 @dataclass
@@ -28,6 +60,8 @@ class UpstreamStub:
         self.emails = emails or []
         self.code = code
         self.discovery: dict | None = None
+        self.signer = IdTokenSigner()
+        self.id_token: str | None = None  # the token endpoint's id_token, when set
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,14 +86,18 @@ class UpstreamStub:
                 if call.path.endswith(("/token", "/access_token")):
                     if call.form.get("code") != stub.code:
                         return self._answer(400, {"error": "invalid_grant", "error_description": "bad code"})
-                    return self._answer(200, {"access_token": ACCESS_TOKEN, "token_type": "bearer",
-                                              "scope": "read:user user:email"})
+                    token = {"access_token": ACCESS_TOKEN, "token_type": "bearer", "scope": "read:user user:email"}
+                    if stub.id_token is not None:
+                        token["id_token"] = stub.id_token
+                    return self._answer(200, token)
                 self._answer(404, {})
 
             def do_GET(self) -> None:
                 call = self._record()
                 if call.path.endswith("/.well-known/openid-configuration") and stub.discovery is not None:
                     return self._answer(200, stub.discovery)
+                if call.path.endswith("/jwks"):
+                    return self._answer(200, stub.signer.jwks())
                 if call.headers.get("authorization") != f"Bearer {ACCESS_TOKEN}":
                     return self._answer(401, {"message": "Requires authentication"})
                 if call.path.endswith("/emails"):

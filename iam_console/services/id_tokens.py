@@ -5,8 +5,8 @@ The signature is checked by joserfc (Authlib's JOSE library; `authlib.jose` is i
 predecessor) against the issuer's key set, asymmetric algorithms only: "none" and the HMAC ones
 (whose key would be the client secret) are refused. The key set is fetched through the outbound
 guard with its time limits and kept JWKS_TTL seconds; a `kid` it does not hold fetches it once
-more (the issuer rotated its keys), at most once per REFETCH_SECONDS, so tokens naming made-up
-keys cannot make the server fetch on every request. Then the claims: `iss` one of the issuer's
+more (the issuer rotated its keys), at most once per REFETCH_SECONDS and key set, so tokens naming
+made-up keys cannot make the server fetch on every request. Then the claims: `iss` one of the issuer's
 names, `aud` holding the client id (with several audiences, `azp` must be the client id), `exp`
 and `iat` within LEEWAY seconds, `nonce` the one this server sent, and a `sub`."""
 
@@ -33,6 +33,7 @@ ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES
 TENANT = "{tid}"  # in an issuer: Microsoft's multi-tenant issuer, the token's own tenant id
 
 _cache: dict[str, tuple[float, KeySet]] = {}  # jwks uri -> (fetched at, keys)
+_refetched: dict[str, float] = {}  # jwks uri -> when an unknown kid last fetched it again
 _lock = threading.Lock()
 
 
@@ -64,17 +65,18 @@ def _fetch(uri: str) -> KeySet:
 
 
 def _keys(uri: str, kid: str | None) -> KeySet:
-    """The issuer's keys, fetched again when stale, or when they lack `kid` and were not fetched
-    in the last REFETCH_SECONDS."""
+    """The issuer's keys, fetched again when stale, or when they lack `kid` and no key id made
+    them fetched again in the last REFETCH_SECONDS."""
     now = time.monotonic()
     with _lock:
-        cached = _cache.get(uri)
-    if cached is not None:
-        fetched_at, keys = cached
-        fresh = now - fetched_at < JWKS_TTL
-        knows = kid is None or any(k.kid == kid for k in keys)
-        if fresh and (knows or now - fetched_at < REFETCH_SECONDS):
-            return keys
+        cached, refetched_at = _cache.get(uri), _refetched.get(uri)
+    if cached is not None and now - cached[0] < JWKS_TTL:
+        if kid is None or any(k.kid == kid for k in cached[1]):
+            return cached[1]
+        if refetched_at is not None and now - refetched_at < REFETCH_SECONDS:
+            return cached[1]
+        with _lock:
+            _refetched[uri] = now
     keys = _fetch(uri)
     with _lock:
         _cache[uri] = (now, keys)
@@ -84,6 +86,7 @@ def _keys(uri: str, kid: str | None) -> KeySet:
 def forget_keys() -> None:
     with _lock:
         _cache.clear()
+        _refetched.clear()
 
 
 def _audiences(claims: dict[str, Any]) -> list[str]:
