@@ -21,6 +21,7 @@ from those fields, and maps the user's fields through its userMapping."""
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import warnings
 from dataclasses import dataclass
@@ -557,3 +558,26 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
         out.append({"name": provider.name, "label": _label(provider), "type": provider.type, "size": size,
                     "icon": _icon(provider), "href": f"{START_PATH}?{urlencode(query)}"})
     return out
+
+
+def one_tap_script(db: Session, application: m.Application | None, *, authorize_query: str = "",
+                   return_to: str = "") -> str:
+    """The page's call of window.iamGoogleOneTap (assets/iam.js) when the application has a Google
+    provider row with the One Tap rule that may sign in ("" when none): Google's script
+    (IAM_GOOGLE_GSI_SCRIPT) is loaded by the browser, the credential posted to the One Tap route.
+    Run from on_load, which may come before the page's scripts have loaded: it waits for them."""
+    if application is None:
+        return ""
+    for item in application.providers or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        row = federation.ProviderRow.of(item)
+        provider = _oauth_provider(db, application, row.name) if row.can_sign_in else None
+        if provider is None or not is_one_tap(provider, row):
+            continue
+        options = {"application": application.name, "provider": provider.name, "script": settings.google_gsi_script,
+                   "authorize": authorize_query[:MAX_QUERY], "from": navigation.safe_return_path(return_to or "/")}
+        call = f"window.iamGoogleOneTap({json.dumps(options)})"
+        return ("(async () => { for (let i = 0; i < 100 && !window.iamGoogleOneTap; i++) "
+                f"await new Promise((r) => setTimeout(r, 50)); return {call}; }})()")
+    return ""
