@@ -1,7 +1,12 @@
 """A local stand-in for an upstream OAuth provider's endpoints (GitHub's or Google's shapes), on
 127.0.0.1 and a free port, keeping every request it receives: the token endpoint answers a code
 with an access token (and `id_token` when set), the user info endpoints answer the bearer of that
-token, /jwks the public keys of `signer` (an IdTokenSigner: the stand-in's ID token keys)."""
+token, /jwks the public keys of `signer` (an IdTokenSigner: the stand-in's ID token keys).
+
+As Google One Tap's stand-in: /gsi/client is a fake of Google Identity Services' script (its
+google.accounts.id), whose prompt asks /one-tap-credential for a credential signed by `signer`
+(with the client id and nonce the page initialized it with, and the claims in the page's
+window.iamFakeGoogleUser) and hands it to the page's callback."""
 
 from __future__ import annotations
 
@@ -11,6 +16,22 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+FAKE_GSI_CLIENT = """(function () {
+  const stub = new URL(document.currentScript.src).origin;
+  let config = null;
+  window.google = { accounts: { id: {
+    initialize(options) { config = options; },
+    async prompt() {
+      const wanted = window.iamFakeGoogleUser || {};
+      const query = new URLSearchParams({ aud: config.client_id, nonce: config.nonce || "", ...wanted });
+      const answer = await fetch(stub + "/one-tap-credential?" + query.toString());
+      config.callback({ credential: await answer.text(), select_by: "auto" });
+    },
+  } } };
+})();
+"""
+GOOGLE_ISSUER = "https://accounts.google.com"
 
 ACCESS_TOKEN = "upstream-access-token-1"
 
@@ -73,6 +94,25 @@ class UpstreamStub:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _text(self, body: str, content_type: str) -> None:
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _one_tap_credential(self) -> None:
+                from joserfc.jwk import RSAKey
+
+                asked = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                forged = asked.pop("forged", "") == "1"
+                claims = stub.signer.claims(GOOGLE_ISSUER, asked.pop("aud", ""), asked.pop("nonce", ""))
+                claims.update(asked)
+                key = RSAKey.generate_key(2048) if forged else None
+                self._text(stub.signer.sign(claims, key=key, kid=stub.signer.keys[-1].kid), "text/plain")
+
             def _record(self) -> Call:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode() if length else ""
@@ -98,6 +138,10 @@ class UpstreamStub:
                     return self._answer(200, stub.discovery)
                 if call.path.endswith("/jwks"):
                     return self._answer(200, stub.signer.jwks())
+                if call.path == "/gsi/client":
+                    return self._text(FAKE_GSI_CLIENT, "application/javascript")
+                if call.path == "/one-tap-credential":
+                    return self._one_tap_credential()
                 if call.headers.get("authorization") != f"Bearer {ACCESS_TOKEN}":
                     return self._answer(401, {"message": "Requires authentication"})
                 if call.path.endswith("/emails"):
