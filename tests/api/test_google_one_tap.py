@@ -14,8 +14,9 @@ from fastapi.testclient import TestClient
 from joserfc.jwk import RSAKey
 
 from iam_console.api.app import api
-from iam_console.services import id_tokens, upstream
-from tests.api.test_federation_api import GOOGLE_USER, setup
+from iam_console.db import session_scope
+from iam_console.services import id_tokens, lookup, upstream
+from tests.api.test_federation_api import GOOGLE_USER, live_states, setup
 from tests.api.test_id_tokens import GOOGLE, users_of
 from tests.api.test_oauth import REDIRECT
 from tests.upstream_stub import UpstreamStub
@@ -109,8 +110,10 @@ def test_the_state_is_bound_to_the_browser_and_the_route(one_tap, google):
 
 def test_start_needs_the_one_tap_rule(make_org, google):
     _org, app, provider = setup(make_org, google, "Google", row_fields={"rule": "Default"})
+    before = live_states()
     answer = TestClient(api).post(START, json={"application": app.name, "provider": provider}).json()
     assert answer["status"] == "error" and answer["msg"] == upstream.NOT_ONE_TAP % provider
+    assert live_states() == before
     _org, app, provider = setup(make_org, google, "Google", row_fields={"rule": "One Tap"})  # the former value
     assert start(TestClient(api), app, provider)["nonce"]
     _org, app, provider = setup(make_org, google, "Google", row_fields={"rule": "OneTap", "canSignIn": False})
@@ -128,3 +131,13 @@ def test_an_authorization_request_is_answered_with_a_code(one_tap, google):
     answer = post(client, app, provider, started["state"], credential)
     assert answer["status"] == "ok" and answer["data2"].startswith(REDIRECT + "?code="), answer
     assert answer["data2"].endswith("&state=client-state")
+
+
+def test_the_pages_script_only_for_a_one_tap_row(make_org, google):
+    _org, plain, _provider = setup(make_org, google, "Google", row_fields={"rule": "Default"})
+    _org, tapped, provider = setup(make_org, google, "Google", row_fields={"rule": "OneTap"})
+    with session_scope() as db:
+        assert upstream.one_tap_script(db, lookup.application(db, plain.name)) == ""
+        script = upstream.one_tap_script(db, lookup.application(db, tapped.name), return_to="https://evil.example/")
+    assert "window.iamGoogleOneTap(" in script and upstream.settings.google_gsi_script in script
+    assert f'"provider": "{provider}"' in script and "evil.example" not in script
