@@ -87,7 +87,7 @@ def test_a_prompted_provider_row_sends_the_sign_in_to_the_prompt_until_linked(ma
                        providers=[row(f"{org.name}-gh", prompted=True), row(f"{org.name}-mm", prompted=True)])
         query = {"clientId": app.client_id, "responseType": "code", "redirectUri": REDIRECT, "scope": "openid",
                  "state": "s1"}
-        browser = TestClient(api)
+        browser = TestClient(api, client=("192.0.2.62", 40000))  # its own start budget
         answer = browser.post("/api/login", params=query, json={
             "application": app.name, "organization": org.name, "username": "lee", "password": PASSWORD}).json()
         prompt_url = answer["data2"]
@@ -124,7 +124,7 @@ def test_a_refused_link_goes_back_to_the_page_it_started_from(make_org, make_use
         db.add(m.Provider(owner=org.name, name=f"{org.name}-gh", category="OAuth", type="GitHub", client_id="",
                           client_secret="s"))  # no client ID: the start is refused
     app = make_app(org.name, providers=[row(f"{org.name}-gh", prompted=True)])
-    browser = TestClient(api)
+    browser = TestClient(api, client=("192.0.2.63", 40000))  # its own start budget
     assert browser.post("/api/login", json={"application": app.name, "organization": org.name, "username": "kim",
                                             "password": PASSWORD}).json()["status"] == "ok"
     back = browser.get("/api/federation/start", params={"application": app.name, "provider": f"{org.name}-gh",
