@@ -21,6 +21,7 @@ from those fields, and maps the user's fields through its userMapping."""
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import warnings
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from sqlmodel import Session, delete, select
 from .. import models as m
 from ..models.base import utcnow
 from ..settings import settings
-from . import federation, lookup, navigation, outbound, throttle
+from . import federation, id_tokens, lookup, navigation, outbound, throttle
 from .errors import ServiceError
 
 with warnings.catch_warnings():  # Authlib 1.9 warns, at import, about httpx2 for its assertion client
@@ -52,6 +53,7 @@ WELL_KNOWN = ("GitHub", "Google", "AzureAD", "GitLab", "Okta")
 CUSTOM = ("Custom", *(f"Custom{n}" for n in range(2, 11)))  # "Custom Flexible" links by name: not here
 SUPPORTED = (*WELL_KNOWN, *CUSTOM)
 MAX_QUERY = 4000
+MAX_CODE = 100  # an invitation code
 DISCOVERY = "/.well-known/openid-configuration"
 
 
@@ -70,6 +72,15 @@ class Endpoints:
     userinfo: str
     scope: str
     emails: str = ""  # GitHub: the user's emails, when the profile's is private
+    # where the issuer's ID token keys are, and its names (an id_token is verified against these;
+    # none known: a Custom provider with hand-given endpoints, GitHub)
+    jwks: str = ""
+    issuers: tuple[str, ...] = ()
+
+
+GOOGLE_ISSUERS = ("https://accounts.google.com", "accounts.google.com")
+MICROSOFT = "https://login.microsoftonline.com"
+AZURE_ANY_TENANT = ("common", "organizations", "consumers")
 
 
 def _url(value: str, label: str, provider: m.Provider) -> str:
@@ -115,24 +126,29 @@ def endpoints(provider: m.Provider) -> Endpoints:
                           "https://api.github.com/user", scope or "read:user user:email")
     elif kind == "Google":
         found = Endpoints("https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token",
-                          "https://openidconnect.googleapis.com/v1/userinfo", scope or "openid email profile")
+                          "https://openidconnect.googleapis.com/v1/userinfo", scope or "openid email profile",
+                          jwks=settings.google_jwks, issuers=GOOGLE_ISSUERS)
     elif kind == "AzureAD":
         tenant = (provider.domain or "common").strip().strip("/")
-        base = tenant if "://" in tenant else f"https://login.microsoftonline.com/{tenant}"
+        base = tenant if "://" in tenant else f"{MICROSOFT}/{tenant}"
+        # a multi-tenant sign-in's tokens name the user's own tenant in their issuer
+        issuer = f"{MICROSOFT}/{id_tokens.TENANT}/v2.0" if tenant.lower() in AZURE_ANY_TENANT else f"{base}/v2.0"
         found = Endpoints(f"{base}/oauth2/v2.0/authorize", f"{base}/oauth2/v2.0/token",
-                          "https://graph.microsoft.com/oidc/userinfo", scope or "openid email profile")
+                          "https://graph.microsoft.com/oidc/userinfo", scope or "openid email profile",
+                          jwks=f"{base}/discovery/v2.0/keys", issuers=(issuer,))
     elif kind == "GitLab":
         base = _base(provider, "https://gitlab.com", "GitLab host")
         found = Endpoints(f"{base}/oauth/authorize", f"{base}/oauth/token", f"{base}/api/v4/user",
-                          scope or "read_user")
+                          scope or "read_user", jwks=f"{base}/oauth/discovery/keys", issuers=(base,))
     elif kind == "Okta":
         base = _base(provider, "", "Okta authorization server")
         found = Endpoints(f"{base}/v1/authorize", f"{base}/v1/token", f"{base}/v1/userinfo",
-                          scope or "openid email profile")
+                          scope or "openid email profile", jwks=f"{base}/v1/keys", issuers=(base,))
     elif provider.issuer_url.strip():
         document = _discover(provider)
         found = Endpoints(str(document.get("authorization_endpoint") or ""), str(document.get("token_endpoint") or ""),
-                          str(document.get("userinfo_endpoint") or ""), scope or "openid email profile")
+                          str(document.get("userinfo_endpoint") or ""), scope or "openid email profile",
+                          jwks=str(document.get("jwks_uri") or ""), issuers=(str(document["issuer"]),))
     else:
         found = Endpoints("", "", "", scope or "openid email profile")
     authorize = provider.custom_auth_url.strip() or found.authorize
@@ -141,8 +157,9 @@ def endpoints(provider: m.Provider) -> Endpoints:
     if not (authorize and token and userinfo):
         raise ServiceError("The provider %s needs an issuer URL, or its auth, token and user info URLs", provider.name)
     emails = f"{userinfo.rstrip('/')}/emails" if kind == "GitHub" else ""
+    jwks = _url(found.jwks, "key set URL", provider) if found.jwks else ""
     return Endpoints(_url(authorize, "auth URL", provider), _url(token, "token URL", provider),
-                     _url(userinfo, "user info URL", provider), found.scope, emails)
+                     _url(userinfo, "user info URL", provider), found.scope, emails, jwks, found.issuers)
 
 
 def _client(provider: m.Provider, scope: str) -> OAuth2Client:
@@ -164,12 +181,10 @@ class Started:
     browser_token: str  # the cookie's value (the browser's own, or a new one)
 
 
-def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
-          authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
-          client_ip: str = "") -> Started:
-    """A new state for the browser, and the provider's authorize URL; nothing is written when
-    the provider or the request is refused. Each client address opens at most 60 states per
-    10 minutes."""
+def _checked_start(db: Session, *, application_name: str, provider_name: str, method: str, authorize_query: str,
+                   user: m.User | None, client_ip: str) -> tuple[m.Application, m.Provider, federation.ProviderRow]:
+    """The application and provider a new state is for, once the start is allowed. Each client
+    address opens at most 60 states per 10 minutes."""
     throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
@@ -194,21 +209,97 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(_query(authorize_query)))
         if checked.application.name != application.name:
             raise ServiceError("The authorization request is for another application")
-    found = endpoints(provider)
-    federation.link_key(provider.type)
-    state, verifier, nonce = secrets.token_urlsafe(32), generate_token(64), secrets.token_urlsafe(16)
-    browser_token = browser_token if browser_token and len(browser_token) <= 100 else secrets.token_urlsafe(32)
-    with _client(provider, found.scope) as client:
-        extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
-        url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
+    return application, provider, row
+
+
+def _browser_token(browser_token: str) -> str:
+    return browser_token if browser_token and len(browser_token) <= 100 else secrets.token_urlsafe(32)
+
+
+def _keep_state(db: Session, *, state: str, browser_token: str, application: m.Application, provider: m.Provider,
+                method: str, user: m.User | None, verifier: str, nonce: str, authorize_query: str,
+                return_to: str, invitation_code: str = "") -> None:
     db.execute(delete(m.UpstreamState).where(m.UpstreamState.expires_at < utcnow()))
     db.add(m.UpstreamState(
         state_hash=_hash(state), browser_hash=_hash(browser_token), application=application.name,
         provider=provider.name, method=method, user=f"{user.owner}/{user.name}" if user is not None else "",
         code_verifier=verifier, nonce=nonce, authorize_query=authorize_query,
-        return_to=navigation.safe_return_path(return_to)[:500],
+        return_to=navigation.safe_return_path(return_to)[:500], invitation_code=invitation_code,
         expires_at=utcnow() + timedelta(minutes=STATE_MINUTES)))
+
+
+def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
+          authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
+          client_ip: str = "", invitation_code: str = "") -> Started:
+    """A new state for the browser, and the provider's authorize URL; nothing is written when
+    the provider or the request is refused. `invitation_code` (the sign-up page's) is kept on the
+    state for the sign-up the callback may make, and checked there (federation.resolve)."""
+    application, provider, _row = _checked_start(
+        db, application_name=application_name, provider_name=provider_name, method=method,
+        authorize_query=authorize_query, user=user, client_ip=client_ip)
+    invitation_code = str(invitation_code or "").strip()
+    if len(invitation_code) > MAX_CODE:
+        raise ServiceError("Invitation code is invalid")
+    if method == federation.LINK:
+        invitation_code = ""  # a link signs nobody up
+    found = endpoints(provider)
+    federation.link_key(provider.type)
+    state, verifier, nonce = secrets.token_urlsafe(32), generate_token(64), secrets.token_urlsafe(16)
+    browser_token = _browser_token(browser_token)
+    with _client(provider, found.scope) as client:
+        extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
+        url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
+    _keep_state(db, state=state, browser_token=browser_token, application=application, provider=provider,
+                method=method, user=user, verifier=verifier, nonce=nonce, authorize_query=authorize_query,
+                return_to=return_to, invitation_code=invitation_code)
     return Started(url, browser_token)
+
+
+# --- Google One Tap: Google's script in the browser hands over an ID token (the credential) ---
+
+ONE_TAP_RULES = ("OneTap", "One Tap")  # Casdoor's value, and the console's former one
+NOT_ONE_TAP = "The provider: %s does not offer Google One Tap to the application"
+
+
+def is_one_tap(provider: m.Provider, row: federation.ProviderRow) -> bool:
+    return provider.type == "Google" and row.rule in ONE_TAP_RULES
+
+
+@dataclass(frozen=True)
+class OneTapStarted:
+    state: str
+    nonce: str  # Google puts it into the credential it issues
+    client_id: str
+    browser_token: str
+
+
+def start_one_tap(db: Session, *, application_name: str, provider_name: str, browser_token: str,
+                  authorize_query: str = "", return_to: str = "/", client_ip: str = "") -> OneTapStarted:
+    """A state (sign-in, no PKCE verifier: only the One Tap route takes it) for Google's prompt
+    in this browser, and the nonce the credential must carry."""
+    application, provider, row = _checked_start(
+        db, application_name=application_name, provider_name=provider_name, method=federation.SIGN_IN,
+        authorize_query=authorize_query, user=None, client_ip=client_ip)
+    if not is_one_tap(provider, row):
+        raise ServiceError(NOT_ONE_TAP, provider.name)
+    if not provider.client_id.strip():
+        raise ServiceError("The provider %s has no client ID", provider.name)
+    state, nonce, browser_token = secrets.token_urlsafe(32), secrets.token_urlsafe(16), _browser_token(browser_token)
+    _keep_state(db, state=state, browser_token=browser_token, application=application, provider=provider,
+                method=federation.SIGN_IN, user=None, verifier="", nonce=nonce, authorize_query=authorize_query,
+                return_to=return_to)
+    return OneTapStarted(state, nonce, provider.client_id, browser_token)
+
+
+def one_tap_identity(provider: m.Provider, row: federation.ProviderRow, state: m.UpstreamState,
+                     credential: str) -> federation.UpstreamIdentity:
+    """Who the credential names, once verified here against Google's keys (IAM_GOOGLE_JWKS) with
+    the state's nonce: the browser's word (the script's decoding of it) is not taken."""
+    if not is_one_tap(provider, row):
+        raise ServiceError(NOT_ONE_TAP, provider.name)
+    claims = id_tokens.verify(credential, id_tokens.Expected(settings.google_jwks, GOOGLE_ISSUERS,
+                                                             provider.client_id, state.nonce))
+    return identity_of(provider, claims)
 
 
 def _query(text: str) -> dict[str, str]:
@@ -228,13 +319,14 @@ UNKNOWN_STATE = "The state is unknown or has expired, please sign in again"
 OTHER_BROWSER = "The state was issued to another browser, please sign in again"
 
 
-def consume(db: Session, state: str, browser_token: str) -> m.UpstreamState:
+def consume(db: Session, state: str, browser_token: str, *, one_tap: bool = False) -> m.UpstreamState:
     """The state's row, marked used (committed at once: a second callback is refused even if this
-    one fails later)."""
+    one fails later). A One Tap state (no PKCE verifier) is taken by the One Tap route only, and
+    the callback's by the callback only."""
     if not state or len(state) > 200:
         raise ServiceError(UNKNOWN_STATE)
     row = db.exec(select(m.UpstreamState).where(m.UpstreamState.state_hash == _hash(state))).first()
-    if row is None or row.expires_at <= utcnow() or row.error_id:
+    if row is None or row.expires_at <= utcnow() or row.error_id or one_tap == bool(row.code_verifier):
         raise ServiceError(UNKNOWN_STATE)
     if row.used:
         raise ServiceError(REPLAYED)
@@ -300,9 +392,34 @@ def identity_of(provider: m.Provider, info: dict[str, Any], emails: list | None 
                                        phone=_text(info.get("phone_number")), **fields)
 
 
-def fetch_identity(provider: m.Provider, code: str, verifier: str) -> federation.UpstreamIdentity:
-    """The code (and the PKCE verifier) for a token at the token endpoint, then the user's
-    information with it as a bearer token; the token itself is not kept."""
+def expected_id_token(provider: m.Provider, found: Endpoints, nonce: str) -> id_tokens.Expected:
+    return id_tokens.Expected(found.jwks, found.issuers, provider.client_id, nonce)
+
+
+def verified_claims(provider: m.Provider, found: Endpoints, token: dict, nonce: str) -> dict[str, Any] | None:
+    """The id_token's claims, verified (id_tokens.verify); None when the provider sent none, or
+    when no key set is known for it (a Custom provider with hand-given endpoints): then the user
+    information alone speaks, as for GitHub."""
+    id_token = token.get("id_token")
+    if not id_token or not found.jwks:
+        return None
+    return id_tokens.verify(id_token, expected_id_token(provider, found, nonce))
+
+
+def with_claims(info: dict[str, Any], claims: dict[str, Any] | None) -> dict[str, Any]:
+    """The user information with the verified claims in place of its own `sub`, `email` and
+    `email_verified`; a user information naming another subject than the ID token is refused."""
+    if claims is None:
+        return info
+    if "sub" in info and _text(info.get("sub")) != claims["sub"]:
+        raise ServiceError("Failed to login in: %s", "the user info and the ID token name different subjects")
+    return {**info, **{k: claims[k] for k in ("sub", "email", "email_verified") if k in claims}}
+
+
+def fetch_identity(provider: m.Provider, code: str, verifier: str, nonce: str = "") -> federation.UpstreamIdentity:
+    """The code (and the PKCE verifier) for a token at the token endpoint, its id_token verified
+    when there is one, then the user's information with the access token as a bearer token; the
+    tokens themselves are not kept."""
     if not code or len(code) > 2000:
         raise ServiceError("Failed to login in: %s", "the provider sent no code")
     found = endpoints(provider)
@@ -315,6 +432,7 @@ def fetch_identity(provider: m.Provider, code: str, verifier: str) -> federation
             raise ServiceError("Failed to login in: %s", str(exc)[:300] or type(exc).__name__) from None
         if not token or not token.get("access_token"):
             raise ServiceError("Invalid token")
+        claims = verified_claims(provider, found, token, nonce if "openid" in found.scope.split() else "")
         answer = client.get(found.userinfo)
         if answer.status_code != 200:
             raise ServiceError("Failed to login in: %s", f"the user info endpoint answered HTTP {answer.status_code}")
@@ -324,6 +442,7 @@ def fetch_identity(provider: m.Provider, code: str, verifier: str) -> federation
             raise ServiceError("Failed to login in: %s", "the user info is not JSON") from None
         if not isinstance(info, dict):
             raise ServiceError("Failed to login in: %s", "the user info is not a JSON object")
+        info = with_claims(info, claims)
         emails = None
         if found.emails and not info.get("email"):
             listed = client.get(found.emails)
@@ -389,37 +508,49 @@ def _icon(provider: m.Provider) -> str:
     return provider.custom_logo or f"/providers/{ICONS.get(provider.type, 'openid')}.svg"
 
 
-def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
-    """The account page's list: each OAuth provider of the application governing the user's links
-    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
-    whether it may be unlinked (canUnlink), and where Link starts."""
-    application = federation.application_of_user(db, user)
-    if application is None:
-        return []
+def _links(db: Session, application: m.Application, user: m.User, return_to: str,
+           prompted_only: bool = False) -> list[dict[str, str]]:
     linked, props, out = user.third_party_ids or {}, user.properties or {}, []
     for item in application.providers or []:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         row = federation.ProviderRow.of(item)
+        if prompted_only and not row.prompted:
+            continue
         provider = _oauth_provider(db, application, row.name)
         if provider is None:
             continue
         value = str(linked.get(federation.link_key(provider.type)) or "")
         upstream_name = props.get(f"oauth_{provider.type}_username") or props.get(f"oauth_{provider.type}_displayName")
         query = {"application": application.name, "provider": provider.name, "method": federation.LINK,
-                 "from": "/account"}
+                 "from": return_to}
         out.append({"name": provider.name, "type": provider.type, "label": _label(provider), "icon": _icon(provider),
                     "linked": "1" if value else "", "username": str(upstream_name or value),
                     "canUnlink": "1" if row.can_unlink else "", "href": f"{START_PATH}?{urlencode(query)}"})
     return out
 
 
+def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
+    """The account page's list: each OAuth provider of the application governing the user's links
+    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
+    whether it may be unlinked (canUnlink), and where Link starts."""
+    application = federation.application_of_user(db, user)
+    return _links(db, application, user, "/account") if application is not None else []
+
+
+def prompted_links(db: Session, application: m.Application, user: m.User, return_to: str = "/") -> list[dict[str, str]]:
+    """The prompt page's list (Casdoor's prompted provider rows): the application's OAuth provider
+    rows with `prompted` on, in the same shape as account_links, Link returning to `return_to`.
+    Only OAuth rows: a SAML or Web3 identity cannot be linked to an existing account here."""
+    return _links(db, application, user, navigation.safe_return_path(return_to), prompted_only=True)
+
+
 def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
-            return_to: str = "") -> list[dict[str, str]]:
+            return_to: str = "", invitation_code: str = "") -> list[dict[str, str]]:
     """The application's OAuth providers a page offers (sign-in: rows with canSignIn; sign-up: rows
     with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
     items shows them: name, label, icon (the provider's custom logo, else the type's), size (big
-    or small) and href (the start of the flow)."""
+    or small) and href (the start of the flow, carrying the page's invitation code)."""
     if application is None:
         return []
     if method == federation.SIGN_UP:
@@ -443,6 +574,31 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
             query["authorize"] = authorize_query[:MAX_QUERY]
         if return_to:
             query["from"] = navigation.safe_return_path(return_to)
+        if invitation_code:
+            query["invitationCode"] = invitation_code[:MAX_CODE]
         out.append({"name": provider.name, "label": _label(provider), "type": provider.type, "size": size,
                     "icon": _icon(provider), "href": f"{START_PATH}?{urlencode(query)}"})
     return out
+
+
+def one_tap_script(db: Session, application: m.Application | None, *, authorize_query: str = "",
+                   return_to: str = "") -> str:
+    """The page's call of window.iamGoogleOneTap (assets/iam.js) when the application has a Google
+    provider row with the One Tap rule that may sign in ("" when none): Google's script
+    (IAM_GOOGLE_GSI_SCRIPT) is loaded by the browser, the credential posted to the One Tap route.
+    Run from on_load, which may come before the page's scripts have loaded: it waits for them."""
+    if application is None:
+        return ""
+    for item in application.providers or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        row = federation.ProviderRow.of(item)
+        provider = _oauth_provider(db, application, row.name) if row.can_sign_in else None
+        if provider is None or not is_one_tap(provider, row):
+            continue
+        options = {"application": application.name, "provider": provider.name, "script": settings.google_gsi_script,
+                   "authorize": authorize_query[:MAX_QUERY], "from": navigation.safe_return_path(return_to or "/")}
+        call = f"window.iamGoogleOneTap({json.dumps(options)})"
+        return ("(async () => { for (let i = 0; i < 100 && !window.iamGoogleOneTap; i++) "
+                f"await new Promise((r) => setTimeout(r, 50)); return {call}; }})()")
+    return ""

@@ -11,7 +11,7 @@ web3AuthTokenKey and posts the signed token)."""
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import reflex as rx
 
@@ -60,6 +60,7 @@ class Login(Captcha, rx.State):
     webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
     signup_app: str = ""  # the same application when it allows sign-up: its /signup page
+    invitation_code: str = ""  # ?invitationCode=: carried to the sign-up page and by the provider buttons
     application: str = ""  # the application signed in to (the organization's default)
     # Password (unless its rule is Hide password) and, when the application lists them,
     # Verification code and LDAP
@@ -93,6 +94,11 @@ class Login(Captcha, rx.State):
         return f"@media (min-width: 768px) {{\n{self.css}\n}}\n@media (max-width: 767px) {{\n{self.css_mobile}\n}}"
 
     @rx.var
+    def signup_href(self) -> str:
+        code = f"?{urlencode({'invitationCode': self.invitation_code})}" if self.invitation_code else ""
+        return f"/signup/{quote(self.signup_app, safe='')}{code}"
+
+    @rx.var
     def organization_name(self) -> str:
         return self.router.url.path.removeprefix("/login").strip("/")
 
@@ -114,7 +120,10 @@ class Login(Captcha, rx.State):
             look = signin_page.look(application, organization,
                                     str(self.router.url.query_parameters.get("orgChoiceMode", "")))
             self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
-            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to)
+            self.invitation_code = str(query.get("invitationCode", ""))[:upstream.MAX_CODE]
+            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to,
+                                              invitation_code=self.invitation_code)
+            one_tap = upstream.one_tap_script(db, application, return_to=self.return_to)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
@@ -146,7 +155,15 @@ class Login(Captcha, rx.State):
             script = wallet.finish_script([key, self.application, self.organization_name, provider, self.return_to],
                                           False)
             return rx.call_script(script, callback=Login.finished)
+        if one_tap:  # Google One Tap's prompt (services/upstream.py)
+            return rx.call_script(one_tap, callback=Login.one_tap_done)
         return None
+
+    @rx.event
+    async def one_tap_done(self, result: dict | None):
+        """Google One Tap's end, when the page stays: a refusal is shown, a dismissed prompt is not."""
+        if (result or {}).get("status") in ("error", "network"):
+            self.busy, self.error = False, (await self.get_state(Prefs)).script_failure(result) or ""
 
     def _take_upstream_error(self, db, error_id: str) -> str:
         if error_id and error_id != self._upstream_error[0]:
@@ -364,7 +381,7 @@ def _form() -> rx.Component:
                 rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
                                                        size="2", id="login-forget")),
                 rx.spacer(),
-                rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
+                rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href=Login.signup_href, size="2",
                                                        id="login-signup")),
                 width="100%"),
             provider_buttons(Login.providers, "login"),
