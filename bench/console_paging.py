@@ -5,7 +5,8 @@ in the production server driven by headless Chromium, timed on the websocket.
     .venv/bin/python bench/console_paging.py --postgres      # PostgreSQL at 127.0.0.1:5432
     .venv/bin/python bench/console_paging.py --users 100000 --clicks 10
 
-The server is `reflex run --env prod` from this worktree on a free port, signed in
+The server is the production command (`python -m iam_console.serve`, one worker, started
+as bench/own_server.py starts it) from this worktree on a free port, signed in
 as the built-in admin through POST /api/login. An action's server time runs from
 the websocket frame the click sends to the first frame received after it that
 carries the list's state delta; each frame is stamped twice, by Playwright's
@@ -20,8 +21,7 @@ which is all Listing._load does outside Reflex.
 
 SQLite is seeded and cached under bench/.data/ by bench/list_users.py's seed; on
 PostgreSQL a scratch database is created, seeded server-side and dropped at the
-end (--keep leaves it for the next run). `reflex run` rewrites reflex.lock/package.json
-on one line: the script puts the file back as it found it."""
+end (--keep leaves it for the next run)."""
 
 from __future__ import annotations
 
@@ -30,17 +30,13 @@ import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+from own_server import OwnServer  # bench/own_server.py
 from timing import timed  # bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,76 +136,6 @@ def drop_database() -> None:
 # --- the server -------------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode(errors="replace")
-    except urllib.error.HTTPError as exc:
-        return exc.code, ""
-    except OSError:
-        return 0, ""
-
-
-class Server:
-    """`reflex run --env prod` in its own process group (as tests/e2e/conftest.py runs it)."""
-
-    def __init__(self, url: str, workdir: Path) -> None:
-        self.port = _free_port()
-        self.base = f"http://localhost:{self.port}"
-        self.log_path = workdir / "server.log"
-        bins = [str(ROOT / "bunpkg" / "node_modules" / ".bin"), str(ROOT / ".venv" / "bin")]
-        self.env = dict(os.environ, PATH=os.pathsep.join([*bins, os.environ.get("PATH", "")]),
-                        REFLEX_TELEMETRY_ENABLED="false", IAM_PORT=str(self.port), IAM_ORIGIN=self.base,
-                        IAM_DATABASE_URL=url, IAM_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                        IAM_FILES_DIR=str(workdir / "files"))
-        self.process: subprocess.Popen | None = None
-        self.lock_file = ROOT / "reflex.lock" / "package.json"
-        self.lock_text = self.lock_file.read_bytes() if self.lock_file.exists() else None
-
-    def start(self, timeout: float = 600) -> None:
-        reflex = shutil.which("reflex", path=self.env["PATH"])
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen([reflex, "run", "--env", "prod"], cwd=ROOT, env=self.env, stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited ({self.process.returncode}):\n{self.tail()}")
-            if _get(self.base + "/ping")[0] == 200 and _get(self.base + "/")[0] == 200:
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start in {timeout:.0f} s:\n{self.tail()}")
-            time.sleep(1)
-
-    def tail(self, lines: int = 40) -> str:
-        with contextlib.suppress(OSError):
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # bun or a worker left in the group
-        if self.lock_text is not None and self.lock_file.read_bytes() != self.lock_text:
-            self.lock_file.write_bytes(self.lock_text)
-
-
 # --- the browser ------------------------------------------------------------------------------------------
 
 
@@ -285,7 +211,7 @@ class Console:
             "t => document.querySelector('#page-current')?.textContent.startsWith(t)", arg=text)
 
 
-def drive(server: Server, args: argparse.Namespace, org: str) -> tuple[dict, str]:
+def drive(server: OwnServer, args: argparse.Namespace, org: str) -> tuple[dict, str]:
     """The browser's part; answers the samples and the session cookie's value."""
     from playwright.sync_api import sync_playwright
 
@@ -385,7 +311,7 @@ def main() -> None:
     print(f"database: {url.split('@')[-1]}  users: {args.users:,}  load average before: {load()}", flush=True)
     try:
         with tempfile.TemporaryDirectory(prefix="console-paging-") as workdir:
-            server = Server(url, Path(workdir))
+            server = OwnServer(Path(workdir), ADMIN_PASSWORD, database_url=url)
             started = time.perf_counter()
             server.start()
             print(f"server up on port {server.port} ({time.perf_counter() - started:.0f} s)", flush=True)

@@ -29,25 +29,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 
 import httpx
 import psutil
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from own_server import OwnServer  # bench/own_server.py
 
 ADMIN_PASSWORD = "Soak-admin-pass-1"
 CHROMIUM = "/usr/bin/chromium"
@@ -85,65 +76,6 @@ def parse() -> argparse.Namespace:
 
 
 # --- the server -------------------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return 0
-
-
-class OwnServer:
-    """The production command on a free port with a scratch SQLite database."""
-
-    def __init__(self, workdir: Path, workers: int) -> None:
-        self.port = _free_port()
-        self.base = f"http://localhost:{self.port}"
-        self.log_path = workdir / "server.log"
-        bins = [str(ROOT / "bunpkg" / "node_modules" / ".bin"), str(ROOT / ".venv" / "bin")]
-        self.env = dict(os.environ, PATH=os.pathsep.join([*bins, os.environ.get("PATH", "")]),
-                        REFLEX_TELEMETRY_ENABLED="false", IAM_PORT=str(self.port), IAM_ORIGIN=self.base,
-                        IAM_DATABASE_URL=f"sqlite:///{workdir / 'iam.db'}", IAM_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                        IAM_FILES_DIR=str(workdir / "files"), IAM_WORKERS=str(workers))
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        python = str(ROOT / ".venv" / "bin" / "python")
-        for step in (["-m", "iam_console.startup"], ["-m", "iam_console.serve", "build"]):
-            done = subprocess.run([python, *step], cwd=ROOT, env=self.env, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"{' '.join(step)} failed:\n{(done.stdout + done.stderr)[-3000:]}")
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen([python, "-m", "iam_console.serve"], cwd=ROOT, env=self.env, stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
-        deadline = time.monotonic() + 120
-        while _status(self.base + "/ping") != 200:
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"the server did not start:\n{self.log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
 
 
 def memory(pid: int) -> list[tuple[int, str, float, float]]:
@@ -188,7 +120,7 @@ def _login_body(args: argparse.Namespace, password: str, username: str = "") -> 
 
 
 def api_traffic(base: str, args: argparse.Namespace, stop: threading.Event, counts: Counts) -> None:
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with httpx.Client(base_url=base, timeout=30, headers={"Origin": base}) as client:
         client.post("/api/login", json=_login_body(args, args.password)).raise_for_status()
         index = 0
         while not stop.is_set():
@@ -201,7 +133,8 @@ def sign_in_traffic(base: str, args: argparse.Namespace, stop: threading.Event, 
     unknown = f"soak-nobody-{uuid.uuid4().hex[:6]}"
     index = 0
     while not stop.is_set():
-        with httpx.Client(base_url=base, timeout=30) as client:
+        # Origin as the console's page sends it: the CSRF guard refuses a cookie's write without it
+        with httpx.Client(base_url=base, timeout=30, headers={"Origin": base}) as client:
             if index % 4 == 3:  # a wrong password, for a name no account has
                 answer = client.post("/api/login", json=_login_body(args, "Wrong-pass-1", unknown))
             else:
@@ -299,7 +232,7 @@ def main() -> None:
             raise SystemExit("--url needs --pid (the server's main process) to measure its memory")
         base, pid = args.url.rstrip("/"), args.pid
     else:
-        server = OwnServer(workdir, args.workers)
+        server = OwnServer(workdir, ADMIN_PASSWORD, workers=args.workers)
         print(f"building and starting the production command on {server.base} ...", flush=True)
         server.start()
         base, pid = server.base, server.process.pid

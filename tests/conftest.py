@@ -21,13 +21,43 @@ os.environ["IAM_ADMIN_PASSWORD"] = ADMIN_PASSWORD = "admin-test-password"
 # them through (tests/api/test_outbound.py narrows it again to prove the refusals)
 os.environ["IAM_OUTBOUND_ALLOW"] = OUTBOUND_ALLOW = "127.0.0.1"
 
+import fastapi.testclient  # noqa: E402
+import httpx  # noqa: E402
 import pytest  # noqa: E402
+import starlette.testclient  # noqa: E402
 from sqlmodel import Session, select  # noqa: E402
 
 from iam_console.db import engine, migrate, session_scope  # noqa: E402
 from iam_console.models import Organization, User  # noqa: E402
 from iam_console.services.passwords import hash_password  # noqa: E402
 from iam_console.services.seed import ensure_first_start_data  # noqa: E402
+
+
+class BrowserLikeClient(starlette.testclient.TestClient):
+    """The test client sending Origin on an unsafe request, as every current browser does:
+    the CSRF guard refuses a cookie-authenticated write without Origin or Referer
+    (docs/security.md, "Cross-site requests"). The Origin is the request's own origin, as
+    from a page of the server, unless the request names one (or a Referer). origin=False:
+    a client that sends none, as a script would."""
+
+    UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+    def __init__(self, *args, origin: bool = True, **options) -> None:
+        super().__init__(*args, **options)
+        self._sends_origin = origin
+
+    def build_request(self, method: str, url, **options) -> httpx.Request:
+        request = super().build_request(method, url, **options)
+        if (self._sends_origin and request.method in self.UNSAFE
+                and "origin" not in request.headers and "referer" not in request.headers):
+            port = f":{request.url.port}" if request.url.port else ""
+            request.headers["origin"] = f"{request.url.scheme}://{request.url.host}{port}"
+        return request
+
+
+# one place for every test module's `from fastapi.testclient import TestClient` (this file is
+# imported before them): a new test gets the browser-like client without asking for it
+fastapi.testclient.TestClient = starlette.testclient.TestClient = BrowserLikeClient
 
 # Casbin's plain ACL model: no roles, one rule per subject, object and action
 ACL_MODEL = """[request_definition]

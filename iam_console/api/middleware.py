@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..services import metrics, records
 from ..settings import console_origins, origin_of, settings
-from .callers import client_ip, session_cookie
+from .callers import client_ip, other_credentials, session_cookie
 from .envelope import error, language
 from .oauth import cross_origin
 
@@ -63,12 +63,17 @@ class CsrfGuard:
 
     - An unsafe request (POST, PUT, PATCH, DELETE) that carries the session cookie, or
       that signs in, is refused when its origin (Origin, else Referer) is another one.
-      The cookie is read as authentication reads it (callers.session_cookie). A request
-      with neither header passes: every current browser sends Origin on each unsafe
-      request, so such a request does not come from a page; clients with credentials of
-      their own (the SDKs) send no cookie at all. The OAuth endpoints that other origins
-      call (oauth.cross_origin) never read the cookie, and the SAML messages other sites'
-      pages post (POSTED_BY_OTHER_SITES) never act as the cookie's user.
+      The cookie is read as authentication reads it (callers.session_cookie).
+    - An unsafe request that the session cookie authenticates (it carries the cookie and no
+      credential read before it, callers.other_credentials) is refused when it carries
+      neither header: every current browser sends Origin on each unsafe request, so the
+      guard never has to guess where a cookie-borne write comes from. Clients with
+      credentials of their own (the SDKs' client id and secret, access tokens, access keys)
+      need no header, nor does a sign-in (its password, code or assertion authenticates it;
+      a cookie beside it only names the session it replaces).
+    - The OAuth endpoints that other origins call (oauth.cross_origin) never read the cookie,
+      and the SAML messages other sites' pages post (POSTED_BY_OTHER_SITES) never act as the
+      cookie's user: neither rule applies to them.
     - A websocket handshake (the console's /_event) with another Origin is refused with
       HTTP 403 before the socket opens: the socket acts as the cookie's user."""
 
@@ -82,14 +87,27 @@ class CsrfGuard:
             return
         if (scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and not cross_origin(scope["path"])
                 and not _posted_by_other_sites(scope["path"])):
-            headers = Headers(scope=scope)
-            rides_cookie = scope["path"] in SIGN_IN_PATHS or bool(session_cookie(headers.get("cookie")))
-            origin = request_origin(headers)
-            if rides_cookie and foreign(origin):
-                response = error(Request(scope), "The request's origin %s is not allowed", origin)
-                await response(scope, receive, send)
+            refusal = _csrf_refusal(Request(scope))
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _csrf_refusal(request: Request) -> Response | None:
+    """The answer (HTTP 403, the envelope's error) to an unsafe request the guard refuses, else None."""
+    has_cookie = bool(session_cookie(request.headers.get("cookie")))
+    signs_in = request.scope["path"] in SIGN_IN_PATHS
+    origin = request_origin(request.headers)
+    if (has_cookie or signs_in) and foreign(origin):
+        refusal = error(request, "The request's origin %s is not allowed", origin)
+    # a sign-in is authenticated by what it carries; a cookie beside it only names the session it replaces
+    elif has_cookie and origin is None and not signs_in and not other_credentials(request):
+        refusal = error(request, "A request signed in by the session cookie must carry an Origin or Referer header")
+    else:
+        return None
+    refusal.status_code = 403
+    return refusal
 
 
 class CrossOrigin:

@@ -28,6 +28,7 @@ OutboundError (a ServiceError: its message reaches the caller and names the host
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import re
@@ -294,16 +295,6 @@ class _Transport(httpx.HTTPTransport):
                               extensions=answer.extensions)
 
 
-class _Client(httpx.Client):
-    def __init__(self, *, time_limit: float, **options) -> None:
-        super().__init__(**options)
-        self._time_limit = time_limit
-
-    def send(self, request: httpx.Request, **options) -> httpx.Response:
-        with time_limit(request.url.host, self._time_limit):  # the redirects' hops included
-            return super().send(request, **options)
-
-
 UNGUARDED_OPTIONS = frozenset({"transport", "mounts", "proxy", "trust_env", "app"})
 
 
@@ -318,7 +309,21 @@ def http_client(*, timeout: float = TIMEOUT_SECONDS, verify: ssl.SSLContext | bo
     return guarded_client(httpx.Client, timeout=timeout, verify=verify, max_bytes=max_bytes, **options)
 
 
-_GUARDED: dict[type, type] = {httpx.Client: _Client}
+@functools.cache
+def _guarded(client_class: type[httpx.Client]) -> type[httpx.Client]:
+    """client_class whose every send, the redirects' hops included, runs within one time limit.
+    Built once per class."""
+    class Guarded(client_class):  # type: ignore[valid-type, misc]
+        def __init__(self, *, time_limit: float, **options) -> None:
+            super().__init__(**options)
+            self._time_limit = time_limit
+
+        def send(self, request: httpx.Request, **options) -> httpx.Response:
+            with time_limit(request.url.host, self._time_limit):
+                return super().send(request, **options)
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{client_class.__name__}"
+    return Guarded
 
 
 def guarded_client(client_class: type[httpx.Client], *, timeout: float = TIMEOUT_SECONDS,
@@ -328,20 +333,9 @@ def guarded_client(client_class: type[httpx.Client], *, timeout: float = TIMEOUT
     `options` are the class's own (client_id, scope...) and httpx.Client's."""
     if options.keys() & UNGUARDED_OPTIONS:
         raise TypeError(f"guarded_client() chooses the transport itself: {sorted(options.keys() & UNGUARDED_OPTIONS)}")
-    guarded = _GUARDED.get(client_class)
-    if guarded is None:
-        class Guarded(client_class):  # type: ignore[valid-type, misc]
-            def __init__(self, *, time_limit: float, **kw) -> None:
-                super().__init__(**kw)
-                self._time_limit = time_limit
-
-            def send(self, request: httpx.Request, **kw) -> httpx.Response:
-                with time_limit(request.url.host, self._time_limit):
-                    return super().send(request, **kw)
-
-        guarded = _GUARDED[client_class] = Guarded
-    return guarded(time_limit=timeout, transport=_Transport(verify, max_bytes), timeout=timeout, trust_env=False,
-                   **{"follow_redirects": True, "max_redirects": MAX_REDIRECTS, **options})
+    return _guarded(client_class)(time_limit=timeout, transport=_Transport(verify, max_bytes), timeout=timeout,
+                                  trust_env=False,
+                                  **{"follow_redirects": True, "max_redirects": MAX_REDIRECTS, **options})
 
 
 # --- SMTP (smtplib) ---

@@ -1,5 +1,6 @@
 """POST /api/login, /api/logout and GET /api/get-account over HTTP, in Casdoor's envelope."""
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import func, select
@@ -173,12 +174,76 @@ def test_without_origin_the_referer_decides(client):
                                            headers={"Origin": "null", "Referer": "http://testserver/x"}).json()["msg"]
 
 
-def test_a_cookie_write_without_origin_or_referer_passes(client):
-    """The documented choice: every current browser sends Origin on an unsafe request, so
-    a request with neither header did not come from a page (a script holding the cookie)."""
+NO_ORIGIN = "A request signed in by the session cookie must carry an Origin or Referer header"
+
+
+def test_a_cookie_write_without_origin_or_referer_is_refused(client):
+    """Every current browser sends Origin on an unsafe request: a cookie-borne write with
+    neither header is refused, whatever the method, and nothing is written."""
     login(client)
-    assert client.post("/api/add-organization", json={"owner": "admin", "name": unique("csrf")}).json()["data"] == (
-        "Affected")
+    script = TestClient(api, origin=False, cookies=client.cookies)
+    before = _organizations()
+    name = unique("csrf")
+    refused = script.post("/api/add-organization", json={"owner": "admin", "name": name})
+    assert refused.status_code == 403 and refused.json()["status"] == "error" and refused.json()["msg"] == NO_ORIGIN
+    assert "origin" not in refused.request.headers  # the client really sent none
+    assert _organizations() == before
+    assert client.post("/api/add-organization", json={"owner": "admin", "name": name}).json()["data"] == "Affected"
+    for method in ("PUT", "PATCH", "DELETE"):
+        answer = script.request(method, "/api/delete-organization", json={"owner": "admin", "name": name})
+        assert answer.status_code == 403 and answer.json()["msg"] == NO_ORIGIN, method
+    assert _organizations() == before + 1
+    # reads are not writes: a GET needs no Origin
+    assert script.get("/api/get-account").json()["status"] == "ok"
+
+
+def test_a_cookie_write_from_a_foreign_origin_is_refused_with_403(client):
+    login(client)
+    before = _organizations()
+    refused = client.post("/api/add-organization", headers={"Origin": "https://evil.example"},
+                          json={"owner": "admin", "name": unique("csrf")})
+    assert refused.status_code == 403
+    assert refused.json()["msg"] == "The request's origin https://evil.example is not allowed"
+    assert _organizations() == before
+
+
+def test_a_cookie_write_from_the_own_origin_passes(client):
+    login(client)
+    answer = TestClient(api, origin=False, cookies=client.cookies).post(
+        "/api/add-organization", headers={"Origin": "http://testserver"},
+        json={"owner": "admin", "name": unique("csrf")})
+    assert answer.status_code == 200 and answer.json()["data"] == "Affected"
+
+
+def test_writes_with_credentials_of_their_own_need_no_origin(admin):
+    """Access tokens, client id and secret (query or Basic) and access keys are not the
+    cookie: their writes pass without Origin, with or without a cookie beside them."""
+    from tests.api.test_audit_secrets import global_credentials
+
+    held = global_credentials(admin)
+    basic = httpx.BasicAuth(held["clientId"], held["clientSecret"])
+    for cookies in ({}, admin.cookies):
+        script = TestClient(api, origin=False, cookies=cookies)
+        for how in ({"headers": {"Authorization": f"Bearer {held['access_token']}"}},
+                    {"params": {"access_token": held["access_token"]}},
+                    {"params": {"clientId": held["clientId"], "clientSecret": held["clientSecret"]}},
+                    {"auth": basic},
+                    {"params": {"accessKey": held["accessKey"], "accessSecret": held["accessSecret"]}}):
+            answer = script.post("/api/add-organization", json={"owner": "admin", "name": unique("csrf")}, **how)
+            assert "origin" not in answer.request.headers
+            assert answer.status_code == 200, (how, bool(cookies), answer.json())
+            assert answer.json()["data"] == "Affected", (how, bool(cookies), answer.json())
+
+
+def test_a_sign_in_without_origin_passes_with_or_without_a_cookie(client):
+    """A sign-in is authenticated by its password, not by a cookie beside it (which only names
+    the session it replaces): a script signs in without Origin, first and again."""
+    script = TestClient(api, origin=False)
+    first = login(script)
+    assert first.json()["status"] == "ok" and "origin" not in first.request.headers
+    assert script.cookies.get(SESSION_COOKIE)
+    again = login(script)
+    assert again.json()["status"] == "ok" and "origin" not in again.request.headers
 
 
 def test_other_origins_are_refused_on_every_unsafe_path_with_the_cookie(client):

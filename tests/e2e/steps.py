@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import urllib.parse
 from collections.abc import Iterator
 
 from playwright.sync_api import expect
@@ -24,6 +25,15 @@ def server_db(server) -> Iterator:
             db.commit()
     finally:
         engine.dispose()
+
+
+def as_page(page, headers: dict[str, str] | None = None) -> dict[str, str]:
+    """Headers for a write through Playwright's API requests (page.request) with the Origin a
+    console page sends: unlike a page's fetch they send none, and the CSRF guard refuses a write
+    the session cookie authenticates without it. The origin is where the context's relative URLs
+    lead, which the answer to /ping tells."""
+    url = urllib.parse.urlsplit(page.request.get("/ping").url)
+    return {"Origin": f"{url.scheme}://{url.netloc}", **(headers or {})}
 
 
 def choose(page, trigger, option: str) -> None:

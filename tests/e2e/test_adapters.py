@@ -12,7 +12,7 @@ import uuid
 from playwright.sync_api import expect
 
 from tests.e2e.axe import serious
-from tests.e2e.steps import save, server_db
+from tests.e2e.steps import as_page, save, server_db
 
 CONNECTION = ("type", "databaseType", "host", "port", "user", "password", "database")
 
@@ -20,7 +20,7 @@ CONNECTION = ("type", "databaseType", "host", "port", "user", "password", "datab
 def _add(page, owner: str = "built-in", **fields) -> str:
     name = f"adapter-{uuid.uuid4().hex[:8]}"
     answer = page.request.post("/api/add-adapter", data={"owner": owner, "name": name, "table": "rules",
-                                                         "useSameDb": True, **fields}).json()
+                                                         "useSameDb": True, **fields}, headers=as_page(page)).json()
     assert answer["status"] == "ok", answer
     return name
 

@@ -14,14 +14,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from playwright.sync_api import expect
 
-from tests.e2e.steps import choose, save
+from tests.e2e.steps import as_page, choose, save
 
 
 def _add(page, owner: str, **fields) -> str:
     name = f"cert-{uuid.uuid4().hex[:8]}"
     body = {"owner": owner, "name": name, "displayName": name, "scope": "JWT", "type": "x509",
             "cryptoAlgorithm": "RS256", "bitSize": 1024, "expireInYears": 1, **fields}
-    answer = page.request.post("/api/add-cert", data=body).json()
+    answer = page.request.post("/api/add-cert", data=body, headers=as_page(page)).json()
     assert answer["status"] == "ok", answer
     return name
 

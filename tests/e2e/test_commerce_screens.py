@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from sqlmodel import select
 
 from tests.e2e.axe import serious
-from tests.e2e.steps import choose, pick, server_db
+from tests.e2e.steps import as_page, choose, pick, server_db
 
 
 def _field(page, key: str):
@@ -118,7 +118,8 @@ def test_a_plans_product_is_locked_and_not_deletable(visit, page, api_login, acc
     api_login(accounts.boss)
     plan = f"plan-{suffix}"
     added = page.request.post("/api/add-plan", data={"owner": "acme", "name": plan, "displayName": "Gold",
-                                                     "price": 9, "currency": "USD", "period": "Monthly"}).json()
+                                                     "price": 9, "currency": "USD", "period": "Monthly"},
+                              headers=as_page(page)).json()
     assert added["status"] == "ok", added
     product = page.request.get(f"/api/get-plan?id=acme/{plan}").json()["data"]["product"]
     visit(f"/products/acme/{product}")
@@ -138,7 +139,7 @@ def test_a_plans_product_is_locked_and_not_deletable(visit, page, api_login, acc
     expect(_row(page, product)).to_have_count(1)
     expect(_row(page, product).get_by_role("button", name="Delete")).to_be_disabled()
     # deleting the plan takes the product along
-    gone = page.request.post("/api/delete-plan", data={"owner": "acme", "name": plan}).json()
+    gone = page.request.post("/api/delete-plan", data={"owner": "acme", "name": plan}, headers=as_page(page)).json()
     assert gone["data"] == "Affected", gone
     assert page.request.get(f"/api/get-product?id=acme/{product}").json()["data"] is None
 
@@ -220,7 +221,8 @@ def test_the_invoice_fields_of_a_payment(visit, page, api_login, accounts, serve
     expect(page.locator("#invoice-hint")).to_have_text("Invoiced: the person and invoice fields can no longer change")
     assert serious(page) == []
     refused = page.request.post(f"/api/update-payment?id=acme/{paid}",
-                                data={"owner": "acme", "name": paid, "personName": "Someone"}).json()
+                                data={"owner": "acme", "name": paid, "personName": "Someone"},
+                                headers=as_page(page)).json()
     assert refused["status"] == "error" and "invoiced" in refused["msg"], refused
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
-from tests.e2e.steps import pick, server_db
+from tests.e2e.steps import as_page, pick, server_db
 
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
@@ -33,7 +33,7 @@ def _shows(row, values: tuple[str, str, str]) -> None:
 
 def _enforce(page, enforcer: str, request: list[str]) -> bool:
     answer = page.request.post(f"/api/enforce?enforcerId={enforcer}", data=json.dumps(request),
-                               headers={"Content-Type": "application/json"}).json()
+                               headers=as_page(page, {"Content-Type": "application/json"})).json()
     assert answer["status"] == "ok", answer
     return answer["data"][0]
 

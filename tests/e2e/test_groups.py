@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from playwright.sync_api import expect
 
+from tests.e2e.steps import as_page
+
 CHIEF_PASSWORD = "E2e-chief-pass-1"
 
 
@@ -100,7 +102,8 @@ def test_add_edit_rename_fail_and_delete_a_group(visit, page, api_login, account
     # a failed save puts the saved name back
     taken = f"taken-{uuid.uuid4().hex[:6]}"
     other = page.request.post("/api/add-group", data={"owner": "built-in", "name": taken,
-                                                      "type": "Virtual", "parentId": "built-in"}).json()
+                                                      "type": "Virtual", "parentId": "built-in"},
+                              headers=as_page(page)).json()
     assert other["status"] == "ok", other
     page.fill("#field-name", taken)
     page.click("#edit-save")
@@ -145,7 +148,7 @@ def test_a_group_with_children_cannot_be_deleted(visit, page, api_login, server)
     expect(_row(page, "Engineering").get_by_role("button", name="Delete")).to_be_disabled()
     expect(_row(page, "Developers").get_by_role("button", name="Delete")).to_be_enabled()
     # and the server refuses it whoever asks
-    refused = page.request.post("/api/delete-group", data={"owner": org, "name": "eng"}).json()
+    refused = page.request.post("/api/delete-group", data={"owner": org, "name": "eng"}, headers=as_page(page)).json()
     assert refused["status"] == "error" and "child groups" in refused["msg"], refused
 
     # the organization list links to the organization's tree

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
+from tests.e2e.steps import as_page
+
 
 def test_the_admin_impersonates_alice_and_comes_back(visit, page, api_login, accounts):
     alice = accounts.alice
@@ -38,7 +40,7 @@ def test_impersonate_follows_the_servers_rule(visit, page, api_login, accounts):
     (the service's `impersonation.impersonable` decides both)."""
     api_login(accounts.admin)
     created = page.request.post("/api/add-user", data={"owner": "built-in", "name": "plain-member",
-                                                       "displayName": "Plain member"}).json()
+                                                       "displayName": "Plain member"}, headers=as_page(page)).json()
     assert created["status"] == "ok", created
     visit("/users/built-in/plain-member")
     expect(page.locator("#impersonate")).to_be_visible()

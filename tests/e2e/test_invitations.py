@@ -10,7 +10,7 @@ import uuid
 
 from playwright.sync_api import expect
 
-from tests.e2e.steps import pick
+from tests.e2e.steps import as_page, pick
 
 
 def _row(page, text: str):
@@ -25,7 +25,7 @@ def _choose(page, field: str, option: str) -> None:
 def _add(page, owner: str, name: str, **fields) -> None:
     body = {"owner": owner, "name": name, "displayName": name, "code": f"code{name[-6:]}", "quota": 1,
             "application": "All", "state": "Active", **fields}
-    answer = page.request.post("/api/add-invitation", data=body).json()
+    answer = page.request.post("/api/add-invitation", data=body, headers=as_page(page)).json()
     assert answer["status"] == "ok", answer
 
 

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
-from tests.e2e.steps import save
+from tests.e2e.steps import as_page, save
 
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
@@ -21,7 +21,7 @@ RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 def _add(page, owner: str, text: str = RBAC) -> str:
     name = f"model-{uuid.uuid4().hex[:8]}"
     answer = page.request.post("/api/add-model", data={"owner": owner, "name": name, "displayName": name,
-                                                       "modelText": text}).json()
+                                                       "modelText": text}, headers=as_page(page)).json()
     assert answer["status"] == "ok", answer
     return name
 

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.conftest import ACL_MODEL
 from tests.e2e.axe import serious
-from tests.e2e.steps import choose, pick, save, server_db
+from tests.e2e.steps import as_page, choose, pick, save, server_db
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
@@ -42,7 +42,7 @@ def _seed(server) -> str:
 
 def _enforce(page, permission: str, request: list) -> list:
     answer = page.request.post(f"/api/enforce?permissionId={permission}", data=json.dumps(request),
-                               headers={"Content-Type": "application/json"}).json()
+                               headers=as_page(page, {"Content-Type": "application/json"})).json()
     assert answer["status"] == "ok", answer
     return answer["data"]
 

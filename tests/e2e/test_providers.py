@@ -304,3 +304,31 @@ def test_an_organization_admin_works_in_their_own_organization(visit, page, api_
     visit(f"/providers/admin/{shared}")
     page.click("#provider-test-captcha")
     expect(page.get_by_text(re.compile("Unauthorized|not allowed|permission", re.I))).to_be_visible()
+
+
+def test_stripe_names_its_webhook_signing_secret_and_masks_it(visit, page, api_login, accounts, server):
+    """Stripe keeps its webhook signing secret in Client secret 2: the page names it so, masked
+    as the other secrets, and the mask saved back keeps it."""
+    from sqlmodel import select
+
+    from iam_console.models import Provider
+
+    name = _provider(server, "built-in", category="Payment", type="Stripe", client_secret="sk_test_kept",
+                     client_secret2="whsec_kept")
+    api_login(accounts.admin)
+    visit(f"/providers/built-in/{name}")
+    expect(_label(page, "clientSecret2")).to_have_text("Webhook signing secret")
+    expect(_field(page, "clientSecret2")).to_have_attribute("type", "password")
+    expect(_field(page, "clientSecret2")).to_have_value("***")
+    expect(_field(page, "clientSecret")).to_have_value("***")
+    assert serious(page) == [], "the Stripe provider page: critical or serious WCAG violations"
+    _field(page, "displayName").fill(f"{name} renamed")
+    page.click("#edit-save")
+    expect(page.get_by_text("Successfully saved")).to_be_visible()
+    with server_db(server) as db:
+        stored = db.exec(select(Provider).where(Provider.name == name)).one()
+        assert (stored.display_name, stored.client_secret, stored.client_secret2) == (
+            f"{name} renamed", "sk_test_kept", "whsec_kept")
+    # PayPal has no second secret
+    choose(page, _field(page, "type"), "PayPal")
+    expect(_field(page, "clientSecret2")).to_have_count(0)

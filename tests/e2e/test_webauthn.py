@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import Account
+from tests.e2e.steps import as_page
 
 PASSWORD = "E2e-webauthn-pass-1"
 CALLBACK = "http://127.0.0.1:9/callback"  # nothing listens: Playwright answers the navigation
@@ -66,7 +67,7 @@ def _register(visit, page, name: str) -> None:
 
 
 def _sign_out(page, context) -> None:
-    assert page.request.post("/api/logout").json()["status"] == "ok"
+    assert page.request.post("/api/logout", headers=as_page(page)).json()["status"] == "ok"
     context.clear_cookies()
 
 

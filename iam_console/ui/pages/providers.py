@@ -60,6 +60,7 @@ NO_CLIENT = _any(_both(CAPTCHA, _type("Default")), _cat("Web3"), _both(STORAGE, 
 # types with a secret but no client ID
 NO_CLIENT_ID = _any(_both(STORAGE, _type("Google Cloud Storage")), _both(EMAIL, _type(*API_KEY_EMAIL)),
                     _both(NOTIFICATION, _type(*CHAT_TYPES)))
+STRIPE = _both(PAYMENT, _type("Stripe"))
 SECOND_CLIENT = _any(EMAIL, _type("WeChat", "Apple", "Aliyun Captcha", "WeChat Pay", "Twitter", "Reddit", "CUCloud"))
 APP_ID_TYPES = {  # the types with an app ID, and what they call it
     "Agent ID": _any(_both(OAUTH, _both(_type("WeCom"), _is("subType", "Internal"))), _both(OAUTH, _type("Infoflow"))),
@@ -210,11 +211,12 @@ PROVIDERS = screen(Screen(
             (_type("Aliyun Captcha"), "Scene"),
             (_type("WeChat Pay", "CUCloud"), "App ID"),
         )),
+        # Stripe keeps its webhook signing secret here (services/payments/stripe_checkout.py)
         Field("clientSecret2", "Client secret 2", "password",
-              shown_when=_both(SECOND_CLIENT, _not(_any(_type("WeChat Pay", "CUCloud"),
-                                                        _both(EMAIL, _type("Azure ACS"))))),
+              shown_when=_any(_both(SECOND_CLIENT, _not(_any(_type("WeChat Pay", "CUCloud"),
+                                                             _both(EMAIL, _type("Azure ACS"))))), STRIPE),
               relabel=((_both(OAUTH, _type("Apple")), "Key text"), (EMAIL, "From name"),
-                       (_type("Aliyun Captcha"), "App key"))),
+                       (_type("Aliyun Captcha"), "App key"), (STRIPE, "Webhook signing secret"))),
         Field("appId", "App ID", shown_when=_any(*APP_ID_TYPES.values()),
               relabel=tuple((condition, label) for label, condition in APP_ID_TYPES.items())),
         # OAuth
