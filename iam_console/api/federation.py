@@ -1,5 +1,7 @@
-"""Sign-in with an upstream identity provider: the start (to the provider), the callback (back
-from it), Casdoor's /api/login with a provider and code, and /api/unlink. The rules are in
+"""Sign-in with an upstream identity provider: the start (to the provider: an OAuth provider's
+authorize URL, or a SAML provider's IdP with an AuthnRequest), the callback (back from an OAuth
+provider; a SAML IdP posts to /api/acs, api/saml.py, which goes on as here), Casdoor's
+/api/login with a provider and code, and /api/unlink. The rules are in
 services/upstream.py and services/federation.py; docs/security.md, "Upstream identity
 providers"."""
 
@@ -39,7 +41,8 @@ QUERY = {"parameters": [{"name": name, "in": "query", "required": False, "schema
 async def start(request: Request) -> Response:
     """Query: application, provider, method (signin, signup, link), from (a path of this server to
     go on to), authorize (the OAuth authorize request's query the sign-in answers). Redirects to the
-    provider, with the browser's binding cookie; a refused start goes back to the sign-in page."""
+    provider (a SAML provider signing its requests: the page that posts the request to its IdP),
+    with the browser's binding cookie; a refused start goes back to the sign-in page."""
     params = request.query_params
     application = params.get("application", "")[:100]
     method = params.get("method", federation.SIGN_IN)[:20]
@@ -52,8 +55,13 @@ async def start(request: Request) -> Response:
                                      user=user, client_ip=client_ip(request))
         except ServiceError as exc:
             db.rollback()
-            return _refused(db, str(exc), application, params.get("authorize", ""), method)
-    response = RedirectResponse(started.url, status_code=302)
+            return refused(db, str(exc), application, params.get("authorize", ""), method)
+    if started.page:
+        from .saml import page  # the SAML routes' page headers
+
+        response = page(started.page)
+    else:
+        response = RedirectResponse(started.url, status_code=302)
     response.set_cookie(upstream.COOKIE, started.browser_token, secure=settings.cookie_secure,
                         max_age=upstream.STATE_MINUTES * 60, **COOKIE_OPTIONS)
     return response
@@ -72,7 +80,7 @@ def _login_path(db, application_name: str, authorize_query: str, method: str) ->
     return f"/login/{quote(application.organization, safe='')}" if application is not None else "/login"
 
 
-def _refused(db, message: str, application: str, authorize_query: str, method: str) -> RedirectResponse:
+def refused(db, message: str, application: str, authorize_query: str, method: str) -> RedirectResponse:
     error_id = upstream.note_error(db, message, application)
     db.commit()
     path = _login_path(db, application, authorize_query, method)
@@ -109,10 +117,16 @@ def _finish(db, request: Request, state: str, code: str) -> Outcome:
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
     resolved = federation.resolve(db, application, provider, provider_row, identity, method=row.method,
                                   client_ip=client_ip(request))
+    return finish_sign_in(db, request, row, application, resolved.user, checked, provider.type)
+
+
+def finish_sign_in(db, request: Request, row: UpstreamState, application: Application, user: User,
+                   checked: oauth.Authorization | None, signin_method: str) -> Outcome:
+    """An upstream identity's account signs in: the second factor it owes, else the session and
+    on as after a password sign-in (`_continue`)."""
     organization = lookup.organization(db, application.organization)
-    user = resolved.user
     signin = auth.SignInRequest(application=application.name, organization=user.owner, username=user.name,
-                                password="", auto_signin=True, signin_method=provider.type,
+                                password="", auto_signin=True, signin_method=signin_method,
                                 client_ip=client_ip(request), user_agent=request.headers.get("user-agent", ""),
                                 previous_token=session_token(request))
     if mfa_props.enabled_types(user):
@@ -122,7 +136,7 @@ def _finish(db, request: Request, state: str, code: str) -> Outcome:
         return Outcome(path + "nextMfa=1", data=auth.NEXT_MFA, data2=owed.methods, pending=owed)
     session = auth.complete_sign_in(db, user, organization, application, auto_signin=True,
                                     client_ip=signin.client_ip, user_agent=signin.user_agent,
-                                    previous_token=signin.previous_token, signin_method=provider.type)
+                                    previous_token=signin.previous_token, signin_method=signin_method)
     return _continue(db, checked, application, organization, user, session, row)
 
 
@@ -146,7 +160,7 @@ def _continue(db, checked: oauth.Authorization | None, application: Application,
     return Outcome(answer.url, answer.code or answer.tokens.get("access_token") or "", answer.url, session=session)
 
 
-def _with_cookies(request: Request, response: Response, outcome: Outcome) -> Response:
+def with_cookies(request: Request, response: Response, outcome: Outcome) -> Response:
     if outcome.session is not None:
         response = with_session(request, response, outcome.session)
     if outcome.pending is not None:
@@ -173,9 +187,9 @@ async def callback(request: Request) -> Response:
         except ServiceError as exc:
             db.rollback()
             kept = upstream.peek(db, state)
-            return _refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
+            return refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
                             kept.method if kept else federation.SIGN_IN)
-        return _with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
+        return with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
 
 
 @router.get("/api/federation/pending-mfa", summary="The methods of the second factor an upstream sign-in owes")
@@ -198,7 +212,7 @@ async def login_with_provider(request: Request, body: dict) -> JSONResponse:
         state, code = field(body, "state", str, ""), field(body, "code", str, "")
         outcome = _finish(db, request, state, code)
         data2 = outcome.data2 if outcome.data2 is not None else outcome.url
-        return _with_cookies(request, ok(outcome.data, data2), outcome)
+        return with_cookies(request, ok(outcome.data, data2), outcome)
 
 
 @router.post("/api/unlink", summary="Unlink an upstream identity from an account (canUnlink; a global admin: anyone's)")

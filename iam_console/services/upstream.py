@@ -13,6 +13,10 @@ outbound guard (services/outbound.py: checked destinations, time limits):
   state is refused before anything is sent. Then the code (with the PKCE verifier) for a token, the
   token for the user's information, and federation.resolve for the account.
 
+A SAML provider's button starts here too: `start` makes its AuthnRequest (services/saml_sp.py)
+and keeps the same state row, named by the request's ID, bound to the browser the same way;
+/api/acs consumes it (`consume`) after the Response's own checks.
+
 Every endpoint of a well-known type can be replaced by the provider's own fields (customAuthUrl,
 customTokenUrl, customUserInfoUrl; domain for the tenant or the host of AzureAD, GitLab and Okta);
 a Custom provider takes them from discovery (issuerUrl/.well-known/openid-configuration) or
@@ -160,8 +164,9 @@ def _client(provider: m.Provider, scope: str) -> OAuth2Client:
 
 @dataclass(frozen=True)
 class Started:
-    url: str  # the provider's authorize URL
+    url: str  # the provider's authorize URL (a SAML IdP's single sign-on URL)
     browser_token: str  # the cookie's value (the browser's own, or a new one)
+    page: str = ""  # a SAML POST binding: the page that posts the AuthnRequest (to `url`)
 
 
 def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
@@ -176,10 +181,13 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
     application = lookup.application(db, str(application_name or "")[:100])
     if application is None:
         raise ServiceError("The application: %s does not exist", str(application_name)[:100])
-    provider, row = federation.provider_of(db, application, provider_name)
-    if provider.type not in SUPPORTED:
+    provider, row = federation.provider_of(db, application, provider_name, ("OAuth", "SAML"))
+    saml = provider.category == "SAML"
+    if not saml and provider.type not in SUPPORTED:
         raise ServiceError("The provider type: %s is not supported", provider.type[:100])
     if method == federation.LINK:
+        if saml:
+            raise ServiceError("Unknown method: %s", method)
         if user is None:
             raise ServiceError("Please sign in first")
     elif method == federation.SIGN_IN and not row.can_sign_in:
@@ -194,13 +202,20 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(_query(authorize_query)))
         if checked.application.name != application.name:
             raise ServiceError("The authorization request is for another application")
-    found = endpoints(provider)
-    federation.link_key(provider.type)
-    state, verifier, nonce = secrets.token_urlsafe(32), generate_token(64), secrets.token_urlsafe(16)
     browser_token = browser_token if browser_token and len(browser_token) <= 100 else secrets.token_urlsafe(32)
-    with _client(provider, found.scope) as client:
-        extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
-        url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
+    verifier = nonce = page = ""
+    if saml:
+        from . import saml_sp
+
+        login = saml_sp.login(db, f"{provider.owner}/{provider.name}", application, return_to=return_to)
+        state, url, page = login.request_id, login.url, login.page
+    else:
+        found = endpoints(provider)
+        federation.link_key(provider.type)
+        state, verifier, nonce = secrets.token_urlsafe(32), generate_token(64), secrets.token_urlsafe(16)
+        with _client(provider, found.scope) as client:
+            extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
+            url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
     db.execute(delete(m.UpstreamState).where(m.UpstreamState.expires_at < utcnow()))
     db.add(m.UpstreamState(
         state_hash=_hash(state), browser_hash=_hash(browser_token), application=application.name,
@@ -208,7 +223,7 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         code_verifier=verifier, nonce=nonce, authorize_query=authorize_query,
         return_to=navigation.safe_return_path(return_to)[:500],
         expires_at=utcnow() + timedelta(minutes=STATE_MINUTES)))
-    return Started(url, browser_token)
+    return Started(url, browser_token, page)
 
 
 def _query(text: str) -> dict[str, str]:
@@ -372,21 +387,27 @@ def _providers_item(items: list, default_shown: bool) -> tuple[bool, str]:
     return item.get("visible", True) is not False, "small" if str(item.get("rule") or "").lower() == "small" else "big"
 
 
-def _oauth_provider(db: Session, application: m.Application, name: str) -> m.Provider | None:
+def _oauth_provider(db: Session, application: m.Application, name: str,
+                    categories: tuple[str, ...] = ("OAuth",)) -> m.Provider | None:
+    """The application's provider of that name (its organization's, else a shared one) when a
+    button can start it: an OAuth provider of a supported type, or (when asked) a SAML one."""
     own_first = sa.case((m.Provider.owner == application.organization, 0), else_=1)
     provider = db.exec(select(m.Provider).where(
-        m.Provider.name == name, m.Provider.category == "OAuth",
+        m.Provider.name == name, m.Provider.category.in_(categories),
         m.Provider.owner.in_((application.organization, "admin"))).order_by(own_first)).first()
-    return provider if provider is not None and provider.type in SUPPORTED else None
+    if provider is None:
+        return None
+    return provider if provider.category == "SAML" or provider.type in SUPPORTED else None
 
 
 def _label(provider: m.Provider) -> str:
-    return LABELS.get(provider.type, provider.type) if provider.type in WELL_KNOWN else \
-        (provider.display_name or provider.name)
+    return LABELS.get(provider.type, provider.type) if provider.category == "OAuth" and \
+        provider.type in WELL_KNOWN else (provider.display_name or provider.name)
 
 
 def _icon(provider: m.Provider) -> str:
-    return provider.custom_logo or f"/providers/{ICONS.get(provider.type, 'openid')}.svg"
+    fallback = "saml" if provider.category == "SAML" else ICONS.get(provider.type, "openid")
+    return provider.custom_logo or f"/providers/{fallback}.svg"
 
 
 def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
@@ -416,8 +437,8 @@ def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
 
 def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
             return_to: str = "") -> list[dict[str, str]]:
-    """The application's OAuth providers a page offers (sign-in: rows with canSignIn; sign-up: rows
-    with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
+    """The application's OAuth and SAML providers a page offers (sign-in: rows with canSignIn;
+    sign-up: rows with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
     items shows them: name, label, icon (the provider's custom logo, else the type's), size (big
     or small) and href (the start of the flow)."""
     if application is None:
@@ -435,7 +456,7 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
         row = federation.ProviderRow.of(item)
         if not (row.can_sign_up if method == federation.SIGN_UP else row.can_sign_in):
             continue
-        provider = _oauth_provider(db, application, row.name)
+        provider = _oauth_provider(db, application, row.name, ("OAuth", "SAML"))
         if provider is None:
             continue
         query: dict[str, str] = {"application": application.name, "provider": provider.name, "method": method}

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
+from lxml import etree
 from sqlmodel import select
 
 from iam_console import models as m
@@ -131,8 +132,8 @@ def test_bad_metadata_is_a_clear_error(text):
         saml_sp.metadata_fields(text)
 
 
-def test_signed_authn_request_checked_by_the_idp(world):
-    org, idp_app, provider, app = world
+def _sign_requests(provider: m.Provider, idp_app: m.Application) -> None:
+    """The provider signs its requests with a new cert, which the IdP application requires."""
     name, _, _ = make_cert()
     with session_scope() as db:
         for row, column, value in ((m.Provider, "cert", name), (m.Application, "client_cert", name)):
@@ -142,6 +143,58 @@ def test_signed_authn_request_checked_by_the_idp(world):
             if row is m.Provider:
                 target.enable_sign_authn_request = True
             db.add(target)
+
+
+def idp_answer_to_post(org: str, html: str) -> dict[str, str]:
+    """The IdP's answer to the page that posts a signed AuthnRequest (POST binding)."""
+    action, fields = posted_form(html)
+    client = sign_in(org, "alice", PASSWORD)
+    on = client.post(local(action), data=fields, follow_redirects=False)
+    assert on.status_code == 303, on.text[:400]
+    return idp_answer(org, on.headers["location"], client)
+
+
+def test_signed_authn_request_goes_over_post_checked_by_the_idp(world):
+    """As Casdoor: a signed AuthnRequest goes over the POST binding, signed (enveloped)."""
+    org, idp_app, provider, app = world
+    _sign_requests(provider, idp_app)
+    body = TestClient(api).get("/api/get-saml-login", params={
+        "id": f"admin/{provider.name}", "application": app.name, "relayState": "rs-sp"}).json()
+    assert body["status"] == "ok" and body["data2"] == "POST", body
+    action, fields = posted_form(body["data"])
+    assert action == provider.endpoint and fields["RelayState"] == "rs-sp"
+    request = x.parse(base64.b64decode(fields["SAMLRequest"]))
+    assert request.find("ds:Signature", x.NS) is not None and request.get("Destination") == provider.endpoint
+    assert post_acs(idp_answer_to_post(org.name, body["data"])).status_code == 303
+    # the request altered after signing: the IdP refuses it
+    altered = base64.b64encode(base64.b64decode(fields["SAMLRequest"]).replace(
+        b'AllowCreate="true"', b'AllowCreate="false"')).decode()
+    page = sign_in(org.name, "alice", PASSWORD).post(local(action), data={**fields, "SAMLRequest": altered},
+                                                      follow_redirects=False)
+    assert page.status_code == 400 and "signature" in unescape(page.text).lower()
+    # unsigned: refused too
+    request.remove(request.find("ds:Signature", x.NS))
+    page = sign_in(org.name, "alice", PASSWORD).post(local(action), data={
+        **fields, "SAMLRequest": base64.b64encode(etree.tostring(request)).decode()}, follow_redirects=False)
+    assert page.status_code == 400 and "must be signed" in unescape(page.text)
+
+
+def _redirect_only(metadata: str) -> str:
+    root = x.parse(metadata)
+    for service in root.iter(f"{{{x.METADATA}}}SingleSignOnService"):
+        if service.get("Binding") == x.POST_BINDING:
+            service.getparent().remove(service)
+    return etree.tostring(root).decode()
+
+
+def test_signed_redirect_request_when_the_idp_offers_only_redirect(world):
+    org, idp_app, provider, app = world
+    _sign_requests(provider, idp_app)
+    metadata = TestClient(api).get("/api/saml/metadata", params={"application": f"admin/{idp_app.name}"}).text
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.metadata_ = _redirect_only(metadata)
+        db.add(row)
     url = saml_login(provider, app)
     assert "SigAlg=" in url and "Signature=" in url
     fields = idp_answer(org.name, url)
@@ -150,6 +203,25 @@ def test_signed_authn_request_checked_by_the_idp(world):
     unsigned = url.split("&SigAlg=")[0]
     page = sign_in(org.name, "alice", PASSWORD).get(local(unsigned), follow_redirects=False)
     assert page.status_code == 400 and "must be signed" in unescape(page.text)
+
+
+def test_unsigned_request_goes_over_post_when_the_idp_offers_only_post(world):
+    org, idp_app, provider, app = world
+    metadata = TestClient(api).get("/api/saml/metadata", params={"application": f"admin/{idp_app.name}"}).text
+    root = x.parse(metadata)
+    for service in root.iter(f"{{{x.METADATA}}}SingleSignOnService"):
+        if service.get("Binding") == x.REDIRECT_BINDING:
+            service.getparent().remove(service)
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.metadata_ = etree.tostring(root).decode()
+        db.add(row)
+    body = TestClient(api).get("/api/get-saml-login", params={"id": f"admin/{provider.name}",
+                                                              "application": app.name}).json()
+    assert body["data2"] == "POST"
+    fields = posted_form(body["data"])[1]
+    assert x.parse(base64.b64decode(fields["SAMLRequest"])).find("ds:Signature", x.NS) is None
+    assert post_acs(idp_answer_to_post(org.name, body["data"])).status_code == 303
 
 
 def test_wrong_signature_is_refused(world):
@@ -211,7 +283,7 @@ def test_second_factor_is_asked_on_the_login_page(world, make_user):
     assert answer.status_code == 303
     assert browser.get("/api/get-account").json()["status"] == "error"  # it ended
     target = urlsplit(answer.headers["location"])
-    assert target.path == f"/login/{org.name}" and parse_qs(target.query)["secondFactor"] == ["app"]
+    assert target.path == f"/login/{org.name}" and parse_qs(target.query)["nextMfa"] == ["1"]
     cookies = answer.headers["set-cookie"]
     assert "iam_mfa=" in cookies and 'iam_session=""' in cookies  # the pending sign-in, and no session
 
@@ -305,12 +377,44 @@ def test_new_account_refused_without_can_sign_up(world, make_org):
         assert db.exec(select(m.User).where(m.User.owner == app.organization)).all() == []
 
 
-def test_keycloak_type_signs_in_existing_accounts_only(world, make_org):
+@pytest.mark.parametrize("kind", ["Keycloak", "Aliyun IDaaS"])
+def test_types_without_a_user_field_sign_up_and_link_by_property(world, make_org, kind):
+    """Keycloak and Aliyun IDaaS have no field of their own on a user: the link is the property
+    oauth_<Type>_id, found again at the next sign-in; no wire field is added."""
     org, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
+        row.type = kind
+        db.add(row)
+    assert post_acs(idp_answer(org.name, saml_login(provider, app))).status_code == 303  # alice, by NameID
+    stranger = _other_organization_app(make_org, provider, canSignUp=True)
+    client = TestClient(api)
+    assert client.post("/api/acs", data=idp_answer(org.name, saml_login(provider, stranger)),
+                       follow_redirects=False).status_code == 303
+    account = client.get("/api/get-account").json()["data"]
+    assert (account["owner"], account["name"]) == (stranger.organization, "alice")
+    assert account["properties"][f"oauth_{kind}_id"] == "alice"
+    assert not any(key.startswith(kind.replace(" ", "").lower()) for key in account)
+    # renamed here, the account is still found by its link (not by the NameID as a name)
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.owner == stranger.organization)).one()
+        user.name = "alice-renamed"
+        db.add(user)
+    again = TestClient(api)
+    assert again.post("/api/acs", data=idp_answer(org.name, saml_login(provider, stranger)),
+                      follow_redirects=False).status_code == 303
+    assert again.get("/api/get-account").json()["data"]["name"] == "alice-renamed"
+    with session_scope() as db:
+        assert len(db.exec(select(m.User).where(m.User.owner == stranger.organization)).all()) == 1
+
+
+def test_type_without_a_user_field_refused_without_can_sign_up(world, make_org):
+    org, _, provider, _ = world
     with session_scope() as db:
         row = db.exec(select(m.Provider).where(m.Provider.name == provider.name)).one()
         row.type = "Keycloak"
         db.add(row)
-    assert post_acs(idp_answer(org.name, saml_login(provider, app))).status_code == 303
-    stranger = _other_organization_app(make_org, provider, canSignUp=True)
-    assert "does not exist" in refused(post_acs(idp_answer(org.name, saml_login(provider, stranger))))
+    stranger = _other_organization_app(make_org, provider, canSignUp=False)
+    assert "is not allowed to sign up" in refused(post_acs(idp_answer(org.name, saml_login(provider, stranger))))
+    with session_scope() as db:
+        assert db.exec(select(m.User).where(m.User.owner == stranger.organization)).all() == []
