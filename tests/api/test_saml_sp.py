@@ -8,7 +8,7 @@ import base64
 import secrets
 from datetime import timedelta
 from html import unescape
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -418,3 +418,176 @@ def test_type_without_a_user_field_refused_without_can_sign_up(world, make_org):
     assert "is not allowed to sign up" in refused(post_acs(idp_answer(org.name, saml_login(provider, stranger))))
     with session_scope() as db:
         assert db.exec(select(m.User).where(m.User.owner == stranger.organization)).all() == []
+
+
+# --- the provider buttons (services/upstream.buttons): /api/federation/start, bound to the browser ---
+
+REDIRECT = "https://client.example/cb"
+
+
+def start(client: TestClient, app: m.Application, provider: m.Provider, method: str = "signin", **extra):
+    return client.get("/api/federation/start", params={"application": app.name, "provider": provider.name,
+                                                        "method": method, **extra}, follow_redirects=False)
+
+
+def upstream_error(location: str) -> str:
+    from iam_console.services import upstream
+
+    with session_scope() as db:
+        return upstream.take_error(db, parse_qs(urlsplit(location).query)["upstreamError"][0])
+
+
+def test_buttons_list_saml_providers_by_the_rows_rules(world):
+    from iam_console.services import upstream
+
+    _, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.name == app.name)).one()
+        [button] = upstream.buttons(db, row, "signin", return_to="/account")
+        assert button["name"] == provider.name and button["icon"] == "/providers/saml.svg"
+        assert button["href"].startswith("/api/federation/start?") and "method=signin" in button["href"]
+        assert upstream.buttons(db, row, "signup") == []  # canSignUp is off
+        row.signin_items = [{"name": "Providers", "visible": False}]
+        assert upstream.buttons(db, row, "signin") == []
+
+
+def test_button_sign_in_is_bound_to_the_browser(world):
+    org, _, provider, app = world
+    browser = TestClient(api)
+    started = start(browser, app, provider, **{"from": "/account"})
+    assert started.status_code == 302 and started.headers["location"].startswith(provider.endpoint + "?SAMLRequest=")
+    assert "iam_upstream" in browser.cookies
+    fields = idp_answer(org.name, started.headers["location"])
+    # another browser (no binding cookie): first posted again from this site, then refused
+    stranger = TestClient(api)
+    bounce = stranger.post("/api/acs", data=fields, follow_redirects=False)
+    assert bounce.status_code == 200 and "set-cookie" not in bounce.headers
+    action, again = posted_form(bounce.text)
+    assert action == "/api/acs" and again["bounced"] == "1" and again["SAMLResponse"] == fields["SAMLResponse"]
+    refused_there = stranger.post("/api/acs", data=again, follow_redirects=False)
+    assert refused_there.status_code == 302 and "another browser" in upstream_error(refused_there.headers["location"])
+    assert stranger.get("/api/get-account").json()["status"] == "error"
+    # the browser that started it (its state was used by the refused attempt: a new start)
+    started = start(browser, app, provider, **{"from": "/account"})
+    answer = browser.post("/api/acs", data=idp_answer(org.name, started.headers["location"]), follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/account", answer.text[:300]
+    assert browser.get("/api/get-account").json()["data"]["name"] == "alice"
+
+
+def test_button_signed_request_posts_itself(world):
+    org, idp_app, provider, app = world
+    _sign_requests(provider, idp_app)
+    browser = TestClient(api)
+    started = start(browser, app, provider)
+    assert started.status_code == 200 and "iam_upstream" in browser.cookies
+    assert "script-src 'unsafe-inline'" in started.headers["content-security-policy"]
+    answer = browser.post("/api/acs", data=idp_answer_to_post(org.name, started.text), follow_redirects=False)
+    assert answer.status_code == 303 and browser.get("/api/get-account").json()["data"]["name"] == "alice"
+
+
+def test_button_on_the_authorize_page_answers_the_authorization_request(world):
+    org, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.name == app.name)).one()
+        row.redirect_uris = [REDIRECT]
+        db.add(row)
+    authorize = urlencode({"client_id": app.client_id, "response_type": "code", "redirect_uri": REDIRECT,
+                           "scope": "openid", "state": "client-state"})
+    browser = TestClient(api)
+    started = start(browser, app, provider, authorize=authorize)
+    answer = browser.post("/api/acs", data=idp_answer(org.name, started.headers["location"]), follow_redirects=False)
+    location = answer.headers["location"]
+    assert answer.status_code == 303 and location.startswith(REDIRECT + "?code=") and "state=client-state" in location
+    # refused after the IdP: back to the authorize page with the message
+    second = TestClient(api)
+    started = start(second, app, provider, authorize=authorize)
+    fields = idp_answer(org.name, started.headers["location"])
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.owner == org.name, m.User.name == "alice")).one()
+        user.is_forbidden = True
+        db.add(user)
+    refused_back = second.post("/api/acs", data=fields, follow_redirects=False)
+    location = refused_back.headers["location"]
+    assert refused_back.status_code == 302 and location.startswith(f"/login/oauth/authorize?{authorize}&")
+    assert "forbidden" in upstream_error(location) and second.get("/api/get-account").json()["status"] == "error"
+
+
+def test_button_on_the_sign_up_page_signs_up(world, make_org):
+    org, _, provider, _ = world
+    app = _other_organization_app(make_org, provider, canSignUp=True, canSignIn=False)
+    assert "cannot be used to sign in" in upstream_error(start(TestClient(api), app, provider).headers["location"])
+    browser = TestClient(api)
+    started = start(browser, app, provider, "signup")
+    answer = browser.post("/api/acs", data=idp_answer(org.name, started.headers["location"]), follow_redirects=False)
+    assert answer.status_code == 303, answer.headers
+    account = browser.get("/api/get-account").json()["data"]
+    assert (account["owner"], account["name"]) == (app.organization, "alice")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"method": "link"}, "Unknown method"),
+    ({"provider": "none-such"}, "does not exist"),
+    ({"authorize": "client_id=nope&response_type=code&redirect_uri=https://evil.example/cb"}, "")])
+def test_bad_button_starts_write_nothing(world, params, message):
+    _, _, provider, app = world
+    with session_scope() as db:
+        before = len(db.exec(select(m.SamlRequest)).all())
+    answer = TestClient(api).get("/api/federation/start", params={
+        "application": app.name, "provider": provider.name, "method": "signin", **params}, follow_redirects=False)
+    assert answer.status_code == 302 and "upstreamError=" in answer.headers["location"]
+    assert message in upstream_error(answer.headers["location"])
+    with session_scope() as db:
+        assert len(db.exec(select(m.SamlRequest)).all()) == before
+
+
+# --- Casdoor's /api/login with samlResponse ---
+
+def test_api_login_with_saml_response(world):
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    client = TestClient(api)
+    body = client.post("/api/login", json={"application": app.name, "provider": provider.name, "type": "login",
+                                           "samlResponse": fields["SAMLResponse"], "relayState": "rs-sp"}).json()
+    assert body["status"] == "ok" and body["data"] == f"{org.name}/alice", body
+    assert client.get("/api/get-account").json()["data"]["name"] == "alice"
+    again = TestClient(api).post("/api/login", json={"application": app.name, "samlResponse": fields["SAMLResponse"]})
+    assert "already used" in again.json()["msg"]
+
+
+def test_api_login_with_saml_response_for_a_code(world):
+    org, _, provider, app = world
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.name == app.name)).one()
+        row.redirect_uris = [REDIRECT]
+        db.add(row)
+    fields = idp_answer(org.name, saml_login(provider, app))
+    body = TestClient(api).post("/api/login", params={
+        "clientId": app.client_id, "responseType": "code", "redirectUri": REDIRECT, "scope": "openid",
+        "state": "st"}, json={"application": app.name, "provider": provider.name, "type": "code",
+                              "samlResponse": fields["SAMLResponse"]}).json()
+    assert body["status"] == "ok" and body["data2"].startswith(REDIRECT + "?code=" + body["data"]), body
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"application": "another-app"}, "another application"),
+    ({"provider": "another-provider"}, "another provider"),
+    ({"samlResponse": "not base64 !"}, "cannot be read"),
+])
+def test_api_login_with_bad_saml_response(world, change, message):
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    body = TestClient(api).post("/api/login", json={"application": app.name, "provider": provider.name,
+                                                    "samlResponse": fields["SAMLResponse"], **change}).json()
+    assert body["status"] == "error" and message in body["msg"], body
+    # nothing used up: the right body still signs in
+    assert TestClient(api).post("/api/login", json={"application": app.name, "samlResponse": fields["SAMLResponse"]}
+                                ).json()["status"] == "ok"
+
+
+def test_api_login_with_tampered_saml_response(world):
+    org, _, provider, app = world
+    fields = idp_answer(org.name, saml_login(provider, app))
+    xml = base64.b64decode(fields["SAMLResponse"]).replace(b">alice<", b">mallory<")
+    body = TestClient(api).post("/api/login", json={"application": app.name,
+                                                    "samlResponse": base64.b64encode(xml).decode()}).json()
+    assert body["status"] == "error" and "signature" in body["msg"].lower()
