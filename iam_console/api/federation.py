@@ -20,7 +20,15 @@ from ..services.access import Actor
 from ..services.errors import ServiceError, Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
-from .callers import MFA_COOKIE, actor, client_ip, session_token, with_pending_second_factor, with_session
+from .callers import (
+    MFA_COOKIE,
+    SESSION_COOKIE,
+    actor,
+    client_ip,
+    session_token,
+    with_pending_second_factor,
+    with_session,
+)
 from .envelope import ok
 
 router = APIRouter(tags=["federation"])
@@ -96,6 +104,7 @@ class Outcome:
     data2: object = None
     session: auth.SignedIn | None = None
     pending: auth.SecondFactorOwed | None = None
+    ended: bool = False  # the browser's earlier session ended (its cookie goes)
 
 
 def _finish(db, request: Request, state: str, code: str) -> Outcome:
@@ -133,7 +142,10 @@ def finish_sign_in(db, request: Request, row: UpstreamState, application: Applic
         owed = auth.owe_second_factor(db, user, application, signin)
         path = f"/login/oauth/authorize?{row.authorize_query}&" if row.authorize_query else \
             f"/login/{quote(user.owner, safe='')}?{urlencode({'from': row.return_to})}&"
-        return Outcome(path + "nextMfa=1", data=auth.NEXT_MFA, data2=owed.methods, pending=owed)
+        # the browser's earlier session ends here, as a completed sign-in rotates it: the page that
+        # asks for the second factor must not find someone signed in already
+        ended = bool(signin.previous_token) and auth.sign_out(db, signin.previous_token, signin.client_ip) is not None
+        return Outcome(path + "nextMfa=1", data=auth.NEXT_MFA, data2=owed.methods, pending=owed, ended=ended)
     session = auth.complete_sign_in(db, user, organization, application, auto_signin=True,
                                     client_ip=signin.client_ip, user_agent=signin.user_agent,
                                     previous_token=signin.previous_token, signin_method=signin_method)
@@ -165,6 +177,8 @@ def with_cookies(request: Request, response: Response, outcome: Outcome) -> Resp
         response = with_session(request, response, outcome.session)
     if outcome.pending is not None:
         response = with_pending_second_factor(response, outcome.pending)
+    if outcome.ended:
+        response.delete_cookie(SESSION_COOKIE, path="/")
     return response
 
 

@@ -591,3 +591,23 @@ def test_api_login_with_tampered_saml_response(world):
     body = TestClient(api).post("/api/login", json={"application": app.name,
                                                     "samlResponse": base64.b64encode(xml).decode()}).json()
     assert body["status"] == "error" and "signature" in body["msg"].lower()
+
+
+def test_button_sign_in_owing_a_second_factor_ends_the_earlier_session(world, make_user):
+    org, _, provider, app = world
+    make_user(owner=org.name, name="bob", password=PASSWORD)
+    browser = sign_in(org.name, "bob", PASSWORD)  # the browser's earlier session, as someone else
+    started = start(browser, app, provider, **{"from": "/account"})
+    fields = idp_answer(org.name, started.headers["location"])  # the IdP's own sign-in is done
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.owner == org.name, m.User.name == "alice")).one()
+        user.totp_secret, user.preferred_mfa_type = "JBSWY3DPEHPK3PXP", "app"
+        db.add(user)
+    answer = browser.post("/api/acs", data=fields, follow_redirects=False)
+    target = urlsplit(answer.headers["location"])
+    assert answer.status_code == 303 and target.path == f"/login/{org.name}"
+    assert parse_qs(target.query) == {"from": ["/account"], "nextMfa": ["1"]}
+    assert "iam_mfa=" in answer.headers["set-cookie"] and 'iam_session=""' in answer.headers["set-cookie"]
+    assert browser.get("/api/get-account").json()["status"] == "error"
+    pending = browser.get("/api/federation/pending-mfa").json()
+    assert pending["data"] == "NextMfa" and pending["data2"][0]["mfaType"] == "app"
