@@ -120,7 +120,34 @@ def test_saml_sign_in_still_owes_the_second_factor(server, visit, page, engine):
     assert (account["data"]["owner"], account["data"]["displayName"]) == (org_b, "Erin B")
 
 
-def test_saml_button_on_the_authorize_page_answers_the_client(server, visit, page, context, engine, saml_world):
+@pytest.fixture
+def client_callback():
+    """The OAuth client's redirect URI: a local server answering "client" (the browser reaches it
+    by the ACS's redirect, which Playwright's routes do not see)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self):  # the standard library calls it by this name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"client")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/cb"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_saml_button_on_the_authorize_page_answers_the_client(server, visit, page, engine, saml_world,
+                                                              client_callback):
     """The authorization request travels through the IdP and /api/acs, then gets its code."""
     from urllib.parse import parse_qs, urlsplit
 
@@ -131,14 +158,12 @@ def test_saml_button_on_the_authorize_page_answers_the_client(server, visit, pag
     from tests.e2e.axe import serious
 
     org, label, provider, sp = saml_world
-    callback = "http://127.0.0.1:9/cb"  # nothing listens: the test answers the navigation
+    callback = client_callback
     with session_scope(engine) as db:
         app = db.exec(select(Application).where(Application.name == sp)).one()
         app.redirect_uris = [callback]
         client_id = app.client_id
         db.add(app)
-    context.route(lambda url: url.startswith(callback),
-                  lambda route: route.fulfill(status=200, content_type="text/plain", body="client"))
     visit(f"/login/oauth/authorize?client_id={client_id}&response_type=code&redirect_uri={callback}"
           "&scope=openid&state=client-state")
     button = page.locator(f"#authorize-provider-{provider}")
