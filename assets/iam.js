@@ -379,3 +379,49 @@ window.iamCodeLogin = async function (application, organization, returnTo) {
   });
   return window.iamSignedIn(result, false, returnTo);
 };
+
+// Google One Tap (docs/security.md, "Upstream identity providers"): a state and nonce from the
+// server (bound to this browser's cookie), Google Identity Services' script (options.script:
+// IAM_GOOGLE_GSI_SCRIPT) and its prompt; the credential it hands over is posted as it is, and the
+// server verifies it against Google's keys. Resolves with the server's refusal, or when the page
+// moves on; never while the prompt waits (or was dismissed).
+window.iamGoogleOneTap = async function (options) {
+  const key = JSON.stringify([options.application, options.provider, window.location.href]);
+  if (window.iamOneTapShown === key) return { status: "shown", msg: "" };  // on_load reruns while hydrating
+  window.iamOneTapShown = key;
+  const started = await window.iamPost("/api/federation/google-one-tap/start", {
+    application: options.application, provider: options.provider, authorize: options.authorize, from: options.from,
+  });
+  if (started.status !== "ok") return started;
+  try {
+    await new Promise((loaded, failed) => {
+      const script = document.createElement("script");
+      script.src = options.script;
+      script.async = true;
+      script.onload = loaded;
+      script.onerror = () => failed(new Error("Google Identity Services did not load"));
+      document.head.appendChild(script);
+    });
+  } catch (e) {
+    return { status: "unavailable", msg: String(e) };  // no prompt: the buttons remain
+  }
+  return await new Promise((done) => {
+    window.google.accounts.id.initialize({
+      client_id: started.data.clientId,
+      nonce: started.data.nonce,
+      callback: async (response) => {
+        const answer = await window.iamPost("/api/federation/google-one-tap", {
+          application: options.application, provider: options.provider, credential: response.credential,
+          state: started.data.state,
+        });
+        if (answer.status !== "ok") {
+          done(answer);
+          return;
+        }
+        window.location.assign(answer.data2);
+        done({ status: "redirecting", msg: "" });
+      },
+    });
+    window.google.accounts.id.prompt();
+  });
+};

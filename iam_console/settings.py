@@ -36,6 +36,11 @@ class Settings:
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
+    # Google's ID token keys (IAM_GOOGLE_JWKS, fetched by the server) and Google Identity Services'
+    # client script for One Tap (IAM_GOOGLE_GSI_SCRIPT, loaded by the visitor's browser): Google's
+    # own by default, a local stand-in in tests
+    google_jwks: str = "https://www.googleapis.com/oauth2/v3/certs"
+    google_gsi_script: str = "https://accounts.google.com/gsi/client"
     # how often each worker looks for scheduled work that is due (the LDAP auto sync, syncers, the
     # record purge); their intervals stay in minutes. Shorter only in tests.
     scheduler_tick_seconds: float = 60.0
@@ -65,6 +70,8 @@ def load() -> Settings:
         discord_api=os.environ.get("IAM_DISCORD_API", "https://discord.com/api/v10").rstrip("/"),
         stripe_api=os.environ.get("IAM_STRIPE_API", "https://api.stripe.com").rstrip("/"),
         paypal_api=os.environ.get("IAM_PAYPAL_API", "https://api-m.sandbox.paypal.com").rstrip("/"),
+        google_jwks=os.environ.get("IAM_GOOGLE_JWKS", "") or "https://www.googleapis.com/oauth2/v3/certs",
+        google_gsi_script=os.environ.get("IAM_GOOGLE_GSI_SCRIPT", "") or "https://accounts.google.com/gsi/client",
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
         scheduler_tick_seconds=max(0.5, float(os.environ.get("IAM_SCHEDULER_TICK_SECONDS", "") or 60)),
     )

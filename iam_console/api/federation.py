@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from ..db import session_scope
-from ..models import Application, Organization, UpstreamState, User
+from ..models import Application, Organization, Provider, UpstreamState, User
 from ..services import auth, federation, lookup, mfa, mfa_props, navigation, oauth, prompt, upstream
 from ..services.access import Actor
 from ..services.errors import ServiceError, Unauthorized
@@ -113,7 +113,13 @@ def _finish(db, request: Request, state: str, code: str) -> Outcome:
     if application is None:
         raise ServiceError("The application: %s does not exist", row.application)
     provider, provider_row = federation.provider_of(db, application, row.provider)
-    identity = upstream.fetch_identity(provider, code, row.code_verifier)
+    identity = upstream.fetch_identity(provider, code, row.code_verifier, row.nonce)
+    return _signed_in(db, request, row, application, provider, provider_row, identity)
+
+
+def _signed_in(db, request: Request, row: UpstreamState, application: Application, provider: Provider,
+               provider_row: federation.ProviderRow, identity: federation.UpstreamIdentity) -> Outcome:
+    """The account for the proven identity (federation.resolve), then on as a password sign-in."""
     if row.method == federation.LINK:
         owner, _, name = row.user.partition("/")
         current = actor(db, request).user
@@ -227,6 +233,49 @@ async def login_with_provider(request: Request, body: dict) -> JSONResponse:
         outcome = _finish(db, request, state, code)
         data2 = outcome.data2 if outcome.data2 is not None else outcome.url
         return with_cookies(request, ok(outcome.data, data2), outcome)
+
+
+ONE_TAP_START = "/api/federation/google-one-tap/start"
+ONE_TAP = "/api/federation/google-one-tap"
+
+
+@router.post(ONE_TAP_START, summary="A state and nonce for Google One Tap on a sign-in page")
+async def one_tap_start(request: Request) -> JSONResponse:
+    """Body: application, provider (a Google provider whose row's rule is OneTap), authorize (the
+    OAuth authorize request's query the sign-in answers), from (a path of this server to go on
+    to). Answers {clientId, nonce, state} for google.accounts.id.initialize, the state bound to
+    this browser's cookie."""
+    body = await json_object(request)
+    with session_scope() as db:
+        started = upstream.start_one_tap(
+            db, application_name=field(body, "application", str, "")[:100],
+            provider_name=field(body, "provider", str, ""), browser_token=_browser(request),
+            authorize_query=field(body, "authorize", str, ""),
+            return_to=field(body, "from", str, "/"), client_ip=client_ip(request))
+        response = ok({"clientId": started.client_id, "nonce": started.nonce, "state": started.state})
+    response.set_cookie(upstream.COOKIE, started.browser_token, secure=settings.cookie_secure,
+                        max_age=upstream.STATE_MINUTES * 60, **COOKIE_OPTIONS)
+    return response
+
+
+@router.post(ONE_TAP, summary="Sign in with the credential (an ID token) Google One Tap handed to the page")
+async def one_tap(request: Request) -> JSONResponse:
+    """Body: application, provider, credential, state (from the start, bound to this browser,
+    used once). The credential is verified here against Google's keys with the state's nonce;
+    then on as the callback goes: data is the user's id (NextMfa when a second factor is owed, the
+    code for an authorize request), data2 the URL to go on to."""
+    body = await json_object(request)
+    with session_scope() as db:
+        row = upstream.consume(db, field(body, "state", str, ""), _browser(request), kind=upstream.ONE_TAP)
+        if row.application != field(body, "application", str, "") or row.provider != field(body, "provider", str, ""):
+            raise ServiceError("The state was issued for another application or provider")
+        application = lookup.application(db, row.application)
+        if application is None:
+            raise ServiceError("The application: %s does not exist", row.application)
+        provider, provider_row = federation.provider_of(db, application, row.provider)
+        identity = upstream.one_tap_identity(provider, provider_row, row, field(body, "credential", str, ""))
+        outcome = _signed_in(db, request, row, application, provider, provider_row, identity)
+        return with_cookies(request, ok(outcome.data, outcome.url), outcome)
 
 
 @router.post("/api/unlink", summary="Unlink an upstream identity from an account (canUnlink; a global admin: anyone's)")

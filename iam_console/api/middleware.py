@@ -25,7 +25,8 @@ from .envelope import error, language
 from .oauth import cross_origin
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
-SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish"})  # no cookie yet, one to come
+SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish", "/api/federation/google-one-tap",
+                           "/api/federation/google-one-tap/start"})  # no cookie yet, one to come
 # SAML messages another site's page posts (a service provider's AuthnRequest, an identity
 # provider's Response): they do not act as the cookie's user, and a signed message, not the
 # origin, is what they trust (services/saml_idp.py, services/saml_sp.py)

@@ -159,7 +159,7 @@ def _acs(request: Request, form: dict[str, str]) -> Response:
     with session_scope() as db:
         request_id = saml_sp.answered_request(saml_response)
         started = upstream.peek(db, request_id)
-        if started is not None and started.browser_hash:  # a provider button's sign-in (api/federation.py)
+        if started is not None and upstream.kind_of(started) == upstream.SAML:  # a provider button's sign-in
             if not request.cookies.get(upstream.COOKIE) and not form.get(BOUNCED):
                 # posted from the IdP's site, the browser left out its SameSite=Lax binding cookie:
                 # posted again from here, it comes along
@@ -194,7 +194,7 @@ def _acs_started(db, request: Request, saml_response: str, request_id: str, row)
     request answered, the prompt, the second factor); a refusal goes back to the page it started
     from, with the message."""
     try:
-        upstream.consume(db, request_id, request.cookies.get(upstream.COOKIE, ""))
+        upstream.consume(db, request_id, request.cookies.get(upstream.COOKIE, ""), kind=upstream.SAML)
         assertion = saml_sp.accept(db, saml_response)
         application = lookup.application(db, row.application)
         if application is None or assertion.application != row.application:

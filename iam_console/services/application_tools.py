@@ -73,7 +73,7 @@ def provider_rules(category: str, type_: str) -> tuple[str, ...]:
     if category == "Captcha":
         return ("None", "Dynamic", "Always")
     if type_ == "Google":
-        return ("Default", "One Tap")
+        return ("Default", "OneTap")  # Casdoor's values; the console shows "One Tap"
     return ("None",)
 
 

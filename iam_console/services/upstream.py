@@ -25,6 +25,7 @@ from those fields, and maps the user's fields through its userMapping."""
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import warnings
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from sqlmodel import Session, delete, select
 from .. import models as m
 from ..models.base import utcnow
 from ..settings import settings
-from . import federation, lookup, navigation, outbound, throttle
+from . import federation, id_tokens, lookup, navigation, outbound, throttle
 from .errors import ServiceError
 
 with warnings.catch_warnings():  # Authlib 1.9 warns, at import, about httpx2 for its assertion client
@@ -74,6 +75,15 @@ class Endpoints:
     userinfo: str
     scope: str
     emails: str = ""  # GitHub: the user's emails, when the profile's is private
+    # where the issuer's ID token keys are, and its names (an id_token is verified against these;
+    # none known: a Custom provider with hand-given endpoints, GitHub)
+    jwks: str = ""
+    issuers: tuple[str, ...] = ()
+
+
+GOOGLE_ISSUERS = ("https://accounts.google.com", "accounts.google.com")
+MICROSOFT = "https://login.microsoftonline.com"
+AZURE_ANY_TENANT = ("common", "organizations", "consumers")
 
 
 def _url(value: str, label: str, provider: m.Provider) -> str:
@@ -119,24 +129,29 @@ def endpoints(provider: m.Provider) -> Endpoints:
                           "https://api.github.com/user", scope or "read:user user:email")
     elif kind == "Google":
         found = Endpoints("https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token",
-                          "https://openidconnect.googleapis.com/v1/userinfo", scope or "openid email profile")
+                          "https://openidconnect.googleapis.com/v1/userinfo", scope or "openid email profile",
+                          jwks=settings.google_jwks, issuers=GOOGLE_ISSUERS)
     elif kind == "AzureAD":
         tenant = (provider.domain or "common").strip().strip("/")
-        base = tenant if "://" in tenant else f"https://login.microsoftonline.com/{tenant}"
+        base = tenant if "://" in tenant else f"{MICROSOFT}/{tenant}"
+        # a multi-tenant sign-in's tokens name the user's own tenant in their issuer
+        issuer = f"{MICROSOFT}/{id_tokens.TENANT}/v2.0" if tenant.lower() in AZURE_ANY_TENANT else f"{base}/v2.0"
         found = Endpoints(f"{base}/oauth2/v2.0/authorize", f"{base}/oauth2/v2.0/token",
-                          "https://graph.microsoft.com/oidc/userinfo", scope or "openid email profile")
+                          "https://graph.microsoft.com/oidc/userinfo", scope or "openid email profile",
+                          jwks=f"{base}/discovery/v2.0/keys", issuers=(issuer,))
     elif kind == "GitLab":
         base = _base(provider, "https://gitlab.com", "GitLab host")
         found = Endpoints(f"{base}/oauth/authorize", f"{base}/oauth/token", f"{base}/api/v4/user",
-                          scope or "read_user")
+                          scope or "read_user", jwks=f"{base}/oauth/discovery/keys", issuers=(base,))
     elif kind == "Okta":
         base = _base(provider, "", "Okta authorization server")
         found = Endpoints(f"{base}/v1/authorize", f"{base}/v1/token", f"{base}/v1/userinfo",
-                          scope or "openid email profile")
+                          scope or "openid email profile", jwks=f"{base}/v1/keys", issuers=(base,))
     elif provider.issuer_url.strip():
         document = _discover(provider)
         found = Endpoints(str(document.get("authorization_endpoint") or ""), str(document.get("token_endpoint") or ""),
-                          str(document.get("userinfo_endpoint") or ""), scope or "openid email profile")
+                          str(document.get("userinfo_endpoint") or ""), scope or "openid email profile",
+                          jwks=str(document.get("jwks_uri") or ""), issuers=(str(document["issuer"]),))
     else:
         found = Endpoints("", "", "", scope or "openid email profile")
     authorize = provider.custom_auth_url.strip() or found.authorize
@@ -145,8 +160,9 @@ def endpoints(provider: m.Provider) -> Endpoints:
     if not (authorize and token and userinfo):
         raise ServiceError("The provider %s needs an issuer URL, or its auth, token and user info URLs", provider.name)
     emails = f"{userinfo.rstrip('/')}/emails" if kind == "GitHub" else ""
+    jwks = _url(found.jwks, "key set URL", provider) if found.jwks else ""
     return Endpoints(_url(authorize, "auth URL", provider), _url(token, "token URL", provider),
-                     _url(userinfo, "user info URL", provider), found.scope, emails)
+                     _url(userinfo, "user info URL", provider), found.scope, emails, jwks, found.issuers)
 
 
 def _client(provider: m.Provider, scope: str) -> OAuth2Client:
@@ -169,12 +185,10 @@ class Started:
     page: str = ""  # a SAML POST binding: the page that posts the AuthnRequest (to `url`)
 
 
-def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
-          authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
-          client_ip: str = "") -> Started:
-    """A new state for the browser, and the provider's authorize URL; nothing is written when
-    the provider or the request is refused. Each client address opens at most 60 states per
-    10 minutes."""
+def _checked_start(db: Session, *, application_name: str, provider_name: str, method: str, authorize_query: str,
+                   user: m.User | None, client_ip: str) -> tuple[m.Application, m.Provider, federation.ProviderRow]:
+    """The application and provider a new state is for, once the start is allowed. Each client
+    address opens at most 60 states per 10 minutes."""
     throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
@@ -202,9 +216,37 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(_query(authorize_query)))
         if checked.application.name != application.name:
             raise ServiceError("The authorization request is for another application")
-    browser_token = browser_token if browser_token and len(browser_token) <= 100 else secrets.token_urlsafe(32)
-    verifier = nonce = page = ""
-    if saml:
+    return application, provider, row
+
+
+def _browser_token(browser_token: str) -> str:
+    return browser_token if browser_token and len(browser_token) <= 100 else secrets.token_urlsafe(32)
+
+
+def _keep_state(db: Session, *, state: str, browser_token: str, application: m.Application, provider: m.Provider,
+                method: str, user: m.User | None, verifier: str, nonce: str, authorize_query: str,
+                return_to: str) -> None:
+    db.execute(delete(m.UpstreamState).where(m.UpstreamState.expires_at < utcnow()))
+    db.add(m.UpstreamState(
+        state_hash=_hash(state), browser_hash=_hash(browser_token), application=application.name,
+        provider=provider.name, method=method, user=f"{user.owner}/{user.name}" if user is not None else "",
+        code_verifier=verifier, nonce=nonce, authorize_query=authorize_query,
+        return_to=navigation.safe_return_path(return_to)[:500],
+        expires_at=utcnow() + timedelta(minutes=STATE_MINUTES)))
+
+
+def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
+          authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
+          client_ip: str = "") -> Started:
+    """A new state for the browser, and the provider's authorize URL (a SAML provider: its IdP's,
+    with a new AuthnRequest, whose ID names the state); nothing is written when the provider or the
+    request is refused."""
+    application, provider, _row = _checked_start(
+        db, application_name=application_name, provider_name=provider_name, method=method,
+        authorize_query=authorize_query, user=user, client_ip=client_ip)
+    browser_token = _browser_token(browser_token)
+    verifier = nonce = page = ""  # a SAML request's state has neither verifier nor nonce (`kind_of`)
+    if provider.category == "SAML":
         from . import saml_sp
 
         login = saml_sp.login(db, f"{provider.owner}/{provider.name}", application, return_to=return_to)
@@ -216,14 +258,57 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         with _client(provider, found.scope) as client:
             extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
             url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
-    db.execute(delete(m.UpstreamState).where(m.UpstreamState.expires_at < utcnow()))
-    db.add(m.UpstreamState(
-        state_hash=_hash(state), browser_hash=_hash(browser_token), application=application.name,
-        provider=provider.name, method=method, user=f"{user.owner}/{user.name}" if user is not None else "",
-        code_verifier=verifier, nonce=nonce, authorize_query=authorize_query,
-        return_to=navigation.safe_return_path(return_to)[:500],
-        expires_at=utcnow() + timedelta(minutes=STATE_MINUTES)))
+    _keep_state(db, state=state, browser_token=browser_token, application=application, provider=provider,
+                method=method, user=user, verifier=verifier, nonce=nonce, authorize_query=authorize_query,
+                return_to=return_to)
     return Started(url, browser_token, page)
+
+
+# --- Google One Tap: Google's script in the browser hands over an ID token (the credential) ---
+
+ONE_TAP_RULES = ("OneTap", "One Tap")  # Casdoor's value, and the console's former one
+NOT_ONE_TAP = "The provider: %s does not offer Google One Tap to the application"
+
+
+def is_one_tap(provider: m.Provider, row: federation.ProviderRow) -> bool:
+    return provider.type == "Google" and row.rule in ONE_TAP_RULES
+
+
+@dataclass(frozen=True)
+class OneTapStarted:
+    state: str
+    nonce: str  # Google puts it into the credential it issues
+    client_id: str
+    browser_token: str
+
+
+def start_one_tap(db: Session, *, application_name: str, provider_name: str, browser_token: str,
+                  authorize_query: str = "", return_to: str = "/", client_ip: str = "") -> OneTapStarted:
+    """A state (sign-in, no PKCE verifier: only the One Tap route takes it) for Google's prompt
+    in this browser, and the nonce the credential must carry."""
+    application, provider, row = _checked_start(
+        db, application_name=application_name, provider_name=provider_name, method=federation.SIGN_IN,
+        authorize_query=authorize_query, user=None, client_ip=client_ip)
+    if not is_one_tap(provider, row):
+        raise ServiceError(NOT_ONE_TAP, provider.name)
+    if not provider.client_id.strip():
+        raise ServiceError("The provider %s has no client ID", provider.name)
+    state, nonce, browser_token = secrets.token_urlsafe(32), secrets.token_urlsafe(16), _browser_token(browser_token)
+    _keep_state(db, state=state, browser_token=browser_token, application=application, provider=provider,
+                method=federation.SIGN_IN, user=None, verifier="", nonce=nonce, authorize_query=authorize_query,
+                return_to=return_to)
+    return OneTapStarted(state, nonce, provider.client_id, browser_token)
+
+
+def one_tap_identity(provider: m.Provider, row: federation.ProviderRow, state: m.UpstreamState,
+                     credential: str) -> federation.UpstreamIdentity:
+    """Who the credential names, once verified here against Google's keys (IAM_GOOGLE_JWKS) with
+    the state's nonce: the browser's word (the script's decoding of it) is not taken."""
+    if not is_one_tap(provider, row):
+        raise ServiceError(NOT_ONE_TAP, provider.name)
+    claims = id_tokens.verify(credential, id_tokens.Expected(settings.google_jwks, GOOGLE_ISSUERS,
+                                                             provider.client_id, state.nonce))
+    return identity_of(provider, claims)
 
 
 def _query(text: str) -> dict[str, str]:
@@ -243,13 +328,24 @@ UNKNOWN_STATE = "The state is unknown or has expired, please sign in again"
 OTHER_BROWSER = "The state was issued to another browser, please sign in again"
 
 
-def consume(db: Session, state: str, browser_token: str) -> m.UpstreamState:
+CALLBACK, ONE_TAP, SAML = "callback", "one tap", "saml"  # what takes a state back
+
+
+def kind_of(row: m.UpstreamState) -> str:
+    """Which route a state belongs to: the callback's has a PKCE verifier, One Tap's a nonce
+    only, a SAML request's (/api/acs) neither."""
+    if row.code_verifier:
+        return CALLBACK
+    return ONE_TAP if row.nonce else SAML
+
+
+def consume(db: Session, state: str, browser_token: str, *, kind: str = CALLBACK) -> m.UpstreamState:
     """The state's row, marked used (committed at once: a second callback is refused even if this
-    one fails later)."""
+    one fails later). Each route takes its own kind of state only (`kind_of`)."""
     if not state or len(state) > 200:
         raise ServiceError(UNKNOWN_STATE)
     row = db.exec(select(m.UpstreamState).where(m.UpstreamState.state_hash == _hash(state))).first()
-    if row is None or row.expires_at <= utcnow() or row.error_id:
+    if row is None or row.expires_at <= utcnow() or row.error_id or kind_of(row) != kind:
         raise ServiceError(UNKNOWN_STATE)
     if row.used:
         raise ServiceError(REPLAYED)
@@ -315,9 +411,34 @@ def identity_of(provider: m.Provider, info: dict[str, Any], emails: list | None 
                                        phone=_text(info.get("phone_number")), **fields)
 
 
-def fetch_identity(provider: m.Provider, code: str, verifier: str) -> federation.UpstreamIdentity:
-    """The code (and the PKCE verifier) for a token at the token endpoint, then the user's
-    information with it as a bearer token; the token itself is not kept."""
+def expected_id_token(provider: m.Provider, found: Endpoints, nonce: str) -> id_tokens.Expected:
+    return id_tokens.Expected(found.jwks, found.issuers, provider.client_id, nonce)
+
+
+def verified_claims(provider: m.Provider, found: Endpoints, token: dict, nonce: str) -> dict[str, Any] | None:
+    """The id_token's claims, verified (id_tokens.verify); None when the provider sent none, or
+    when no key set is known for it (a Custom provider with hand-given endpoints): then the user
+    information alone speaks, as for GitHub."""
+    id_token = token.get("id_token")
+    if not id_token or not found.jwks:
+        return None
+    return id_tokens.verify(id_token, expected_id_token(provider, found, nonce))
+
+
+def with_claims(info: dict[str, Any], claims: dict[str, Any] | None) -> dict[str, Any]:
+    """The user information with the verified claims in place of its own `sub`, `email` and
+    `email_verified`; a user information naming another subject than the ID token is refused."""
+    if claims is None:
+        return info
+    if "sub" in info and _text(info.get("sub")) != claims["sub"]:
+        raise ServiceError("Failed to login in: %s", "the user info and the ID token name different subjects")
+    return {**info, **{k: claims[k] for k in ("sub", "email", "email_verified") if k in claims}}
+
+
+def fetch_identity(provider: m.Provider, code: str, verifier: str, nonce: str = "") -> federation.UpstreamIdentity:
+    """The code (and the PKCE verifier) for a token at the token endpoint, its id_token verified
+    when there is one, then the user's information with the access token as a bearer token; the
+    tokens themselves are not kept."""
     if not code or len(code) > 2000:
         raise ServiceError("Failed to login in: %s", "the provider sent no code")
     found = endpoints(provider)
@@ -330,6 +451,7 @@ def fetch_identity(provider: m.Provider, code: str, verifier: str) -> federation
             raise ServiceError("Failed to login in: %s", str(exc)[:300] or type(exc).__name__) from None
         if not token or not token.get("access_token"):
             raise ServiceError("Invalid token")
+        claims = verified_claims(provider, found, token, nonce if "openid" in found.scope.split() else "")
         answer = client.get(found.userinfo)
         if answer.status_code != 200:
             raise ServiceError("Failed to login in: %s", f"the user info endpoint answered HTTP {answer.status_code}")
@@ -339,6 +461,7 @@ def fetch_identity(provider: m.Provider, code: str, verifier: str) -> federation
             raise ServiceError("Failed to login in: %s", "the user info is not JSON") from None
         if not isinstance(info, dict):
             raise ServiceError("Failed to login in: %s", "the user info is not a JSON object")
+        info = with_claims(info, claims)
         emails = None
         if found.emails and not info.get("email"):
             listed = client.get(found.emails)
@@ -467,3 +590,26 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
         out.append({"name": provider.name, "label": _label(provider), "type": provider.type, "size": size,
                     "icon": _icon(provider), "href": f"{START_PATH}?{urlencode(query)}"})
     return out
+
+
+def one_tap_script(db: Session, application: m.Application | None, *, authorize_query: str = "",
+                   return_to: str = "") -> str:
+    """The page's call of window.iamGoogleOneTap (assets/iam.js) when the application has a Google
+    provider row with the One Tap rule that may sign in ("" when none): Google's script
+    (IAM_GOOGLE_GSI_SCRIPT) is loaded by the browser, the credential posted to the One Tap route.
+    Run from on_load, which may come before the page's scripts have loaded: it waits for them."""
+    if application is None:
+        return ""
+    for item in application.providers or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        row = federation.ProviderRow.of(item)
+        provider = _oauth_provider(db, application, row.name) if row.can_sign_in else None
+        if provider is None or not is_one_tap(provider, row):
+            continue
+        options = {"application": application.name, "provider": provider.name, "script": settings.google_gsi_script,
+                   "authorize": authorize_query[:MAX_QUERY], "from": navigation.safe_return_path(return_to or "/")}
+        call = f"window.iamGoogleOneTap({json.dumps(options)})"
+        return ("(async () => { for (let i = 0; i < 100 && !window.iamGoogleOneTap; i++) "
+                f"await new Promise((r) => setTimeout(r, 50)); return {call}; }})()")
+    return ""

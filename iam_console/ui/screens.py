@@ -64,6 +64,7 @@ class Cell:
     unique: bool = False
     placeholder: str = ""  # a select's value meaning "not chosen yet", shown as a prompt (a catalog key)
     translate: bool = False  # a select's values are shown through the catalog
+    labels: tuple[tuple[str, str], ...] = ()  # (value, label): a select's values shown otherwise (catalog keys)
     disabled_when: Callable[[dict[str, Any]], bool] | None = None  # of the row; the server ignores edits
     hidden_when: Callable[[dict[str, Any]], bool] | None = None  # of the row
     # the whole column is shown only when true of the edit page's (values, flags), like Field.shown_when

@@ -455,9 +455,11 @@ OWN_ORGANIZATION = {"/api/send-sms": {"content": "c", "receivers": ["+15550100"]
 # (tests/api/test_casbin_command.py)
 TEXTS_ONLY = {"/api/run-casbin-command"}
 # upstream identity providers: the start and the callback are public, each state bound to the browser
-# that started it (tests/api/test_federation_api.py); unlink acts on the caller's own account unless
-# the caller is a global admin
-FEDERATION = {"/api/federation/start", "/callback", "/api/unlink", "/api/federation/pending-mfa"}
+# that started it (tests/api/test_federation_api.py), Google One Tap's likewise (its credential verified
+# against Google's keys, tests/api/test_google_one_tap.py); unlink acts on the caller's own account
+# unless the caller is a global admin
+FEDERATION = {"/api/federation/start", "/callback", "/api/unlink", "/api/federation/pending-mfa",
+              "/api/federation/google-one-tap/start", "/api/federation/google-one-tap"}
 OTHER_ROUTES = ACCOUNT_ROUTES | set(EXTRAS) | set(OAUTH) | SELF_ONLY | WEBAUTHN | PUBLIC | set(OWN_ORGANIZATION) \
     | TEXTS_ONLY | SAML | FEDERATION
 

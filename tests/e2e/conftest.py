@@ -157,11 +157,22 @@ def _check_build_targets_port(server_base: str, port: int) -> str:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def google_stub():
+    """Google's stand-in for the session's server: its ID token keys (IAM_GOOGLE_JWKS) and a fake
+    of its One Tap script (IAM_GOOGLE_GSI_SCRIPT); tests/upstream_stub.py."""
+    from tests.upstream_stub import UpstreamStub
+
+    with UpstreamStub() as stub:
+        yield stub
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory, google_stub) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("iam-e2e")
     port = _free_port()
     database_url = f"sqlite:///{tmp / 'iam.db'}"
-    env = _server_env(port, database_url, tmp / "files")
+    env = {**_server_env(port, database_url, tmp / "files"), "IAM_GOOGLE_JWKS": google_stub.base + "/jwks",
+           "IAM_GOOGLE_GSI_SCRIPT": google_stub.base + "/gsi/client"}
     log_path = tmp / "server.log"
 
     startup = subprocess.run([str(VENV_BIN / "python"), "-m", "iam_console.startup"], cwd=PROJECT_DIR, env=env,

@@ -35,12 +35,14 @@ def test_a_signin_method_is_named_after_itself_and_one_stays():
 def test_a_providers_row_follows_its_provider():
     email = {"name": "mail", "rule": "All", "provider": {"category": "Email", "type": "Default"}}
     github = {"name": "gh", "rule": "None", "provider": {"category": "OAuth", "type": "GitHub"}}
-    google = {"name": "g", "rule": "One Tap", "provider": {"category": "OAuth", "type": "Google"}}
+    google = {"name": "g", "rule": "OneTap", "provider": {"category": "OAuth", "type": "Google"}}
     unknown = {"name": "x", "rule": "None"}  # stored before its kind was: nothing is held back
     sign_in = _cell("providers", "canSignIn")
     assert sign_in.disabled_when(email) and not sign_in.disabled_when(github) and not sign_in.disabled_when(unknown)
     rule = _cell("providers", "rule")
-    assert rule.options_for(email)[0] == "All" and rule.options_for(google) == ["Default", "One Tap"]
+    assert rule.options_for(email)[0] == "All" and rule.options_for(google) == ["Default", "OneTap"]
+    assert rule.options_for({**google, "rule": "One Tap"}) == ["One Tap", "Default", "OneTap"]  # the former value kept
+    assert dict(rule.labels) == {"OneTap": "One Tap"}
     codes = _cell("providers", "countryCodes")
     assert codes.hidden_when(email) and not codes.hidden_when({"provider": {"category": "SMS", "type": "x"}})
     assert _cell("providers", "canSignUp").shown_when({}, {"enableSignUp": False}) is False

@@ -66,5 +66,5 @@ def test_a_providers_row_offers_the_rules_of_its_provider():
     assert tools.provider_rules("SMS", "Twilio SMS") == ("All", "signup", "login", "forget", "reset", "mfaSetup",
                                                         "mfaAuth")
     assert tools.provider_rules("Captcha", "Default") == ("None", "Dynamic", "Always")
-    assert tools.provider_rules("OAuth", "Google") == ("Default", "One Tap")
+    assert tools.provider_rules("OAuth", "Google") == ("Default", "OneTap")
     assert tools.provider_rules("OAuth", "GitHub") == ("None",)

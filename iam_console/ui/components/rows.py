@@ -26,15 +26,23 @@ def _label(value: rx.Var) -> rx.Var:
     return Prefs.tr.get(value, value)
 
 
+def _option(column: Cell, value: rx.Var) -> rx.Var:
+    """A select's value as shown: its label (Cell.labels, through the catalog), else as `translate` says."""
+    if column.labels:
+        labelled = rx.Var.create(dict(column.labels)).to(dict).get(value, value).to(str)
+        return _label(labelled)
+    return _label(value) if column.translate else value
+
+
 def _shown(column: Cell, value: rx.Var) -> rx.Component:
-    return rx.text(_label(value) if column.translate else value, size="2")
+    return rx.text(_option(column, value), size="2")
 
 
 def _select(field: Field, column: Cell, state: Any, row: rx.Var, index: rx.Var, disabled: rx.Var,
             cls: str) -> rx.Component:
     value = row[column.key]
     unset = value == column.placeholder if column.placeholder else value == ""
-    item = lambda option: rx.select.item(_label(option) if column.translate else option, value=option)  # noqa: E731
+    item = lambda option: rx.select.item(_option(column, option), value=option)  # noqa: E731
     if column.unique:
         # the row's own value and those no row uses (the same for every row: sent once)
         offered = rx.fragment(rx.cond(unset, rx.fragment(), item(value)),
@@ -50,7 +58,7 @@ def _select(field: Field, column: Cell, state: Any, row: rx.Var, index: rx.Var, 
         on_change=lambda v: state.set_cell(field.key, index, column.key, v),
     )
     # a select that cannot change shows its value as text
-    return rx.cond(disabled, rx.text(_label(value) if column.translate else value, size="2", class_name=cls),
+    return rx.cond(disabled, rx.text(_option(column, value), size="2", class_name=cls),
                    select)
 
 

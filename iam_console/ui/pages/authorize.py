@@ -105,6 +105,7 @@ class Authorize(rx.State):
                 (auth.LDAP_METHOD, auth.ldap_enabled(application))) if shown]
             self.method = self.methods[0] if self.methods else ""
             self.providers = upstream.buttons(db, application, "signin", authorize_query=urlencode(params))
+            one_tap = upstream.one_tap_script(db, application, authorize_query=urlencode(params))
             user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
             if user is not None and request.prompt != "login":
                 url = self.router.url
@@ -139,7 +140,15 @@ class Authorize(rx.State):
             self.busy = True
             return rx.call_script(wallet.finish_script([key, self.app_name, self.app_organization, provider, ""], True),
                                   callback=Authorize.finished)
+        if one_tap:  # Google One Tap's prompt (services/upstream.py)
+            return rx.call_script(one_tap, callback=Authorize.one_tap_done)
         return None
+
+    @rx.event
+    async def one_tap_done(self, result: dict | None):
+        """Google One Tap's end, when the page stays: a refusal is shown, a dismissed prompt is not."""
+        if (result or {}).get("status") in ("error", "network"):
+            self.busy, self.sign_in_error = False, (await self.get_state(Prefs)).script_failure(result) or ""
 
     def _sign_in(self, function: str, *more: str):
         """Run a sign-in script of assets/iam.js (password, LDAP or WebAuthn) for this page's request."""

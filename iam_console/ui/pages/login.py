@@ -111,6 +111,7 @@ class Login(Captcha, rx.State):
                                     str(self.router.url.query_parameters.get("orgChoiceMode", "")))
             self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
             self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to)
+            one_tap = upstream.one_tap_script(db, application, return_to=self.return_to)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
@@ -141,7 +142,15 @@ class Login(Captcha, rx.State):
             script = wallet.finish_script([key, self.application, self.organization_name, provider, self.return_to],
                                           False)
             return rx.call_script(script, callback=Login.finished)
+        if one_tap:  # Google One Tap's prompt (services/upstream.py)
+            return rx.call_script(one_tap, callback=Login.one_tap_done)
         return None
+
+    @rx.event
+    async def one_tap_done(self, result: dict | None):
+        """Google One Tap's end, when the page stays: a refusal is shown, a dismissed prompt is not."""
+        if (result or {}).get("status") in ("error", "network"):
+            self.busy, self.error = False, (await self.get_state(Prefs)).script_failure(result) or ""
 
     def _take_upstream_error(self, db, error_id: str) -> str:
         if error_id and error_id != self._upstream_error[0]:
