@@ -621,3 +621,18 @@ def test_button_sign_in_owing_a_second_factor_ends_the_earlier_session(world, ma
     assert browser.get("/api/get-account").json()["status"] == "error"
     pending = browser.get("/api/federation/pending-mfa").json()
     assert pending["data"] == "NextMfa" and pending["data2"][0]["mfaType"] == "app"
+
+
+def test_a_saml_state_is_taken_by_the_acs_only(world):
+    """The OAuth callback does not consume a SAML request's state (nor burn it)."""
+    import zlib
+
+    org, _, provider, app = world
+    browser = TestClient(api)
+    location = start(browser, app, provider, **{"from": "/account"}).headers["location"]
+    request = zlib.decompress(base64.b64decode(parse_qs(urlsplit(location).query)["SAMLRequest"][0]), -15)
+    request_id = x.parse(request).get("ID")
+    callback = browser.get("/callback", params={"state": request_id, "code": "c"}, follow_redirects=False)
+    assert "unknown" in upstream_error(callback.headers["location"])
+    answer = browser.post("/api/acs", data=idp_answer(org.name, location), follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/account"
