@@ -179,6 +179,8 @@ window.iamWalletFinish = async function (key, application, organization, provide
   const result = await window.iamPost("/api/login" + (authorize ? here.search : ""), {
     application: application, organization: organization, provider: provider, code: token, type: "login",
     autoSignin: auto ? auto.getAttribute("data-state") === "checked" : true,
+    // the sign-in page's ?invitationCode=, spent if the address signs a user up
+    invitationCode: here.searchParams.get("invitationCode") || "",
   });
   return window.iamSignedIn(result, authorize, returnTo);
 };

@@ -94,7 +94,8 @@ async def login(request: Request) -> JSONResponse:
                 user_agent=form.user_agent, previous_token=form.previous_token))
         elif provider and wallet.is_wallet(db, form.application, form.organization, provider):
             # a wallet sign-in: code is the Web3 auth token the wallet signed (services/wallet.py)
-            result = wallet.sign_in(db, form, provider, field(body, "code", str, ""))
+            result = wallet.sign_in(db, form, provider, field(body, "code", str, ""),
+                                    field(body, "invitationCode", str, "")[:101])
         elif form.signin_method == code_signin.METHOD:  # the code sent to the typed email or phone
             result = code_signin.sign_in(db, form, field(body, "code", str, ""), field(body, "countryCode", str, ""))
         else:
@@ -206,8 +207,9 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
     """The answer to a completed sign-in (password, second factor or WebAuthn): the user's id,
     or the authorization's code (or token) and the URL to send the browser to, unless the
     organization requires an MFA method the account has not set up (then the setup page, and
-    no code yet), or the application prompts for items the account has not answered (then the
-    prompt page, which goes on to the authorize page); with the session cookie."""
+    no code yet), or the application prompts for items the account has not answered or provider
+    rows it has not linked (then the prompt page, which goes on to the authorize page); with the
+    session cookie."""
     user_id = f"{result.user.owner}/{result.user.name}"
     setup = mfa.required_setup_path(result.organization, result.user,
                                     f"/login/oauth/authorize?{request.url.query}") if checked else ""
@@ -215,7 +217,7 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
         response = ok(user_id)
     elif setup:
         response = ok(user_id, setup)
-    elif prompt.missing(checked.application, result.user):  # asked first; the authorize page answers after
+    elif prompt.needed(db, checked.application, result.user):  # asked first; the authorize page answers after
         response = ok(user_id, f"/prompt/{quote(checked.application.name, safe='')}?{request.url.query}")
     else:
         answer = oauth.authorize(db, checked, result.user, method)

@@ -41,14 +41,15 @@ def _browser(request: Request) -> str:
 
 REDIRECTS = {302: {"description": "On to the provider, or back to this server's page with the error's id"}}
 QUERY = {"parameters": [{"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
-                        for name in ("application", "provider", "method", "from", "authorize")]}
+                        for name in ("application", "provider", "method", "from", "authorize", "invitationCode")]}
 
 
 @router.get("/api/federation/start", summary="Begin a sign-in, sign-up or link at an upstream OAuth/OIDC provider",
             responses=REDIRECTS, openapi_extra=QUERY)
 async def start(request: Request) -> Response:
     """Query: application, provider, method (signin, signup, link), from (a path of this server to
-    go on to), authorize (the OAuth authorize request's query the sign-in answers). Redirects to the
+    go on to), authorize (the OAuth authorize request's query the sign-in answers), invitationCode
+    (spent if the callback, or a SAML provider's /api/acs, signs a user up). Redirects to the
     provider (a SAML provider signing its requests: the page that posts the request to its IdP),
     with the browser's binding cookie; a refused start goes back to the sign-in page."""
     params = request.query_params
@@ -60,10 +61,12 @@ async def start(request: Request) -> Response:
             started = upstream.start(db, application_name=application, provider_name=params.get("provider", ""),
                                      method=method, browser_token=_browser(request),
                                      authorize_query=params.get("authorize", ""), return_to=params.get("from", "/"),
-                                     user=user, client_ip=client_ip(request))
+                                     user=user, client_ip=client_ip(request),
+                                     invitation_code=params.get("invitationCode", ""))
         except ServiceError as exc:
             db.rollback()
-            return refused(db, str(exc), application, params.get("authorize", ""), method)
+            return refused(db, str(exc), application, params.get("authorize", ""), method,
+                           params.get("from", ""))
     if started.page:
         from .saml import page  # the SAML routes' page headers
 
@@ -75,11 +78,17 @@ async def start(request: Request) -> Response:
     return response
 
 
-def _login_path(db, application_name: str, authorize_query: str, method: str) -> str:
-    """The page a refused sign-in goes back to: the account page for a link, the authorize
+def _link_return(return_to: str) -> str:
+    """Where a link goes back to: the page it started from (the account page, the prompt page)."""
+    path = navigation.safe_return_path(return_to)
+    return path if path != "/" else "/account"
+
+
+def _login_path(db, application_name: str, authorize_query: str, method: str, return_to: str = "") -> str:
+    """The page a refused sign-in goes back to: the page a link started from, the authorize
     page for an authorization request, else the sign-in (or sign-up) page of the application."""
     if method == federation.LINK:
-        return "/account"
+        return _link_return(return_to)
     if authorize_query:
         return f"/login/oauth/authorize?{authorize_query}"
     application = lookup.application(db, application_name) if application_name else None
@@ -88,10 +97,11 @@ def _login_path(db, application_name: str, authorize_query: str, method: str) ->
     return f"/login/{quote(application.organization, safe='')}" if application is not None else "/login"
 
 
-def refused(db, message: str, application: str, authorize_query: str, method: str) -> RedirectResponse:
+def refused(db, message: str, application: str, authorize_query: str, method: str,
+            return_to: str = "") -> RedirectResponse:
     error_id = upstream.note_error(db, message, application)
     db.commit()
-    path = _login_path(db, application, authorize_query, method)
+    path = _login_path(db, application, authorize_query, method, return_to)
     joiner = "&" if "?" in path else "?"
     return RedirectResponse(f"{path}{joiner}{urlencode({'upstreamError': error_id})}", status_code=302)
 
@@ -107,31 +117,34 @@ class Outcome:
     ended: bool = False  # the browser's earlier session ended (its cookie goes)
 
 
-def _finish(db, request: Request, state: str, code: str) -> Outcome:
+def _finish(db, request: Request, state: str, code: str, invitation_code: str = "") -> Outcome:
+    """`invitation_code`: /api/login's, for a state that carries none."""
     row = upstream.consume(db, state, _browser(request))
     application = lookup.application(db, row.application)
     if application is None:
         raise ServiceError("The application: %s does not exist", row.application)
     provider, provider_row = federation.provider_of(db, application, row.provider)
     identity = upstream.fetch_identity(provider, code, row.code_verifier, row.nonce)
-    return _signed_in(db, request, row, application, provider, provider_row, identity)
+    return _signed_in(db, request, row, application, provider, provider_row, identity, invitation_code)
 
 
 def _signed_in(db, request: Request, row: UpstreamState, application: Application, provider: Provider,
-               provider_row: federation.ProviderRow, identity: federation.UpstreamIdentity) -> Outcome:
-    """The account for the proven identity (federation.resolve), then on as a password sign-in."""
+               provider_row: federation.ProviderRow, identity: federation.UpstreamIdentity,
+               invitation_code: str = "") -> Outcome:
+    """The account for the proven identity (federation.resolve), then on as a password sign-in;
+    a sign-up spends the state's invitation code, else `invitation_code` (the body's)."""
     if row.method == federation.LINK:
         owner, _, name = row.user.partition("/")
         current = actor(db, request).user
         if current is None or current.owner != owner or current.name != name:
             raise ServiceError("Please sign in first")
         federation.link(db, current, application, provider, identity, client_ip=client_ip(request))
-        return Outcome("/account", data=True)
+        return Outcome(_link_return(row.return_to), data=True)
     checked = None
     if row.authorize_query:  # checked again: the application may have changed meanwhile
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
     resolved = federation.resolve(db, application, provider, provider_row, identity, method=row.method,
-                                  client_ip=client_ip(request))
+                                  client_ip=client_ip(request), invitation_code=row.invitation_code or invitation_code)
     return finish_sign_in(db, request, row, application, resolved.user, checked, provider.type)
 
 
@@ -165,13 +178,14 @@ def _continue(db, checked: oauth.Authorization | None, application: Application,
     the console path the sign-in started from."""
     user_id = f"{user.owner}/{user.name}"
     if checked is None:
-        if prompt.missing(application, user):
-            return Outcome(f"/prompt/{quote(application.name, safe='')}", user_id, session=session)
+        if prompt.needed(db, application, user):
+            query = urlencode({"from": navigation.safe_return_path(row.return_to)})
+            return Outcome(f"/prompt/{quote(application.name, safe='')}?{query}", user_id, session=session)
         return Outcome(navigation.safe_return_path(row.return_to), user_id, session=session)
     setup = mfa.required_setup_path(organization, user, f"/login/oauth/authorize?{row.authorize_query}")
     if setup:
         return Outcome(setup, user_id, setup, session=session)
-    if prompt.missing(checked.application, user):
+    if prompt.needed(db, checked.application, user):
         url = f"/prompt/{quote(checked.application.name, safe='')}?{row.authorize_query}"
         return Outcome(url, user_id, url, session=session)
     answer = oauth.authorize(db, checked, user, "OAuth")
@@ -208,7 +222,7 @@ async def callback(request: Request) -> Response:
             db.rollback()
             kept = upstream.peek(db, state)
             return refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
-                            kept.method if kept else federation.SIGN_IN)
+                           kept.method if kept else federation.SIGN_IN, kept.return_to if kept else "")
         return with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
 
 
@@ -226,11 +240,11 @@ async def pending_mfa(request: Request) -> JSONResponse:
 
 
 async def login_with_provider(request: Request, body: dict) -> JSONResponse:
-    """/api/login with provider, code and state (Casdoor's callback page posts these): the same
-    state, bound to the same browser, consumed the same way."""
+    """/api/login with provider, code and state (Casdoor's callback page posts these, and
+    invitationCode): the same state, bound to the same browser, consumed the same way."""
     with session_scope() as db:
         state, code = field(body, "state", str, ""), field(body, "code", str, "")
-        outcome = _finish(db, request, state, code)
+        outcome = _finish(db, request, state, code, field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
         data2 = outcome.data2 if outcome.data2 is not None else outcome.url
         return with_cookies(request, ok(outcome.data, data2), outcome)
 
@@ -261,9 +275,10 @@ async def one_tap_start(request: Request) -> JSONResponse:
 @router.post(ONE_TAP, summary="Sign in with the credential (an ID token) Google One Tap handed to the page")
 async def one_tap(request: Request) -> JSONResponse:
     """Body: application, provider, credential, state (from the start, bound to this browser,
-    used once). The credential is verified here against Google's keys with the state's nonce;
-    then on as the callback goes: data is the user's id (NextMfa when a second factor is owed, the
-    code for an authorize request), data2 the URL to go on to."""
+    used once), invitationCode (spent if the credential signs a user up). The credential is
+    verified here against Google's keys with the state's nonce; then on as the callback goes: data
+    is the user's id (NextMfa when a second factor is owed, the code for an authorize request),
+    data2 the URL to go on to."""
     body = await json_object(request)
     with session_scope() as db:
         row = upstream.consume(db, field(body, "state", str, ""), _browser(request), kind=upstream.ONE_TAP)
@@ -274,7 +289,8 @@ async def one_tap(request: Request) -> JSONResponse:
             raise ServiceError("The application: %s does not exist", row.application)
         provider, provider_row = federation.provider_of(db, application, row.provider)
         identity = upstream.one_tap_identity(provider, provider_row, row, field(body, "credential", str, ""))
-        outcome = _signed_in(db, request, row, application, provider, provider_row, identity)
+        outcome = _signed_in(db, request, row, application, provider, provider_row, identity,
+                             field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
         return with_cookies(request, ok(outcome.data, outcome.url), outcome)
 
 

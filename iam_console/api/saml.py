@@ -202,7 +202,8 @@ def _acs_started(db, request: Request, saml_response: str, request_id: str, row)
         checked = None
         if row.authorize_query:  # checked again: the application may have changed meanwhile
             checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
-        user = saml_accounts.account(db, application, assertion, method=row.method, client_ip=client_ip(request))
+        user = saml_accounts.account(db, application, assertion, method=row.method, client_ip=client_ip(request),
+                                     invitation_code=row.invitation_code)
         outcome = federation_api.finish_sign_in(db, request, row, application, user, checked, METHOD)
     except ServiceError as exc:
         db.rollback()
@@ -247,7 +248,8 @@ def login_with_saml(request: Request, body: dict) -> Response:
         application = lookup.application(db, assertion.application)
         if application is None:
             raise ServiceError(saml_idp.NOT_FOUND, assertion.application)
-        user = saml_accounts.account(db, application, assertion, client_ip=client_ip(request))
+        user = saml_accounts.account(db, application, assertion, client_ip=client_ip(request),
+                                     invitation_code=field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
         form = auth.SignInRequest(application=application.name, organization=user.owner, username=user.name,
                                   password="", auto_signin=field(body, "autoSignin", bool, False),
                                   signin_method=METHOD, client_ip=client_ip(request),

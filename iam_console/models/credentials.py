@@ -164,9 +164,9 @@ class WebAuthnChallenge(Row, table=True):
 class UpstreamState(Row, table=True):
     """A sign-in at an upstream identity provider under way (services/upstream.py): found by the
     SHA-256 of the `state` sent to the provider, bound to the SHA-256 of the browser's cookie,
-    the application, the provider, the target (signin, signup, link; the user for a link) and
-    the authorization request the sign-in answers. Consumed by the first callback; kept, with
-    the error a refused callback met, until expires_at."""
+    the application, the provider, the target (signin, signup, link; the user for a link),
+    the authorization request the sign-in answers and the invitation code a sign-up spends.
+    Consumed by the first callback; kept, with the error a refused callback met, until expires_at."""
 
     __tablename__ = "upstream_state"
     __table_args__ = (
@@ -185,6 +185,7 @@ class UpstreamState(Row, table=True):
     nonce: str = text(64)
     authorize_query: str = long_text()  # the OAuth authorize request answered after the sign-in
     return_to: str = text(500)  # a path of this server: where a plain sign-in goes on to
+    invitation_code: str = text(100)  # the sign-up page's invitationCode, for a sign-up the flow opens
     used: bool = False
     error_id: str = text(64)  # a refused callback's error, shown once on the sign-in page
     error: str = text(500)

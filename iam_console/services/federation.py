@@ -14,7 +14,8 @@ kept.
 Order of `resolve`, as Casdoor's /api/login with a provider: the user linked to the upstream id
 signs in; else, when the application's enableLinkWithEmail is on, the user of the application's
 organization with the identity's email (only an email the provider says is verified) is linked and
-signs in; else a user is signed up when the application and the provider row allow it. The
+signs in; else a user is signed up when the application and the provider row allow it, under the
+sign-up form's invitation rules (services/signup.invitation_for). The
 application's provider row must allow sign-in (canSignIn) for every sign-in, and its country
 codes bound where a signed-up account may come from."""
 
@@ -32,7 +33,7 @@ from sqlmodel import Session, select
 from .. import models as m
 from ..models.identity import THIRD_PARTY_KEYS
 from . import builtin as b
-from . import crud, lookup, patterns
+from . import crud, invitations, lookup, patterns, signup
 from .access import Actor
 from .errors import ServiceError
 from .records import audit
@@ -242,8 +243,12 @@ def _username(db: Session, organization: m.Organization, identity: UpstreamIdent
     return name
 
 
+def _group(organization: m.Organization, group: str) -> list[str]:
+    return [group if "/" in group else f"{organization.name}/{group}"] if group else []
+
+
 def _sign_up(db: Session, application: m.Application, organization: m.Organization, provider: m.Provider,
-             row: ProviderRow, identity: UpstreamIdentity, client_ip: str) -> m.User:
+             row: ProviderRow, identity: UpstreamIdentity, client_ip: str, invitation_code: str) -> m.User:
     if not application.enable_sign_up:
         raise ServiceError(NOT_ALLOWED_TO_SIGN_UP, provider.type, identity.username, identity.display_name)
     if not row.can_sign_up:
@@ -255,8 +260,12 @@ def _sign_up(db: Session, application: m.Application, organization: m.Organizati
                                                  sa.func.lower(m.User.email) == email).limit(1)).first():
         email = ""  # another account holds it; enableLinkWithEmail decides whether that one is linked
     name = _username(db, organization, identity)
-    group = row.signup_group or application.default_group
-    groups = [group if "/" in group else f"{organization.name}/{group}"] if group else []
+    # the sign-up form's invitation rules (required, quota, application, bound account); the
+    # invitation's group wins over the provider row's
+    invitation = signup.invitation_for(db, application, invitation_code, username=name, email=identity.email,
+                                       phone=identity.phone)
+    groups = _group(organization, invitation.signup_group if invitation is not None and invitation.signup_group
+                    else row.signup_group or application.default_group)
     count = db.exec(select(sa.func.count()).select_from(m.User).where(m.User.owner == organization.name)).one()
     body = {
         "owner": organization.name, "name": name, "type": "normal-user", "password": uuid.uuid4().hex,
@@ -265,16 +274,20 @@ def _sign_up(db: Session, application: m.Application, organization: m.Organizati
         organization.default_avatar, "countryCode": identity.country_code, "region": identity.country_code,
         "score": organization.init_score, "isAdmin": False, "signupApplication": application.name,
         "groups": groups, "tag": application.default_tag, "registerType": "Application Signup",
+        "invitation": invitation.name if invitation is not None else "",
+        "invitationCode": invitation_code.strip() if invitation is not None else "",
         "registerSource": f"{organization.name}/{application.name}", "createdIp": client_ip[:100],
         "properties": {"no": str(count + 2)},
     }
     system = Actor(application=lookup.application(db, b.BUILT_IN_APP))
     crud.add_record(db, system, REGISTRY["user"], body)
+    if invitation is not None:
+        invitations.count_use(db, invitation)
     user = db.exec(select(m.User).where(m.User.owner == organization.name, m.User.name == name)).one()
     audit(db, organization=organization.name, user=f"{organization.name}/{name}", action="signup",
           request_uri="/api/login", client_ip=client_ip,
           obj={"application": application.name, "organization": organization.name, "username": name,
-               "provider": provider.name})
+               "provider": provider.name, "invitation": body["invitation"]})
     return user
 
 
@@ -286,12 +299,15 @@ def _organization(db: Session, application: m.Application) -> m.Organization:
 
 
 def resolve(db: Session, application: m.Application, provider: m.Provider, row: ProviderRow,
-            identity: UpstreamIdentity, *, method: str = SIGN_IN, client_ip: str = "") -> Resolved:
+            identity: UpstreamIdentity, *, method: str = SIGN_IN, client_ip: str = "",
+            invitation_code: str = "") -> Resolved:
     """The account an upstream identity signs in to (linked, linked by email, or signed up);
     ServiceError, with nothing written, when the rules refuse it. `method`: signin (the sign-in
     page's button: canSignIn must be on) or signup (the sign-up page's: an existing account still
-    needs canSignIn). The caller then goes on as a password sign-in does (second factor, prompt,
-    session)."""
+    needs canSignIn). `invitation_code` is read by a sign-up only, under the sign-up form's rules
+    (services/signup.invitation_for), its use counted in the caller's transaction. The one entry of
+    every protocol (OAuth, wallet, SAML); the caller then goes on as a password sign-in does
+    (second factor, prompt, session)."""
     if method not in (SIGN_IN, SIGN_UP):
         raise ServiceError("Unknown method: %s", str(method)[:MAX_FIELD])
     identity = _checked(identity, provider)
@@ -321,7 +337,7 @@ def resolve(db: Session, application: m.Application, provider: m.Provider, row: 
                   request_uri="/api/login", client_ip=client_ip,
                   obj={"provider": provider.name, "by": "email"})
             return Resolved(user, linked_by_email=True)
-    user = _sign_up(db, application, organization, provider, row, identity, client_ip)
+    user = _sign_up(db, application, organization, provider, row, identity, client_ip, str(invitation_code or ""))
     _link(db, user, provider, identity)
     return Resolved(user, signed_up=True)
 

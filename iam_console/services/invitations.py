@@ -74,15 +74,32 @@ def _refusal(db: Session, invitation: m.Invitation, code: str) -> str:
     return ""
 
 
-def find_by_code(db: Session, application: m.Application, code: str) -> m.Invitation:
+BOUND = {"username": "Please register using the username corresponding to the invitation code",
+         "email": "Please register using the email corresponding to the invitation code",
+         "phone": "Please register using the phone corresponding to the invitation code"}
+
+
+def _not_bound_to(invitation: m.Invitation, who: dict[str, str]) -> str:
+    """Why the account `who` describes (username, email, phone: the ones the application
+    requires) may not spend the invitation: it names another ("" when it may)."""
+    for key, message in BOUND.items():
+        wanted = str(getattr(invitation, key) or "")
+        if key in who and wanted and (wanted.lower() != who[key].lower() if key == "email" else wanted != who[key]):
+            return message
+    return ""
+
+
+def find_by_code(db: Session, application: m.Application, code: str,
+                 who: dict[str, str] | None = None) -> m.Invitation:
     """The invitation of the application's organization, for this application or All, that
-    `code` opens and that takes a sign-up now; else why not."""
+    `code` opens and that takes a sign-up now (by the account `who` describes, when given:
+    an invitation naming a username, email or phone takes that one only); else why not."""
     refusal = ""
     for invitation in db.exec(select(m.Invitation).where(m.Invitation.owner == application.organization)
                               .order_by(m.Invitation.created_time, m.Invitation.pk).limit(CHOICES_LIMIT)).all():
         if invitation.application not in ("", ALL_APPLICATIONS, application.name) or not _matches(invitation, code):
             continue
-        why = _refusal(db, invitation, code)
+        why = _refusal(db, invitation, code) or (_not_bound_to(invitation, who) if who is not None else "")
         if not why:
             return invitation
         refusal = refusal or why

@@ -1,6 +1,7 @@
 """The prompt after sign-in (/prompt/{application}): an application's signup items marked
 `prompted` that the signed-in account has not answered yet, asked before the sign-in goes on to
-the application (docs/architecture.md, "The public pages").
+the application, and its provider rows marked `prompted`, offered for linking
+(docs/architecture.md, "The public pages").
 
 A prompted item counts as answered when the account's field holds a value (a custom item: its
 property). The answers go through the same checks as at sign-up: an email valid and unused in
@@ -13,7 +14,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from .. import models as m
-from . import lookup, signup
+from . import lookup, signup, upstream
 from .errors import ServiceError
 from .records import audit
 from .wire import EMAIL
@@ -38,6 +39,19 @@ def missing(application: m.Application, user: m.User) -> list[dict]:
     return [item for name, item in items.by_name.items()
             if item.get("prompted") and items.visible(name) and name not in NOT_ASKED
             and (name in ATTRIBUTES or item.get("type")) and not _value(user, name).strip()]
+
+
+def unlinked(db: Session, application: m.Application, user: m.User) -> list[dict[str, str]]:
+    """The prompted provider rows the account is not linked to (upstream.prompted_links)."""
+    return [link for link in upstream.prompted_links(db, application, user) if not link["linked"]]
+
+
+def needed(db: Session, application: m.Application, user: m.User) -> bool:
+    """Whether a sign-in goes through the prompt page (as Casdoor's sign-in page decides): a
+    prompted item unanswered, or a prompted provider row the account is not linked to. The
+    providers are offered, not required: the page lets the user skip them, and the authorize
+    page it goes on to asks again only for the items (`missing`)."""
+    return bool(missing(application, user)) or bool(unlinked(db, application, user))
 
 
 def answer(db: Session, application_name: str, user: m.User, values: dict[str, str]) -> None:

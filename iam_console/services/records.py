@@ -31,6 +31,7 @@ PROTOCOL_SECRETS = frozenset({
     "password", "oldpassword", "newpassword", "clientsecret", "accesssecret", "accesstoken", "refreshtoken",
     "idtoken", "idtokenhint", "token", "code", "codeverifier", "devicecode", "usercode", "clientassertion",
     "assertion", "secret", "passcode", "recoverycode", "recoverycodes", "privatekey",
+    "invitationcode",  # not the user's secret, but whoever reads the logs could spend an invitation's quota
 })
 
 

@@ -22,9 +22,10 @@ from .saml_sp import Assertion, mapped
 
 
 def account(db: Session, application: m.Application, assertion: Assertion, *, method: str = federation.SIGN_IN,
-            client_ip: str = "") -> m.User:
+            client_ip: str = "", invitation_code: str = "") -> m.User:
     """`method`: signin (the sign-in page's button, or a sign-in the page did not start) or
-    signup (the sign-up page's: a new account needs canSignUp, an existing one canSignIn)."""
+    signup (the sign-up page's: a new account needs canSignUp, an existing one canSignIn).
+    `invitation_code`: spent by a sign-up, under the sign-up form's rules (federation.resolve)."""
     provider = assertion.provider
     row = federation.provider_row(application, provider.name)
     if row is None or provider.owner not in (application.organization, b.ADMIN_OWNER):
@@ -43,7 +44,8 @@ def account(db: Session, application: m.Application, assertion: Assertion, *, me
         if not row.can_sign_in:
             raise ServiceError(federation.NO_SIGN_IN, provider.name, application.name)
     else:
-        user = federation.resolve(db, application, provider, row, identity, method=method, client_ip=client_ip).user
+        user = federation.resolve(db, application, provider, row, identity, method=method, client_ip=client_ip,
+                                  invitation_code=invitation_code).user
     auth.refuse_if_frozen(db, user, application)
     audit(db, organization=user.owner, user=user.name, action="saml-login", request_uri="/api/acs",
           client_ip=client_ip, obj={"provider": provider.name, "application": application.name})

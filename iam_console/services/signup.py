@@ -234,14 +234,24 @@ def check_fields(db: Session, application: m.Application, organization: m.Organi
     return checked
 
 
-def _invitation(db: Session, application: m.Application, items: Items, code: str) -> m.Invitation | None:
-    """The invitation the code opens (None without a code where none is required)."""
+def invitation_for(db: Session, application: m.Application, code: str, *, username: str = "", email: str = "",
+                   phone: str = "") -> m.Invitation | None:
+    """Casdoor's CheckInvitationCode, for every way of signing up (this form, an upstream
+    provider's sign-up: services/federation.py): the invitation `code` opens for the new account
+    (username, email, phone: bound to the invitation's own where it names one and the application
+    requires the item), None without a code where the application does not require one. The
+    caller spends it with invitations.count_use in the transaction that adds the user."""
+    code = code.strip()
+    items = Items(application)
     if not code:
         if items.required("Invitation code"):
             raise ServiceError("Invitation code cannot be blank")
         return None
-    found = invitations.find_by_code(db, application, code)
-    return found
+    if len(code) > MAX_FIELD:
+        raise ServiceError("Invitation code is invalid")
+    who = {key: value for item, key, value in (("Username", "username", username), ("Email", "email", email),
+                                               ("Phone", "phone", phone)) if items.required(item)}
+    return invitations.find_by_code(db, application, code, who)
 
 
 def _code_checked(db: Session, organization: m.Organization, kind: str, address: str, code: str,
@@ -276,7 +286,8 @@ def sign_up(db: Session, form: SignupForm, request: Request = NO_REQUEST) -> tup
     captcha.check(db, application, form.client_ip, form.captcha_type, form.captcha_token, form.client_secret)
     form = check_fields(db, application, organization, form)
     items = Items(application)
-    invitation = _invitation(db, application, items, form.invitation_code.strip())
+    invitation = invitation_for(db, application, form.invitation_code, username=form.username, email=form.email,
+                                phone=form.phone)
     email_verified = False
     if form.email and items.visible("Email") and items.rule("Email") != NO_VERIFICATION:
         _code_checked(db, organization, verifications.EMAIL_KIND, form.email, form.email_code)

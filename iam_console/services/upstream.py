@@ -57,6 +57,7 @@ WELL_KNOWN = ("GitHub", "Google", "AzureAD", "GitLab", "Okta")
 CUSTOM = ("Custom", *(f"Custom{n}" for n in range(2, 11)))  # "Custom Flexible" links by name: not here
 SUPPORTED = (*WELL_KNOWN, *CUSTOM)
 MAX_QUERY = 4000
+MAX_CODE = 100  # an invitation code
 DISCOVERY = "/.well-known/openid-configuration"
 
 
@@ -225,25 +226,31 @@ def _browser_token(browser_token: str) -> str:
 
 def _keep_state(db: Session, *, state: str, browser_token: str, application: m.Application, provider: m.Provider,
                 method: str, user: m.User | None, verifier: str, nonce: str, authorize_query: str,
-                return_to: str) -> None:
+                return_to: str, invitation_code: str = "") -> None:
     db.execute(delete(m.UpstreamState).where(m.UpstreamState.expires_at < utcnow()))
     db.add(m.UpstreamState(
         state_hash=_hash(state), browser_hash=_hash(browser_token), application=application.name,
         provider=provider.name, method=method, user=f"{user.owner}/{user.name}" if user is not None else "",
         code_verifier=verifier, nonce=nonce, authorize_query=authorize_query,
-        return_to=navigation.safe_return_path(return_to)[:500],
+        return_to=navigation.safe_return_path(return_to)[:500], invitation_code=invitation_code,
         expires_at=utcnow() + timedelta(minutes=STATE_MINUTES)))
 
 
 def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
           authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
-          client_ip: str = "") -> Started:
+          client_ip: str = "", invitation_code: str = "") -> Started:
     """A new state for the browser, and the provider's authorize URL (a SAML provider: its IdP's,
     with a new AuthnRequest, whose ID names the state); nothing is written when the provider or the
-    request is refused."""
+    request is refused. `invitation_code` (the sign-up page's) is kept on the state for the sign-up
+    the callback (or /api/acs) may make, and checked there (federation.resolve)."""
     application, provider, _row = _checked_start(
         db, application_name=application_name, provider_name=provider_name, method=method,
         authorize_query=authorize_query, user=user, client_ip=client_ip)
+    invitation_code = str(invitation_code or "").strip()
+    if len(invitation_code) > MAX_CODE:
+        raise ServiceError("Invitation code is invalid")
+    if method == federation.LINK:
+        invitation_code = ""  # a link signs nobody up
     browser_token = _browser_token(browser_token)
     verifier = nonce = page = ""  # a SAML request's state has neither verifier nor nonce (`kind_of`)
     if provider.category == "SAML":
@@ -260,7 +267,7 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
             url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
     _keep_state(db, state=state, browser_token=browser_token, application=application, provider=provider,
                 method=method, user=user, verifier=verifier, nonce=nonce, authorize_query=authorize_query,
-                return_to=return_to)
+                return_to=return_to, invitation_code=invitation_code)
     return Started(url, browser_token, page)
 
 
@@ -533,37 +540,49 @@ def _icon(provider: m.Provider) -> str:
     return provider.custom_logo or f"/providers/{fallback}.svg"
 
 
-def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
-    """The account page's list: each OAuth provider of the application governing the user's links
-    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
-    whether it may be unlinked (canUnlink), and where Link starts."""
-    application = federation.application_of_user(db, user)
-    if application is None:
-        return []
+def _links(db: Session, application: m.Application, user: m.User, return_to: str,
+           prompted_only: bool = False) -> list[dict[str, str]]:
     linked, props, out = user.third_party_ids or {}, user.properties or {}, []
     for item in application.providers or []:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         row = federation.ProviderRow.of(item)
+        if prompted_only and not row.prompted:
+            continue
         provider = _oauth_provider(db, application, row.name)
         if provider is None:
             continue
         value = str(linked.get(federation.link_key(provider.type)) or "")
         upstream_name = props.get(f"oauth_{provider.type}_username") or props.get(f"oauth_{provider.type}_displayName")
         query = {"application": application.name, "provider": provider.name, "method": federation.LINK,
-                 "from": "/account"}
+                 "from": return_to}
         out.append({"name": provider.name, "type": provider.type, "label": _label(provider), "icon": _icon(provider),
                     "linked": "1" if value else "", "username": str(upstream_name or value),
                     "canUnlink": "1" if row.can_unlink else "", "href": f"{START_PATH}?{urlencode(query)}"})
     return out
 
 
+def account_links(db: Session, user: m.User) -> list[dict[str, str]]:
+    """The account page's list: each OAuth provider of the application governing the user's links
+    (federation.application_of_user), whether the account is linked to it (and as whom upstream),
+    whether it may be unlinked (canUnlink), and where Link starts."""
+    application = federation.application_of_user(db, user)
+    return _links(db, application, user, "/account") if application is not None else []
+
+
+def prompted_links(db: Session, application: m.Application, user: m.User, return_to: str = "/") -> list[dict[str, str]]:
+    """The prompt page's list (Casdoor's prompted provider rows): the application's OAuth provider
+    rows with `prompted` on, in the same shape as account_links, Link returning to `return_to`.
+    Only OAuth rows: a SAML or Web3 identity cannot be linked to an existing account here."""
+    return _links(db, application, user, navigation.safe_return_path(return_to), prompted_only=True)
+
+
 def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
-            return_to: str = "") -> list[dict[str, str]]:
+            return_to: str = "", invitation_code: str = "") -> list[dict[str, str]]:
     """The application's OAuth and SAML providers a page offers (sign-in: rows with canSignIn;
     sign-up: rows with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
     items shows them: name, label, icon (the provider's custom logo, else the type's), size (big
-    or small) and href (the start of the flow)."""
+    or small) and href (the start of the flow, carrying the page's invitation code)."""
     if application is None:
         return []
     if method == federation.SIGN_UP:
@@ -587,6 +606,8 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
             query["authorize"] = authorize_query[:MAX_QUERY]
         if return_to:
             query["from"] = navigation.safe_return_path(return_to)
+        if invitation_code:
+            query["invitationCode"] = invitation_code[:MAX_CODE]
         out.append({"name": provider.name, "label": _label(provider), "type": provider.type, "size": size,
                     "icon": _icon(provider), "href": f"{START_PATH}?{urlencode(query)}"})
     return out

@@ -193,8 +193,10 @@ def verified_address(db: Session, application: m.Application, provider: m.Provid
     return address
 
 
-def sign_in(db: Session, req: auth.SignInRequest, provider_name: str, code: str,
+def sign_in(db: Session, req: auth.SignInRequest, provider_name: str, code: str, invitation_code: str = "",
             ) -> auth.SignedIn | auth.SecondFactorOwed:
+    """/api/login with a Web3 provider; `invitation_code` (the body's invitationCode) is spent
+    when the address signs a user up."""
     application, organization, provider, row = _provider(db, req.application, req.organization, provider_name)
     try:
         address = verified_address(db, application, provider, code)
@@ -203,7 +205,8 @@ def sign_in(db: Session, req: auth.SignInRequest, provider_name: str, code: str,
         raise
     identity = federation.UpstreamIdentity(provider_type=provider.type, id=address, username=address,
                                            display_name=address, avatar="")
-    user = federation.resolve(db, application, provider, row, identity, client_ip=req.client_ip).user
+    user = federation.resolve(db, application, provider, row, identity, client_ip=req.client_ip,
+                              invitation_code=invitation_code).user
     auth.refuse_if_frozen(db, user, application)
     req = dataclasses.replace(req, signin_method=METHOD)
     if mfa_props.enabled_types(user):

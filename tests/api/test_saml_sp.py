@@ -636,3 +636,54 @@ def test_a_saml_state_is_taken_by_the_acs_only(world):
     assert "unknown" in upstream_error(callback.headers["location"])
     answer = browser.post("/api/acs", data=idp_answer(org.name, location), follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == "/account"
+
+
+# --- invitation codes: the sign-up page's ?invitationCode= rides the SAML start ---
+
+def _invited_app(make_org, provider: m.Provider) -> m.Application:
+    """Another organization's application whose sign-up requires an invitation code; `spring`
+    (quota 1, group `invited`)."""
+    app = _other_organization_app(make_org, provider, canSignUp=True)
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.name == app.name)).one()
+        row.signup_items = [{"name": "Username", "visible": True, "required": True},
+                            {"name": "Invitation code", "visible": True, "required": True},
+                            {"name": "Providers", "visible": True}]
+        db.add(row)
+        db.add(m.Group(owner=app.organization, name="invited", display_name="invited", type="Virtual"))
+        db.add(m.Invitation(owner=app.organization, name="spring", code="SPRING-1", quota=1, application="All",
+                            signup_group=f"{app.organization}/invited", state="Active"))
+    return app
+
+
+@pytest.mark.parametrize("code, message", [("", "Invitation code cannot be blank"),
+                                           ("NOPE-1", "Invitation code is invalid")])
+def test_saml_sign_up_refused_without_a_good_invitation_code(world, make_org, code, message):
+    org, _, provider, _ = world
+    app = _invited_app(make_org, provider)
+    browser = TestClient(api)
+    started = start(browser, app, provider, "signup", **({"invitationCode": code} if code else {}))
+    answer = browser.post("/api/acs", data=idp_answer(org.name, started.headers["location"]), follow_redirects=False)
+    assert answer.status_code == 302 and answer.headers["location"].startswith(f"/signup/{app.name}?")
+    assert message in upstream_error(answer.headers["location"])
+    with session_scope() as db:
+        assert db.exec(select(m.User).where(m.User.owner == app.organization)).all() == []
+
+
+def test_saml_sign_up_spends_the_invitation_code(world, make_org):
+    from iam_console.services import upstream
+
+    org, _, provider, _ = world
+    app = _invited_app(make_org, provider)
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.name == app.name)).one()
+        [button] = upstream.buttons(db, row, "signup", invitation_code="SPRING-1")
+    assert "invitationCode=SPRING-1" in button["href"]
+    browser = TestClient(api)
+    started = browser.get(button["href"], follow_redirects=False)
+    answer = browser.post("/api/acs", data=idp_answer(org.name, started.headers["location"]), follow_redirects=False)
+    assert answer.status_code == 303, answer.headers
+    with session_scope() as db:
+        [user] = db.exec(select(m.User).where(m.User.owner == app.organization)).all()
+        used = db.exec(select(m.Invitation.used_count).where(m.Invitation.owner == app.organization)).one()
+    assert user.groups == [f"{app.organization}/invited"] and used == 1

@@ -164,6 +164,24 @@ def test_invitation_codes_count_their_quota_and_place_the_user(smtp, make_user):
     assert [u.name for u in _users(org)] == ["invited1"]
 
 
+def test_an_invitation_naming_a_username_takes_that_username_only(smtp):
+    invitation_item = {"name": "Invitation code", "visible": True, "required": False, "rule": "None"}
+    org = _org(smtp, signup_items=[*items(Email={"rule": "No verification"}), invitation_item])
+    with session_scope() as db:
+        db.add(m.Invitation(owner=org.name, name="for-bea", code="BEA-1", quota=5, application="All",
+                            username="bea", email="bea@corp.test", state="Active"))
+    other = TestClient(api).post("/api/signup", json=_form(org, "carl", invitationCode="BEA-1")).json()
+    assert other["msg"] == "Please register using the username corresponding to the invitation code"
+    mail = TestClient(api).post("/api/signup", json=_form(org, "bea", email="b2@corp.test",
+                                                          invitationCode="BEA-1")).json()
+    assert mail["msg"] == "Please register using the email corresponding to the invitation code"
+    assert _users(org) == []
+    done = TestClient(api).post("/api/signup", json=_form(org, "bea", email="BEA@corp.test",
+                                                          invitationCode="BEA-1")).json()
+    assert done["status"] == "ok", done
+    assert [(u.name, u.invitation) for u in _users(org)] == [("bea", "for-bea")]
+
+
 def test_incremental_ids_and_a_hidden_username(smtp):
     org = _org(smtp, signup_items=items(ID={"rule": "Incremental"}, Username={"visible": False},
                                         Email={"rule": "No verification"}))

@@ -123,7 +123,7 @@ class Downstream:
 
 
 def make_downstream(engine, upstream: Upstream, *, can_sign_in: bool = True, link_with_email: bool = False,
-                    can_unlink: bool = True, **app_fields) -> Downstream:
+                    can_unlink: bool = True, prompted: bool = False, **app_fields) -> Downstream:
     """An organization of the first server whose default application lists the Custom provider."""
     from iam_console.db import session_scope
     from iam_console.models import Application, Organization, Provider
@@ -145,7 +145,7 @@ def make_downstream(engine, upstream: Upstream, *, can_sign_in: bool = True, lin
                            **{"grant_types": ["authorization_code"], **app_fields},
                            enable_link_with_email=link_with_email,
                            providers=[{"name": made.provider, "canSignUp": True, "canSignIn": can_sign_in,
-                                       "canUnlink": can_unlink, "prompted": False, "signupGroup": "",
+                                       "canUnlink": can_unlink, "prompted": prompted, "signupGroup": "",
                                        "rule": "None", "countryCodes": []}]))
     return made
 
@@ -373,3 +373,67 @@ def test_a_second_factor_is_asked_after_the_upstream_sign_in(visit, page, contex
     page.click("#login-mfa-submit")
     page.wait_for_url(lambda url: urlsplit(url).path == "/")
     assert account_of(page)["name"] == "uma"
+
+
+def test_a_sign_up_carries_the_invitation_code_through_the_provider(visit, page, engine, upstream):
+    from sqlmodel import select
+
+    from iam_console.db import session_scope
+    from iam_console.models import Group, Invitation, User
+
+    items = [{"name": name, "visible": True, "required": name != "Providers", "prompted": False, "rule": ""}
+             for name in ("Username", "Password", "Invitation code", "Providers", "Signup button")]
+    fed = make_downstream(engine, upstream, signup_items=items)
+    with session_scope(engine) as db:
+        db.add(Group(owner=fed.organization, name="invited", display_name="Invited", type="Virtual"))
+        db.add(Invitation(owner=fed.organization, name="spring", code="SPRING-E2E", quota=1, application="All",
+                          signup_group=f"{fed.organization}/invited", state="Active"))
+    sign_in_upstream_as(page, upstream, "uma")
+    visit(f"/signup/{fed.application}")  # no code: the sign-up is refused, and says why
+    page.locator(f"#signup-provider-{fed.provider}").click()
+    expect(page.get_by_text("Invitation code cannot be blank")).to_be_visible()
+    assert users_linked(engine, fed.organization) == []
+    visit(f"/signup/{fed.application}?invitationCode=SPRING-E2E")
+    page.locator(f"#signup-provider-{fed.provider}").click()
+    page.wait_for_url(lambda url: urlsplit(url).path == "/")
+    assert account_of(page)["name"] == "uma"
+    with session_scope(engine) as db:
+        user = db.exec(select(User).where(User.owner == fed.organization)).one()
+        invitation = db.exec(select(Invitation).where(Invitation.owner == fed.organization)).one()
+        assert (user.invitation, user.groups, invitation.used_count) == (
+            "spring", [f"{fed.organization}/invited"], 1)
+
+
+def test_a_prompted_provider_is_offered_for_linking_after_a_password_sign_in(visit, page, context, engine,
+                                                                              upstream):
+    from iam_console.db import session_scope
+    from iam_console.models import User
+    from iam_console.services.passwords import hash_password
+
+    fed = make_downstream(engine, upstream, prompted=True, redirect_uris=[CLIENT_CALLBACK])
+    with session_scope(engine) as db:
+        db.add(User(owner=fed.organization, name="pia", uuid=str(uuid.uuid4()), type="normal-user",
+                    display_name="Pia", password=hash_password(PASSWORD, "argon2id"), password_type="argon2id",
+                    signup_application=fed.application))
+    answer_client_callback(context)
+    sign_in_upstream_as(page, upstream, "lena")
+    visit(f"/login/oauth/authorize?client_id={fed.client_id}&response_type=code&redirect_uri={CLIENT_CALLBACK}"
+          f"&scope=openid&state=prompt-state")
+    page.fill("#authorize-username", "pia")
+    page.fill("#authorize-password", PASSWORD)
+    page.click("#authorize-submit")
+    page.wait_for_url(lambda url: urlsplit(url).path == f"/prompt/{fed.application}")
+    link = page.locator(f"#prompt-link-{fed.provider}")
+    expect(link).to_be_visible()
+    expect(page.locator("#prompt-continue")).to_have_text("Skip")
+    assert axe.serious(page) == []
+    link.click()  # to the provider and back to the prompt page, linked
+    expect(page.locator(f"#prompt-linked-{fed.provider}")).to_be_visible(timeout=30_000)
+    assert urlsplit(page.url).path == f"/prompt/{fed.application}"
+    assert dict(users_linked(engine, fed.organization))["pia"].get("custom")
+    assert axe.serious(page) == []
+    expect(page.locator("#prompt-continue")).to_have_text("Continue")
+    page.click("#prompt-continue")
+    page.wait_for_url(lambda url: url.startswith(CLIENT_CALLBACK))
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["state"] == ["prompt-state"] and query["code"][0]

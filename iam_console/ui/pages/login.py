@@ -11,7 +11,7 @@ web3AuthTokenKey and posts the signed token)."""
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import reflex as rx
 
@@ -57,6 +57,7 @@ class Login(Captcha, rx.State):
     webauthn_org: str = ""  # set when the application signed in to allows WebAuthn
     forget_app: str = ""  # the organization's default application, whose /forget page recovers passwords
     signup_app: str = ""  # the same application when it allows sign-up: its /signup page
+    invitation_code: str = ""  # ?invitationCode=: carried to the sign-up page and by the provider buttons
     application: str = ""  # the application signed in to (the organization's default)
     # Password (unless its rule is Hide password) and, when the application lists them,
     # Verification code and LDAP
@@ -89,6 +90,11 @@ class Login(Captcha, rx.State):
         return f"@media (min-width: 768px) {{\n{self.css}\n}}\n@media (max-width: 767px) {{\n{self.css_mobile}\n}}"
 
     @rx.var
+    def signup_href(self) -> str:
+        code = f"?{urlencode({'invitationCode': self.invitation_code})}" if self.invitation_code else ""
+        return f"/signup/{quote(self.signup_app, safe='')}{code}"
+
+    @rx.var
     def organization_name(self) -> str:
         return self.router.url.path.removeprefix("/login").strip("/")
 
@@ -110,7 +116,9 @@ class Login(Captcha, rx.State):
             look = signin_page.look(application, organization,
                                     str(self.router.url.query_parameters.get("orgChoiceMode", "")))
             self.organizations = signin_page.organization_choices(db) if look.org_choice == "Select" else []
-            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to)
+            self.invitation_code = str(query.get("invitationCode", ""))[:upstream.MAX_CODE]
+            self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to,
+                                              invitation_code=self.invitation_code)
             one_tap = upstream.one_tap_script(db, application, return_to=self.return_to)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
@@ -341,7 +349,7 @@ def _form() -> rx.Component:
                 rx.cond(Login.forget_app != "", rx.link(t("Forgot password?"), href="/forget/" + Login.forget_app,
                                                        size="2", id="login-forget")),
                 rx.spacer(),
-                rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href="/signup/" + Login.signup_app, size="2",
+                rx.cond(Login.signup_app != "", rx.link(t("Sign Up"), href=Login.signup_href, size="2",
                                                        id="login-signup")),
                 width="100%"),
             provider_buttons(Login.providers, "login"),

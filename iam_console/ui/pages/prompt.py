@@ -1,12 +1,18 @@
 """/prompt/{application}: the application's prompted signup items the signed-in account has not
-answered (services/prompt.py), asked after a sign-in through the application; then on to the
-authorize page with the same request (the query this page was opened with), or home."""
+answered (services/prompt.py), asked after a sign-in through the application, and its prompted
+provider rows, each linked or with Link (the flow of the account page, coming back here); then
+on to the authorize page with the same request (the query this page was opened with), or to the
+page the sign-in started from. The items must be answered; the providers may be skipped."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, urlencode
+
 import reflex as rx
 
-from ...services import lookup, prompt
+from ...db import session_scope
+from ...services import lookup, navigation, prompt, upstream
+from ..components.provider_buttons import full_load
 from ..routes import page
 from ..shell import themed
 from ..state.prefs import Prefs
@@ -16,42 +22,75 @@ from ..text import t
 AUTHORIZE = "/login/oauth/authorize"
 
 
+ERROR_PARAM = "upstreamError"  # a refused link's message (services/upstream.note_error)
+
+
 class Prompt(rx.State):
     application: str = ""
     items: list[dict[str, str]] = []  # name, label, placeholder
+    links: list[dict[str, str]] = []  # the prompted provider rows (services/upstream.prompted_links)
     error: str = ""
     ready: bool = False
     _values: dict[str, str] = {}
+    _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
+
+    def _params(self) -> list[tuple[str, str]]:
+        return [(k, v) for k, v in parse_qsl(self.router.url.query, keep_blank_values=True) if k != ERROR_PARAM]
 
     @rx.var
     def next_page(self) -> str:
-        """The authorize page with this page's own query (the OAuth request), else home."""
-        query = self.router.url.query
-        return f"{AUTHORIZE}?{query}" if "client_id=" in query or "clientId=" in query else "/"
+        """The authorize page with this page's own query (the OAuth request), else the page the
+        sign-in started from (?from=), else home."""
+        params = self._params()
+        if any(k in ("client_id", "clientId") for k, _ in params):
+            return f"{AUTHORIZE}?{urlencode(params)}"
+        return navigation.safe_return_path(dict(params).get("from"))
+
+    @rx.var
+    def all_linked(self) -> bool:
+        return all(link["linked"] for link in self.links)
 
     @rx.event
     async def open(self):
-        self.error, self.items, self.ready, self._values = "", [], False, {}
+        self.error, self.items, self.links, self.ready, self._values = "", [], [], False, {}
         self.application = self.router.url.path.removeprefix("/prompt").strip("/")
         name = self.application
+        params = self._params()
+        here = f"/prompt/{self.application}" + (f"?{urlencode(params)}" if params else "")
+        error_id = str(self.router.url.query_parameters.get(ERROR_PARAM, ""))
+        if error_id and error_id != self._upstream_error[0]:
+            with session_scope() as db:
+                self._upstream_error = (error_id, upstream.take_error(db, error_id))
 
         def read(db, actor):
             if actor.user is None:
                 return None
             application = lookup.application(db, name)
-            return prompt.missing(application, actor.user) if application is not None else []
+            if application is None:
+                return [], []
+            return prompt.missing(application, actor.user), upstream.prompted_links(db, application, actor.user, here)
 
         found = await call(self, read, quiet=True)
         if found.failed:
             self.error = await message(self, found.error)
             return None
-        if not found.value:  # nothing to ask (or nobody signed in: the guard sends them to sign in)
-            return rx.redirect(self.next_page) if found.value is not None else None
+        if found.value is None:  # nobody signed in: the guard sends them to sign in
+            return None
+        items, links = found.value
+        if not items and not links:  # nothing to ask
+            return rx.redirect(self.next_page)
         prefs = await self.get_state(Prefs)
         self.items = [{"name": item["name"], "label": prefs.say(str(item.get("label") or item["name"])),
-                       "placeholder": str(item.get("placeholder") or "")} for item in found.value]
+                       "placeholder": str(item.get("placeholder") or "")} for item in items]
+        self.links = links
+        self.error = self._upstream_error[1] if error_id else ""
         self.ready = True
         return None
+
+    @rx.event
+    def go_on(self):
+        """Continue (every prompted provider linked) or Skip (some not): the items are answered."""
+        return rx.redirect(self.next_page)
 
     @rx.event
     def set_value(self, name: str, value: str):
@@ -76,6 +115,22 @@ def _item(item: rx.Var) -> rx.Component:
         spacing="1", width="100%")
 
 
+def _link(link: rx.Var) -> rx.Component:
+    name = link["name"].to(str)
+    button = rx.el.a(t("Link"), href=link["href"], custom_attrs=full_load(), id="prompt-link-" + name,
+                     aria_label=Prefs.tr["Link"] + " " + link["label"].to(str),
+                     style={"color": "var(--accent-11)", "font_size": "var(--font-size-2)"})
+    status = rx.cond(link["linked"] != "",
+                     rx.badge(t("Linked"), color_scheme="green", id="prompt-linked-" + name),
+                     button)
+    return rx.hstack(
+        rx.el.img(src=link["icon"], alt="", width="20", height="20", style={"display": "block"}),
+        rx.text(link["label"], size="2", weight="medium"),
+        rx.cond(link["linked"] != "", rx.text(link["username"], size="2", color_scheme="gray")),
+        rx.spacer(), status,
+        align="center", width="100%", id="prompt-provider-" + name, class_name="prompt-provider")
+
+
 def prompt_page() -> rx.Component:
     return themed(rx.center(rx.card(rx.vstack(
         rx.heading(t("Complete your profile"), size="6"),
@@ -84,7 +139,14 @@ def prompt_page() -> rx.Component:
                                                width="100%", id="prompt-error")),
         rx.cond(Prompt.ready, rx.vstack(
             rx.foreach(Prompt.items, _item),
-            rx.button(t("Submit and continue"), on_click=Prompt.save, width="100%", id="prompt-submit"),
+            rx.cond(Prompt.links.length() > 0, rx.vstack(
+                rx.text(t("Linked accounts"), size="2", weight="medium"),
+                rx.foreach(Prompt.links, _link),
+                spacing="2", width="100%", id="prompt-providers")),
+            rx.cond(Prompt.items.length() > 0,
+                    rx.button(t("Submit and continue"), on_click=Prompt.save, width="100%", id="prompt-submit"),
+                    rx.button(rx.cond(Prompt.all_linked, t("Continue"), t("Skip")), on_click=Prompt.go_on,
+                              width="100%", id="prompt-continue")),
             spacing="3", width="100%")),
         spacing="3", width="100%"), width="24em", size="3"), min_height="100vh"))
 

@@ -101,7 +101,8 @@ class Signup(Captcha, rx.State):
             if error_id and error_id != self._upstream_error[0]:
                 self._upstream_error = (error_id, upstream.take_error(db, error_id))
             self.error = self._upstream_error[1] if error_id else ""
-            self.providers = upstream.buttons(db, application, "signup", authorize_query=authorize)
+            self.providers = upstream.buttons(db, application, "signup", authorize_query=authorize,
+                                              invitation_code=self.invitation_code)
         await self.new_captcha(f"admin/{self.application}")
 
     @staticmethod
