@@ -1,7 +1,8 @@
 """SAML 2.0 over HTTP: this server as identity provider (metadata, single sign-on over the
 HTTP-Redirect and HTTP-POST bindings) and as service provider of SAML providers
-(/api/get-saml-login, /api/acs). The rules are the services' (services/saml_idp.py,
-services/saml_sp.py); docs/api.md lists the routes."""
+(/api/get-saml-login, /api/acs, and /api/login with samlResponse; the provider buttons start at
+/api/federation/start). The rules are the services' (services/saml_idp.py, services/saml_sp.py);
+docs/api.md lists the routes."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ async def _refused(request: Request, exc: ServiceError) -> HTMLResponse:
     await run_in_threadpool(record_refusal, request, exc, message.encode())
     title = escape(translate("Sign in", language(request)))
     return page(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
-                 f'<body><main><h1>{title}</h1><p role="alert" id="saml-error">{message}</p></main></body></html>',
-                 400)
+                f'<body><main><h1>{title}</h1><p role="alert" id="saml-error">{message}</p></main></body></html>',
+                400)
 
 
 @router.get("/saml/metadata", response_class=Response, responses={200: {
