@@ -29,6 +29,7 @@ from .envelope import ok
 from .federation import login_with_provider
 from .oauth import end_session
 from .resources import audit_context
+from .saml import login_with_saml
 
 router = APIRouter(prefix="/api", tags=["account"])
 
@@ -59,6 +60,8 @@ async def login(request: Request) -> JSONResponse:
     and no session: a short-lived HttpOnly cookie names the pending sign-in, which a second
     call with passcode (and mfaType) or recoveryCode completes."""
     body = await json_object(request)
+    if "samlresponse" in body:  # Casdoor's front end, with what a SAML provider's IdP posted (api/saml.py)
+        return login_with_saml(request, body)
     if body.get("provider") and not _wallet_login(body):  # back from an upstream provider (api/federation.py)
         return await login_with_provider(request, body)
     password = field(body, "password", str, "")

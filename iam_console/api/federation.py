@@ -1,5 +1,7 @@
-"""Sign-in with an upstream identity provider: the start (to the provider), the callback (back
-from it), Casdoor's /api/login with a provider and code, and /api/unlink. The rules are in
+"""Sign-in with an upstream identity provider: the start (to the provider: an OAuth provider's
+authorize URL, or a SAML provider's IdP with an AuthnRequest), the callback (back from an OAuth
+provider; a SAML IdP posts to /api/acs, api/saml.py, which goes on as here), Casdoor's
+/api/login with a provider and code, and /api/unlink. The rules are in
 services/upstream.py and services/federation.py; docs/security.md, "Upstream identity
 providers"."""
 
@@ -18,7 +20,15 @@ from ..services.access import Actor
 from ..services.errors import ServiceError, Unauthorized
 from ..settings import settings
 from .bodies import field, json_object
-from .callers import MFA_COOKIE, actor, client_ip, session_token, with_pending_second_factor, with_session
+from .callers import (
+    MFA_COOKIE,
+    SESSION_COOKIE,
+    actor,
+    client_ip,
+    session_token,
+    with_pending_second_factor,
+    with_session,
+)
 from .envelope import ok
 
 router = APIRouter(tags=["federation"])
@@ -39,8 +49,9 @@ QUERY = {"parameters": [{"name": name, "in": "query", "required": False, "schema
 async def start(request: Request) -> Response:
     """Query: application, provider, method (signin, signup, link), from (a path of this server to
     go on to), authorize (the OAuth authorize request's query the sign-in answers), invitationCode
-    (spent if the callback signs a user up). Redirects to the provider, with the browser's binding
-    cookie; a refused start goes back to the sign-in page."""
+    (spent if the callback, or a SAML provider's /api/acs, signs a user up). Redirects to the
+    provider (a SAML provider signing its requests: the page that posts the request to its IdP),
+    with the browser's binding cookie; a refused start goes back to the sign-in page."""
     params = request.query_params
     application = params.get("application", "")[:100]
     method = params.get("method", federation.SIGN_IN)[:20]
@@ -54,9 +65,14 @@ async def start(request: Request) -> Response:
                                      invitation_code=params.get("invitationCode", ""))
         except ServiceError as exc:
             db.rollback()
-            return _refused(db, str(exc), application, params.get("authorize", ""), method,
-                            params.get("from", ""))
-    response = RedirectResponse(started.url, status_code=302)
+            return refused(db, str(exc), application, params.get("authorize", ""), method,
+                           params.get("from", ""))
+    if started.page:
+        from .saml import page  # the SAML routes' page headers
+
+        response = page(started.page)
+    else:
+        response = RedirectResponse(started.url, status_code=302)
     response.set_cookie(upstream.COOKIE, started.browser_token, secure=settings.cookie_secure,
                         max_age=upstream.STATE_MINUTES * 60, **COOKIE_OPTIONS)
     return response
@@ -81,8 +97,8 @@ def _login_path(db, application_name: str, authorize_query: str, method: str, re
     return f"/login/{quote(application.organization, safe='')}" if application is not None else "/login"
 
 
-def _refused(db, message: str, application: str, authorize_query: str, method: str,
-             return_to: str = "") -> RedirectResponse:
+def refused(db, message: str, application: str, authorize_query: str, method: str,
+            return_to: str = "") -> RedirectResponse:
     error_id = upstream.note_error(db, message, application)
     db.commit()
     path = _login_path(db, application, authorize_query, method, return_to)
@@ -98,6 +114,7 @@ class Outcome:
     data2: object = None
     session: auth.SignedIn | None = None
     pending: auth.SecondFactorOwed | None = None
+    ended: bool = False  # the browser's earlier session ended (its cookie goes)
 
 
 def _finish(db, request: Request, state: str, code: str, invitation_code: str = "") -> Outcome:
@@ -128,20 +145,29 @@ def _signed_in(db, request: Request, row: UpstreamState, application: Applicatio
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
     resolved = federation.resolve(db, application, provider, provider_row, identity, method=row.method,
                                   client_ip=client_ip(request), invitation_code=row.invitation_code or invitation_code)
+    return finish_sign_in(db, request, row, application, resolved.user, checked, provider.type)
+
+
+def finish_sign_in(db, request: Request, row: UpstreamState, application: Application, user: User,
+                   checked: oauth.Authorization | None, signin_method: str) -> Outcome:
+    """An upstream identity's account signs in: the second factor it owes, else the session and
+    on as after a password sign-in (`_continue`)."""
     organization = lookup.organization(db, application.organization)
-    user = resolved.user
     signin = auth.SignInRequest(application=application.name, organization=user.owner, username=user.name,
-                                password="", auto_signin=True, signin_method=provider.type,
+                                password="", auto_signin=True, signin_method=signin_method,
                                 client_ip=client_ip(request), user_agent=request.headers.get("user-agent", ""),
                                 previous_token=session_token(request))
     if mfa_props.enabled_types(user):
         owed = auth.owe_second_factor(db, user, application, signin)
         path = f"/login/oauth/authorize?{row.authorize_query}&" if row.authorize_query else \
             f"/login/{quote(user.owner, safe='')}?{urlencode({'from': row.return_to})}&"
-        return Outcome(path + "nextMfa=1", data=auth.NEXT_MFA, data2=owed.methods, pending=owed)
+        # the browser's earlier session ends here, as a completed sign-in rotates it: the page that
+        # asks for the second factor must not find someone signed in already
+        ended = bool(signin.previous_token) and auth.sign_out(db, signin.previous_token, signin.client_ip) is not None
+        return Outcome(path + "nextMfa=1", data=auth.NEXT_MFA, data2=owed.methods, pending=owed, ended=ended)
     session = auth.complete_sign_in(db, user, organization, application, auto_signin=True,
                                     client_ip=signin.client_ip, user_agent=signin.user_agent,
-                                    previous_token=signin.previous_token, signin_method=provider.type)
+                                    previous_token=signin.previous_token, signin_method=signin_method)
     return _continue(db, checked, application, organization, user, session, row)
 
 
@@ -166,11 +192,13 @@ def _continue(db, checked: oauth.Authorization | None, application: Application,
     return Outcome(answer.url, answer.code or answer.tokens.get("access_token") or "", answer.url, session=session)
 
 
-def _with_cookies(request: Request, response: Response, outcome: Outcome) -> Response:
+def with_cookies(request: Request, response: Response, outcome: Outcome) -> Response:
     if outcome.session is not None:
         response = with_session(request, response, outcome.session)
     if outcome.pending is not None:
         response = with_pending_second_factor(response, outcome.pending)
+    if outcome.ended:
+        response.delete_cookie(SESSION_COOKIE, path="/")
     return response
 
 
@@ -193,9 +221,9 @@ async def callback(request: Request) -> Response:
         except ServiceError as exc:
             db.rollback()
             kept = upstream.peek(db, state)
-            return _refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
-                            kept.method if kept else federation.SIGN_IN, kept.return_to if kept else "")
-        return _with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
+            return refused(db, str(exc), kept.application if kept else "", kept.authorize_query if kept else "",
+                           kept.method if kept else federation.SIGN_IN, kept.return_to if kept else "")
+        return with_cookies(request, RedirectResponse(outcome.url, status_code=302), outcome)
 
 
 @router.get("/api/federation/pending-mfa", summary="The methods of the second factor an upstream sign-in owes")
@@ -218,7 +246,7 @@ async def login_with_provider(request: Request, body: dict) -> JSONResponse:
         state, code = field(body, "state", str, ""), field(body, "code", str, "")
         outcome = _finish(db, request, state, code, field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
         data2 = outcome.data2 if outcome.data2 is not None else outcome.url
-        return _with_cookies(request, ok(outcome.data, data2), outcome)
+        return with_cookies(request, ok(outcome.data, data2), outcome)
 
 
 ONE_TAP_START = "/api/federation/google-one-tap/start"
@@ -253,7 +281,7 @@ async def one_tap(request: Request) -> JSONResponse:
     data2 the URL to go on to."""
     body = await json_object(request)
     with session_scope() as db:
-        row = upstream.consume(db, field(body, "state", str, ""), _browser(request), one_tap=True)
+        row = upstream.consume(db, field(body, "state", str, ""), _browser(request), kind=upstream.ONE_TAP)
         if row.application != field(body, "application", str, "") or row.provider != field(body, "provider", str, ""):
             raise ServiceError("The state was issued for another application or provider")
         application = lookup.application(db, row.application)
@@ -263,7 +291,7 @@ async def one_tap(request: Request) -> JSONResponse:
         identity = upstream.one_tap_identity(provider, provider_row, row, field(body, "credential", str, ""))
         outcome = _signed_in(db, request, row, application, provider, provider_row, identity,
                              field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
-        return _with_cookies(request, ok(outcome.data, outcome.url), outcome)
+        return with_cookies(request, ok(outcome.data, outcome.url), outcome)
 
 
 @router.post("/api/unlink", summary="Unlink an upstream identity from an account (canUnlink; a global admin: anyone's)")

@@ -62,7 +62,7 @@ FORMS = {
 }
 JSON_BODIES = {
     "/api/login": ("application", "organization", "username", "password", "autoSignin", "type", "signinMethod",
-                   "passcode", "mfaType", "recoveryCode", "provider", "code", "state"),
+                   "passcode", "mfaType", "recoveryCode", "provider", "code", "state", "samlResponse", "relayState"),
     "/api/unlink": ("providerType", "providerName"),
     "/api/web3/nonce": ("application", "organization", "provider", "address", "chainId"),
     "/api/add-user-keys": ("owner", "name"),

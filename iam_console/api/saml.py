@@ -1,7 +1,8 @@
 """SAML 2.0 over HTTP: this server as identity provider (metadata, single sign-on over the
 HTTP-Redirect and HTTP-POST bindings) and as service provider of SAML providers
-(/api/get-saml-login, /api/acs). The rules are the services' (services/saml_idp.py,
-services/saml_sp.py); docs/api.md lists the routes."""
+(/api/get-saml-login, /api/acs, and /api/login with samlResponse; the provider buttons start at
+/api/federation/start). The rules are the services' (services/saml_idp.py, services/saml_sp.py);
+docs/api.md lists the routes."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from starlette.concurrency import run_in_threadpool
 
 from ..db import session_scope
 from ..i18n import translate
-from ..services import auth, lookup, mfa, mfa_props, oauth, saml_accounts, saml_idp, saml_sp, verifications
+from ..services import auth, lookup, mfa, mfa_props, oauth, saml_accounts, saml_idp, saml_sp, upstream, verifications
 from ..services import builtin as b
+from ..services import saml_xml as x
 from ..services.errors import ServiceError
 from ..services.records import audit
+from . import federation as federation_api
 from .auditing import record_refusal
-from .bodies import form_fields
+from .bodies import field, form_fields
 from .callers import SESSION_COOKIE, client_ip, session_token, signed_in, with_pending_second_factor, with_session
 from .envelope import language, ok
 
@@ -35,7 +38,9 @@ PAGES = {200: {**HTML, "description": "The page that posts the SAML message"},
          400: {**HTML, "description": "The refused message's reason"}}
 
 
-def _page(body: str, status: int = 200) -> HTMLResponse:
+def page(body: str, status: int = 200) -> HTMLResponse:
+    """A page of the SAML exchanges (one that posts a message, or a refusal): never cached, its
+    own inline script only, never framed."""
     return HTMLResponse(body, status_code=status, headers={**NO_STORE, "Content-Security-Policy": PAGE_CSP})
 
 
@@ -44,9 +49,9 @@ async def _refused(request: Request, exc: ServiceError) -> HTMLResponse:
     message = escape(translate(exc.template, language(request), *exc.args_))
     await run_in_threadpool(record_refusal, request, exc, message.encode())
     title = escape(translate("Sign in", language(request)))
-    return _page(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
-                 f'<body><main><h1>{title}</h1><p role="alert" id="saml-error">{message}</p></main></body></html>',
-                 400)
+    return page(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
+                f'<body><main><h1>{title}</h1><p role="alert" id="saml-error">{message}</p></main></body></html>',
+                400)
 
 
 @router.get("/saml/metadata", response_class=Response, responses={200: {
@@ -76,17 +81,24 @@ def _sso(request: Request, owner: str, application: str, params: dict[str, str],
         user = account[0] if account is not None else None
         if user is not None and not oauth.may_use(user, sso.application):
             raise ServiceError(CANNOT_USE, user.owner, user.name, sso.application.name)
-        if user is None:
+        stale = account is not None and saml_idp.needs_fresh_sign_in(sso, account[1].created_time)
+        setup = mfa.required_setup_path(lookup.organization(db, user.owner), user, here) if user else ""
+        if sso.is_passive and (user is None or stale or setup):  # a page would be needed: NoPassive instead
+            return page(saml_idp.no_passive_page(db, sso))
+        if user is None or stale:
             target = f"/login/{quote(sso.application.organization, safe='')}?from={quote(here, safe='/')}"
-            return RedirectResponse(target, status_code=303, headers=NO_STORE)
-        setup = mfa.required_setup_path(lookup.organization(db, user.owner), user, here)
+            response = RedirectResponse(target, status_code=303, headers=NO_STORE)
+            if stale:  # ForceAuthn: the session signed in before the request ends; the user signs in anew
+                auth.sign_out(db, session_token(request), client_ip(request))
+                response.delete_cookie(SESSION_COOKIE, path="/")
+            return response
         if setup:
             return RedirectResponse(setup, status_code=303, headers=NO_STORE)
-        page = saml_idp.answer_page(db, sso, user)
+        answer = saml_idp.answer_page(db, sso, user)
         audit(db, organization=user.owner, user=user.name, action="saml-sso", request_uri=saml_idp.SSO_PATH,
               client_ip=client_ip(request), obj={"application": sso.application.name, "issuer": sso.issuer,
                                                   "acs": sso.acs_url})
-        return _page(page)
+        return page(answer)
 
 
 @router.get("/saml/redirect/{owner}/{application}", response_class=Response, responses=PAGES)
@@ -116,7 +128,8 @@ async def saml_sso_post(request: Request, owner: str, application: str) -> Respo
 @router.get("/get-saml-login")
 async def get_saml_login(request: Request) -> Response:
     """Casdoor's GetSamlLogin: ?id=owner/provider&relayState=... -> data: the URL of the IdP's
-    single sign-on with the AuthnRequest, data2: the method (GET). Optional: application (the
+    single sign-on with the AuthnRequest and data2 "GET" (the Redirect binding), or data the page
+    that posts the signed request and data2 "POST" (enableSignAuthnRequest). Optional: application (the
     one signed in to; the provider organization's default application otherwise) and from (the
     same-site path to go to after sign-in)."""
     params = request.query_params
@@ -125,7 +138,7 @@ async def get_saml_login(request: Request) -> Response:
         application = _application(db, provider, params.get("application", ""))
         login = saml_sp.login(db, f"{provider.owner}/{provider.name}", application, params.get("relayState", ""),
                               params.get("from", "/"))
-    return ok(login.url, login.method)
+    return ok(login.page or login.url, login.method)
 
 
 def _application(db, provider, name: str):
@@ -139,22 +152,32 @@ def _application(db, provider, name: str):
     return application
 
 
+BOUNCED = "bounced"  # the ACS's own page posted the Response again, from this server's site
+
+
 def _acs(request: Request, form: dict[str, str]) -> Response:
+    saml_response = form.get("SAMLResponse", "")
     with session_scope() as db:
-        assertion = saml_sp.accept(db, form.get("SAMLResponse", ""))
+        request_id = saml_sp.answered_request(saml_response)
+        started = upstream.peek(db, request_id)
+        if started is not None and upstream.kind_of(started) == upstream.SAML:  # a provider button's sign-in
+            if not request.cookies.get(upstream.COOKIE) and not form.get(BOUNCED):
+                # posted from the IdP's site, the browser left out its SameSite=Lax binding cookie:
+                # posted again from here, it comes along
+                return page(x.auto_post_page(saml_sp.ACS_PATH, {**form, BOUNCED: "1"}))
+            return _acs_started(db, request, saml_response, request_id, started)
+        assertion = saml_sp.accept(db, saml_response)
         application = lookup.application(db, assertion.application)
         if application is None:
             raise ServiceError(saml_idp.NOT_FOUND, assertion.application)
         user = saml_accounts.account(db, application, assertion, client_ip=client_ip(request))
         organization = lookup.organization(db, user.owner)
-        auth.refuse_if_frozen(db, user, application)
         back = saml_sp.login_return(user.owner, assertion.return_to)
         if mfa_props.enabled_types(user):  # the login page asks for the second factor
             owed = auth.owe_second_factor(db, user, application, auth.SignInRequest(
                 application=application.name, organization=user.owner, username=user.name, password="",
                 signin_method=METHOD))
-            types = ",".join(m["mfaType"] for m in owed.methods)
-            response = RedirectResponse(f"{back}&secondFactor={quote(types)}", status_code=303, headers=NO_STORE)
+            response = RedirectResponse(f"{back}&nextMfa=1", status_code=303, headers=NO_STORE)
             if session_token(request):  # the browser's earlier session ends here, as a sign-in rotates it
                 auth.sign_out(db, session_token(request), client_ip(request))
                 response.delete_cookie(SESSION_COOKIE, path="/")
@@ -164,6 +187,30 @@ def _acs(request: Request, form: dict[str, str]) -> Response:
                                        previous_token=session_token(request), signin_method=METHOD)
         return with_session(request, RedirectResponse(assertion.return_to, status_code=303, headers=NO_STORE),
                             result)
+
+
+def _acs_started(db, request: Request, saml_response: str, request_id: str, row) -> Response:
+    """The Response to a provider button's AuthnRequest: its state (bound to this browser) used
+    up, the Response checked, then on as an OAuth provider's callback goes (the authorization
+    request answered, the prompt, the second factor); a refusal goes back to the page it started
+    from, with the message."""
+    try:
+        upstream.consume(db, request_id, request.cookies.get(upstream.COOKIE, ""), kind=upstream.SAML)
+        assertion = saml_sp.accept(db, saml_response)
+        application = lookup.application(db, row.application)
+        if application is None or assertion.application != row.application:
+            raise ServiceError(saml_idp.NOT_FOUND, row.application)
+        checked = None
+        if row.authorize_query:  # checked again: the application may have changed meanwhile
+            checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(upstream.authorize_params(row)))
+        user = saml_accounts.account(db, application, assertion, method=row.method, client_ip=client_ip(request),
+                                     invitation_code=row.invitation_code)
+        outcome = federation_api.finish_sign_in(db, request, row, application, user, checked, METHOD)
+    except ServiceError as exc:
+        db.rollback()
+        return federation_api.refused(db, str(exc), row.application, row.authorize_query, row.method)
+    return federation_api.with_cookies(request, RedirectResponse(outcome.url, status_code=303, headers=NO_STORE),
+                                       outcome)
 
 
 @router.post("/acs", response_class=Response, responses=PAGES)
@@ -176,3 +223,44 @@ async def acs(request: Request) -> Response:
         return await run_in_threadpool(_acs, request, form)
     except ServiceError as exc:
         return await _refused(request, exc)
+
+
+def login_with_saml(request: Request, body: dict) -> Response:
+    """Casdoor's /api/login with samlResponse (its front end posts what /api/acs received): the
+    Response checked as /api/acs checks it (saml_sp.accept: its request used up), for the
+    application and provider that request named. Answered as /api/login answers a password
+    sign-in (type login: the session; with an authorization request in the query: the code), or
+    NextMfa and the methods when the account owes a second factor."""
+    from .account import authorization_in  # /api/login's own checks and answer
+    from .account import signed_in as answered
+
+    with session_scope() as db:
+        checked = authorization_in(db, dict(request.query_params))
+        assertion = saml_sp.accept(db, field(body, "samlResponse", str, ""))
+        named = field(body, "application", str, "")
+        if checked is not None:
+            named = checked.application.name
+        if named and named != assertion.application:
+            raise ServiceError("The SAML response answers a request of another application")
+        provider = field(body, "provider", str, "")
+        if provider and provider not in (assertion.provider.name,
+                                         f"{assertion.provider.owner}/{assertion.provider.name}"):
+            raise ServiceError("The SAML response answers a request of another provider")
+        application = lookup.application(db, assertion.application)
+        if application is None:
+            raise ServiceError(saml_idp.NOT_FOUND, assertion.application)
+        user = saml_accounts.account(db, application, assertion, client_ip=client_ip(request),
+                                     invitation_code=field(body, "invitationCode", str, "")[:upstream.MAX_CODE + 1])
+        form = auth.SignInRequest(application=application.name, organization=user.owner, username=user.name,
+                                  password="", auto_signin=field(body, "autoSignin", bool, False),
+                                  signin_method=METHOD, client_ip=client_ip(request),
+                                  user_agent=request.headers.get("user-agent", ""),
+                                  previous_token=session_token(request))
+        if mfa_props.enabled_types(user):
+            owed = auth.owe_second_factor(db, user, application, form)
+            return with_pending_second_factor(ok(auth.NEXT_MFA, owed.methods), owed)
+        result = auth.complete_sign_in(db, user, lookup.organization(db, user.owner), application,
+                                       auto_signin=form.auto_signin, client_ip=form.client_ip,
+                                       user_agent=form.user_agent, previous_token=form.previous_token,
+                                       signin_method=METHOD)
+        return answered(db, request, checked, result, METHOD)

@@ -4,7 +4,9 @@ protocol's code (services/upstream.py for OAuth) proves the identity, then calls
 `link` or `unlink`. docs/security.md, "Upstream identity providers", states the rules.
 
 The link is Casdoor's: the user's field named after the provider type (`github`, `google`,
-`custom`...: User.third_party_ids) holds the upstream id, and the properties
+`custom`...: User.third_party_ids) holds the upstream id; a type without such a field (the SAML
+types Keycloak and Aliyun IDaaS) is linked by its property `oauth_<Type>_id` alone, which
+Casdoor writes for every type. The properties
 `oauth_<Type>_id`, `_username`, `_displayName`, `_email`, `_avatarUrl` (and `_extra`, the mapped
 claims as JSON) what the provider said last. The provider's access and refresh tokens are not
 kept.
@@ -109,10 +111,27 @@ class Resolved:
 
 def link_key(provider_type: str) -> str:
     """The user field a provider type's link lives in (Casdoor: the type, lower-cased)."""
-    key = provider_type.replace(" ", "").lower()
-    if key not in THIRD_PARTY_KEYS:
+    key = link_column(provider_type)
+    if key is None:
         raise ServiceError("The provider type: %s is not supported", provider_type[:MAX_FIELD])
     return key
+
+
+def link_column(provider_type: str) -> str | None:
+    """The user field of the type's link; None for a type without one (linked by its property)."""
+    key = provider_type.replace(" ", "").lower()
+    return key if key in THIRD_PARTY_KEYS else None
+
+
+def link_property(provider_type: str) -> str:
+    return f"oauth_{provider_type}_id"
+
+
+def linked_value(user: m.User, provider_type: str) -> str:
+    """The upstream id the account is linked to for the type ("" when not linked)."""
+    key = link_column(provider_type)
+    value = (user.third_party_ids or {}).get(key) if key else (user.properties or {}).get(link_property(provider_type))
+    return str(value or "")
 
 
 def provider_row(application: m.Application, provider_name: str) -> ProviderRow | None:
@@ -143,7 +162,9 @@ def linked_user(db: Session, organization: str, provider_type: str, upstream_id:
     """The user of the organization whose link for the provider type holds the upstream id."""
     if not upstream_id:
         return None
-    column = m.User.third_party_ids[link_key(provider_type)].as_string()
+    key = link_column(provider_type)  # a JSON path both ways: SQLite, PostgreSQL and MariaDB read it
+    column = m.User.third_party_ids[key].as_string() if key else \
+        m.User.properties[link_property(provider_type)].as_string()
     return db.exec(select(m.User).where(m.User.owner == organization, column == upstream_id).limit(1)).first()
 
 
@@ -196,8 +217,10 @@ def _set_properties(db: Session, user: m.User, provider: m.Provider, identity: U
 
 
 def _link(db: Session, user: m.User, provider: m.Provider, identity: UpstreamIdentity) -> None:
-    _set_properties(db, user, provider, identity)
-    user.third_party_ids = {**(user.third_party_ids or {}), link_key(provider.type): identity.id}
+    _set_properties(db, user, provider, identity)  # oauth_<Type>_id: the link of a type without a field
+    key = link_column(provider.type)
+    if key:
+        user.third_party_ids = {**(user.third_party_ids or {}), key: identity.id}
     db.add(user)
     db.flush()
 
@@ -212,7 +235,8 @@ def _username(db: Session, organization: m.Organization, identity: UpstreamIdent
     """The new account's name: the upstream username (the email where the organization uses
     emails as usernames), made unique in the organization as Casdoor does (`name_<part>`)."""
     wanted = identity.email if organization.use_email_as_username and identity.email else identity.username
-    name = NOT_IN_USERNAME.sub("_", wanted).strip("_")[:80] or f"{link_key(identity.provider_type)}_{identity.id}"
+    prefix = link_column(identity.provider_type) or identity.provider_type.replace(" ", "").lower()
+    name = NOT_IN_USERNAME.sub("_", wanted).strip("_")[:80] or f"{prefix}_{identity.id}"
     name = NOT_IN_USERNAME.sub("_", name)[:80]
     while lookup.user(db, organization.name, name) is not None:
         name = f"{name[:80]}_{uuid.uuid4().hex[:4]}"
@@ -305,7 +329,7 @@ def resolve(db: Session, application: m.Application, provider: m.Provider, row: 
             user = _usable(matches[0])
             if not row.can_sign_in:
                 raise ServiceError(NO_SIGN_IN, provider.name, application.name)
-            if (user.third_party_ids or {}).get(link_key(provider.type)):
+            if linked_value(user, provider.type):
                 raise ServiceError(LINKED_ELSEWHERE, provider.type, identity.username, identity.display_name,
                                    user.name, user.display_name)
             _link(db, user, provider, identity)
@@ -329,7 +353,7 @@ def link(db: Session, user: m.User, application: m.Application, provider: m.Prov
     if other is not None and other.pk != user.pk:
         raise ServiceError(LINKED_ELSEWHERE, provider.type, identity.username, identity.display_name,
                            other.name, other.display_name)
-    if (user.third_party_ids or {}).get(link_key(provider.type)) not in (None, "", identity.id):
+    if linked_value(user, provider.type) not in ("", identity.id):
         raise ServiceError("The account is already linked to another %s account, please unlink it first",
                            provider.type)
     _link(db, user, provider, identity)

@@ -5,9 +5,9 @@ As Casdoor's SAML providers: the application must list the provider (of its orga
 shared one), with canSignIn on; the NameID names the user of the application's organization by
 name, email or phone (an IdP's NameID is one of those), and a forbidden or deleted account is
 refused. Otherwise the identity goes through federation.resolve (the account linked to the
-NameID, then sign-up when the application and the provider row allow it), for the provider types
-whose link a user record keeps (Custom; docs/security.md, "SAML 2.0"); the other types (Keycloak,
-Aliyun IDaaS) sign in existing accounts only."""
+NameID, then sign-up when the application and the provider row allow it) for every type: Custom
+links in the user's `custom` field, Keycloak and Aliyun IDaaS (no field of their own) in the
+property oauth_<Type>_id."""
 
 from __future__ import annotations
 
@@ -21,20 +21,16 @@ from .records import audit
 from .saml_sp import Assertion, mapped
 
 
-def _links(provider: m.Provider) -> bool:
-    try:
-        federation.link_key(provider.type)
-    except ServiceError:
-        return False
-    return True
-
-
-def account(db: Session, application: m.Application, assertion: Assertion, *, client_ip: str = "") -> m.User:
+def account(db: Session, application: m.Application, assertion: Assertion, *, method: str = federation.SIGN_IN,
+            client_ip: str = "", invitation_code: str = "") -> m.User:
+    """`method`: signin (the sign-in page's button, or a sign-in the page did not start) or
+    signup (the sign-up page's: a new account needs canSignUp, an existing one canSignIn).
+    `invitation_code`: spent by a sign-up, under the sign-up form's rules (federation.resolve)."""
     provider = assertion.provider
     row = federation.provider_row(application, provider.name)
     if row is None or provider.owner not in (application.organization, b.ADMIN_OWNER):
         raise ServiceError(federation.NOT_ENABLED, provider.name)
-    if not row.can_sign_in:
+    if method == federation.SIGN_IN and not row.can_sign_in:
         raise ServiceError(federation.NO_SIGN_IN, provider.name, application.name)
     fields = mapped(assertion)
     identity = federation.UpstreamIdentity(
@@ -45,11 +41,12 @@ def account(db: Session, application: m.Application, assertion: Assertion, *, cl
     if user is not None:
         if user.is_deleted or user.is_forbidden:
             raise ServiceError(federation.FORBIDDEN)
-    elif _links(provider):
-        user = federation.resolve(db, application, provider, row, identity, client_ip=client_ip).user
+        if not row.can_sign_in:
+            raise ServiceError(federation.NO_SIGN_IN, provider.name, application.name)
     else:
-        raise ServiceError(federation.NOT_ALLOWED_TO_SIGN_UP, provider.type, identity.username or identity.id,
-                           identity.display_name)
+        user = federation.resolve(db, application, provider, row, identity, method=method, client_ip=client_ip,
+                                  invitation_code=invitation_code).user
+    auth.refuse_if_frozen(db, user, application)
     audit(db, organization=user.owner, user=user.name, action="saml-login", request_uri="/api/acs",
           client_ip=client_ip, obj={"provider": provider.name, "application": application.name})
     return user

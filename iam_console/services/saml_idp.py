@@ -17,12 +17,16 @@ Response. docs/security.md, "SAML 2.0", states the rules.
   providers, pysaml2 among them, ask for); deflated when enableSamlCompress is on. The
   NameID is the user's name, or the email with useEmailAsSamlNameId; the attributes are Email,
   Name, DisplayName and Roles, then the application's samlAttributes (none with
-  disableSamlAttributes). The assertion is valid for five minutes."""
+  disableSamlAttributes). The assertion is valid for five minutes.
+- ForceAuthn="true": a session signed in before the request was issued is not enough; the user
+  signs in again (api/saml.py ends that session first). IsPassive="true": no page is shown; with
+  a session the Response goes at once, without one (or when the user would have to sign in again)
+  a Response with status Responder / NoPassive goes to the service provider instead."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import quote, urlencode
 
 from lxml import etree
@@ -108,6 +112,9 @@ class SsoRequest:
     issuer: str
     acs_url: str
     relay_state: str
+    force_authn: bool = False
+    is_passive: bool = False
+    issued: datetime | None = None  # the request's IssueInstant
 
 
 def _client_cert(db: Session, application: m.Application):
@@ -152,7 +159,17 @@ def check_request(db: Session, owner: str, name: str, saml_request: str, relay_s
         raise ServiceError(NO_ACS)
     elif not redirects.matches(acs, application.redirect_uris or []):
         raise ServiceError(ACS_REFUSED, acs[:200])
-    return SsoRequest(application, request_id, issuer, acs, relay_state or "")
+    force_authn = document.get("ForceAuthn", "").strip().lower() in ("true", "1")
+    issued = x.parse_instant(document.get("IssueInstant"))
+    if force_authn and (issued is None or issued > x.now() + x.CLOCK_SKEW):
+        raise ServiceError(x.BAD_MESSAGE)  # its time decides whether a session is recent enough
+    return SsoRequest(application, request_id, issuer, acs, relay_state or "", force_authn,
+                      document.get("IsPassive", "").strip().lower() in ("true", "1"), issued)
+
+
+def needs_fresh_sign_in(sso: SsoRequest, signed_in_at: datetime | None) -> bool:
+    """ForceAuthn: whether the session was signed in before the request was issued."""
+    return sso.force_authn and (signed_in_at is None or sso.issued is None or signed_in_at < sso.issued)
 
 
 def resume_path(sso: SsoRequest, saml_request_deflated: str, query: str = "") -> str:
@@ -263,3 +280,24 @@ def response(db: Session, sso: SsoRequest, user: m.User) -> str:
 def answer_page(db: Session, sso: SsoRequest, user: m.User) -> str:
     """The page that posts the Response (and the RelayState) to the service provider."""
     return x.auto_post_page(sso.acs_url, {"SAMLResponse": response(db, sso, user), "RelayState": sso.relay_state})
+
+
+def no_passive_page(db: Session, sso: SsoRequest) -> str:
+    """IsPassive without a usable session: the page that posts the signed Response saying so
+    (status Responder, sub-status NoPassive; no assertion) to the service provider."""
+    cert_row = _signing_cert(db, sso.application)
+    p = f"{{{x.PROTOCOL}}}"
+    response_id = x.new_id()
+    root = etree.Element(p + "Response", {
+        "ID": response_id, "Version": "2.0", "IssueInstant": x.instant(x.now()), "Destination": sso.acs_url,
+        "InResponseTo": sso.request_id}, nsmap={"samlp": x.PROTOCOL, "saml": x.ASSERTION})
+    _text(root, f"{{{x.ASSERTION}}}Issuer", entity_id())
+    status = etree.SubElement(etree.SubElement(root, p + "Status"), p + "StatusCode", {"Value": x.RESPONDER})
+    etree.SubElement(status, p + "StatusCode", {"Value": x.NO_PASSIVE})
+    root.insert(1, x.placeholder())
+    c14n = x.EXC_C14N10 if sso.application.enable_saml_c14n10 else x.C14N10
+    root = x.sign(root, response_id, cert_row.private_key, cert_row.certificate,
+                  hash_name=x.signature_hash(sso.application.saml_hash_algorithm), c14n=c14n)
+    data = x.encode(etree.tostring(root, xml_declaration=True, encoding="UTF-8"),
+                    deflate=sso.application.enable_saml_compress)
+    return x.auto_post_page(sso.acs_url, {"SAMLResponse": data, "RelayState": sso.relay_state})

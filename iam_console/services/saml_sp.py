@@ -7,8 +7,10 @@ states the rules.
   signing certificate read from it), else its fields: issuerUrl (entity ID), endpoint (single
   sign-on URL) and idP (the signing certificate, PEM or base64).
 - This server's entity ID and ACS URL are both {origin}/api/acs, as Casdoor's.
-- With enableSignAuthnRequest the AuthnRequest is signed with the provider's cert (the built-in
-  cert when it names none): the Redirect binding's query signature.
+- The binding is Casdoor's choice: with enableSignAuthnRequest the AuthnRequest goes over
+  HTTP-POST, signed (enveloped) with the provider's cert (the built-in cert when it names none),
+  in a page that posts itself; without, over HTTP-Redirect. When the IdP's metadata offers only
+  the other binding, that one is used (a signed Redirect request carries the query signature).
 - Each AuthnRequest's ID is stored (table saml_request, ten minutes). A Response is accepted only
   when it answers one of them (InResponseTo), once: the row is deleted as the Response is
   accepted, so a replayed Response is refused. Unsolicited Responses are refused.
@@ -63,6 +65,10 @@ class Idp:
     entity_id: str
     sso_url: str
     certificates: tuple[str, ...] = field(default_factory=tuple)  # base64 DER or PEM
+    services: tuple[tuple[str, str], ...] = ()  # (binding, single sign-on URL) the IdP offers
+
+    def url_for(self, binding: str) -> str:
+        return next((url for kind, url in self.services if kind == binding), "")
 
 
 def parse_metadata(text: str) -> Idp:
@@ -76,8 +82,9 @@ def parse_metadata(text: str) -> Idp:
         raise ServiceError(BAD_METADATA)
     services = descriptor.findall("md:SingleSignOnService", x.NS)
     services.sort(key=lambda s: s.get("Binding") != x.REDIRECT_BINDING)
-    sso = next((s.get("Location", "") for s in services
-                if s.get("Binding") in (x.REDIRECT_BINDING, x.POST_BINDING) and s.get("Location")), "")
+    offered = tuple((s.get("Binding", ""), s.get("Location", "")) for s in services
+                    if s.get("Binding") in (x.REDIRECT_BINDING, x.POST_BINDING) and s.get("Location"))
+    sso = offered[0][1] if offered else ""
     certs = tuple("".join((c.text or "").split()) for k in descriptor.findall("md:KeyDescriptor", x.NS)
                   if k.get("use", "signing") == "signing"
                   for c in k.findall("ds:KeyInfo/ds:X509Data/ds:X509Certificate", x.NS) if (c.text or "").strip())
@@ -85,13 +92,16 @@ def parse_metadata(text: str) -> Idp:
         raise ServiceError(BAD_METADATA)
     for cert in certs:
         x.certificate(cert)  # each one readable
-    return Idp(entity.get("entityID", ""), sso, certs)
+    return Idp(entity.get("entityID", ""), sso, certs, offered)
 
 
 def idp_of(provider: m.Provider) -> Idp:
+    """The provider's IdP: its metadata, else its fields (whose endpoint takes either binding)."""
     if (provider.metadata_ or "").strip():
         return parse_metadata(provider.metadata_)
-    return Idp(provider.issuer_url or "", provider.endpoint or "", (provider.id_p,) if provider.id_p else ())
+    endpoint = provider.endpoint or ""
+    return Idp(provider.issuer_url or "", endpoint, (provider.id_p,) if provider.id_p else (),
+               ((x.POST_BINDING, endpoint), (x.REDIRECT_BINDING, endpoint)) if endpoint else ())
 
 
 def metadata_fields(text: str) -> dict[str, str]:
@@ -116,9 +126,10 @@ def provider_of(db: Session, provider_id: str) -> m.Provider:
 
 @dataclass(frozen=True)
 class Login:
-    url: str  # where the browser goes (the IdP's single sign-on URL with the request)
-    method: str  # GET: the Redirect binding
+    url: str  # where the browser goes (the IdP's single sign-on URL, with the request for GET)
+    method: str  # GET: the Redirect binding; POST: the POST binding, whose page is `page`
     request_id: str
+    page: str = ""  # POST: the page that posts the signed request to `url` by itself
 
 
 def _signing_cert(db: Session, provider: m.Provider) -> m.Cert:
@@ -129,39 +140,55 @@ def _signing_cert(db: Session, provider: m.Provider) -> m.Cert:
     return cert
 
 
+def binding_of(provider: m.Provider, idp: Idp) -> tuple[str, str]:
+    """(binding, URL) of the AuthnRequest: Casdoor's POST for a signed request, Redirect for an
+    unsigned one, unless the IdP offers only the other."""
+    order = (x.POST_BINDING, x.REDIRECT_BINDING) if provider.enable_sign_authn_request else \
+        (x.REDIRECT_BINDING, x.POST_BINDING)
+    for binding in order:
+        if idp.url_for(binding):
+            return binding, idp.url_for(binding)
+    raise ServiceError(NO_ENDPOINT, provider.name)
+
+
 def login(db: Session, provider_id: str, application: m.Application, relay_state: str = "",
           return_to: str = "/") -> Login:
-    """A new AuthnRequest to the provider's IdP (HTTP-Redirect binding, signed with
-    enableSignAuthnRequest), remembered for the ACS; the sign-in is for `application` and then
-    goes on to `return_to` (a same-site path)."""
+    """A new AuthnRequest to the provider's IdP (binding_of; signed with enableSignAuthnRequest),
+    remembered for the ACS; the sign-in is for `application` and then goes on to `return_to` (a
+    same-site path)."""
     provider = provider_of(db, provider_id)
     if len(relay_state or "") > MAX_RELAY_STATE:
         raise ServiceError("The RelayState is too long")
-    idp = idp_of(provider)
-    if not idp.sso_url:
-        raise ServiceError(NO_ENDPOINT, provider.name)
+    binding, url = binding_of(provider, idp_of(provider))
+    cert = _signing_cert(db, provider) if provider.enable_sign_authn_request else None
     request_id = x.new_id()
-    issued = x.now()
     p, a = f"{{{x.PROTOCOL}}}", f"{{{x.ASSERTION}}}"
     root = etree.Element(p + "AuthnRequest", {
-        "ID": request_id, "Version": "2.0", "IssueInstant": x.instant(issued), "Destination": idp.sso_url,
+        "ID": request_id, "Version": "2.0", "IssueInstant": x.instant(x.now()), "Destination": url,
         "ProtocolBinding": x.POST_BINDING, "AssertionConsumerServiceURL": acs_url()},
         nsmap={"samlp": x.PROTOCOL, "saml": x.ASSERTION})
     etree.SubElement(root, a + "Issuer").text = sp_entity_id()
     etree.SubElement(root, p + "NameIDPolicy", {"AllowCreate": "true", "Format": x.NAME_ID_UNSPECIFIED})
-    query = urlencode({k: v for k, v in (("SAMLRequest", x.encode(etree.tostring(root), deflate=True)),
-                                         ("RelayState", relay_state)) if v})
-    if provider.enable_sign_authn_request:
-        cert = _signing_cert(db, provider)
-        query = x.sign_query(f"{query}&{urlencode({'SigAlg': x.query_sig_alg(cert.private_key)})}", cert.private_key)
+    if binding == x.POST_BINDING:
+        if cert is not None:  # enveloped, after the Issuer
+            root.insert(1, x.placeholder())
+            root = x.sign(root, request_id, cert.private_key, cert.certificate)
+        fields = {"SAMLRequest": x.encode(etree.tostring(root), deflate=False), "RelayState": relay_state}
+        found = Login(url, "POST", request_id, x.auto_post_page(url, fields))
+    else:
+        query = urlencode({k: v for k, v in (("SAMLRequest", x.encode(etree.tostring(root), deflate=True)),
+                                             ("RelayState", relay_state)) if v})
+        if cert is not None:
+            query = x.sign_query(f"{query}&{urlencode({'SigAlg': x.query_sig_alg(cert.private_key)})}",
+                                 cert.private_key)
+        found = Login(f"{url}{'&' if '?' in url else '?'}{query}", "GET", request_id)
     now = utcnow()
     db.execute(sa.delete(m.SamlRequest).where(m.SamlRequest.expires_at < now))
     db.add(m.SamlRequest(request_id=request_id, provider_owner=provider.owner, provider_name=provider.name,
                          application=application.name, return_to=navigation.safe_return_path(return_to)[:1000],
                          created_time=now, expires_at=now + timedelta(minutes=REQUEST_MINUTES)))
     db.flush()
-    separator = "&" if "?" in idp.sso_url else "?"
-    return Login(f"{idp.sso_url}{separator}{query}", "GET", request_id)
+    return found
 
 
 # --- the Response ---
@@ -174,6 +201,7 @@ class Assertion:
     return_to: str
     name_id: str
     attributes: dict[str, list[str]]
+    request_id: str = ""  # the AuthnRequest it answers (used up)
 
 
 def _refuse(reason: str) -> ServiceError:
@@ -274,7 +302,17 @@ def accept(db: Session, saml_response: str) -> Assertion:
     for attribute in assertion.findall("saml:AttributeStatement/saml:Attribute", x.NS):
         values = [(v.text or "").strip() for v in attribute.findall("saml:AttributeValue", x.NS)]
         attributes.setdefault(attribute.get("Name", ""), []).extend(values)
-    return Assertion(provider, request.application, request.return_to, name_id[:100], attributes)
+    return Assertion(provider, request.application, request.return_to, name_id[:100], attributes, in_response_to)
+
+
+def answered_request(saml_response: str) -> str:
+    """The request a Response says it answers, unchecked (only to find where the sign-in
+    started; `accept` decides whether it is true); "" when it cannot be read."""
+    try:
+        root = x.parse(x.decode(saml_response, inflate=None))
+    except ServiceError:
+        return ""
+    return (root.get("InResponseTo") or "")[:100]
 
 
 def mapped(assertion: Assertion) -> dict[str, str]:
@@ -293,22 +331,3 @@ def mapped(assertion: Assertion) -> dict[str, str]:
 
 def login_return(organization: str, return_to: str) -> str:
     return f"/login/{quote(organization, safe='')}?from={quote(return_to, safe='/')}"
-
-
-def signin_buttons(db: Session, application: m.Application | None) -> list[dict[str, str]]:
-    """The SAML providers the application's sign-in page offers (its rows with canSignIn, of its
-    organization or shared): id (owner/name) and label (the display name)."""
-    if application is None:
-        return []
-    names = [str(item.get("name")) for item in application.providers or []
-             if isinstance(item, dict) and item.get("name") and item.get("canSignIn") is True]
-    if not names:
-        return []
-    rows = db.exec(select(m.Provider).where(m.Provider.name.in_(names[:50]), m.Provider.category == "SAML",
-                                            m.Provider.owner.in_((application.organization, b.ADMIN_OWNER)))).all()
-    chosen: dict[str, m.Provider] = {}
-    for row in rows:  # the organization's own provider before a shared one of the same name
-        if row.name not in chosen or row.owner == application.organization:
-            chosen[row.name] = row
-    return [{"id": f"{p.owner}/{p.name}", "label": p.display_name or p.name}
-            for name in names if (p := chosen.get(name)) is not None]

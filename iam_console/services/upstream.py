@@ -13,6 +13,10 @@ outbound guard (services/outbound.py: checked destinations, time limits):
   state is refused before anything is sent. Then the code (with the PKCE verifier) for a token, the
   token for the user's information, and federation.resolve for the account.
 
+A SAML provider's button starts here too: `start` makes its AuthnRequest (services/saml_sp.py)
+and keeps the same state row, named by the request's ID, bound to the browser the same way;
+/api/acs consumes it (`consume`) after the Response's own checks.
+
 Every endpoint of a well-known type can be replaced by the provider's own fields (customAuthUrl,
 customTokenUrl, customUserInfoUrl; domain for the tenant or the host of AzureAD, GitLab and Okta);
 a Custom provider takes them from discovery (issuerUrl/.well-known/openid-configuration) or
@@ -177,8 +181,9 @@ def _client(provider: m.Provider, scope: str) -> OAuth2Client:
 
 @dataclass(frozen=True)
 class Started:
-    url: str  # the provider's authorize URL
+    url: str  # the provider's authorize URL (a SAML IdP's single sign-on URL)
     browser_token: str  # the cookie's value (the browser's own, or a new one)
+    page: str = ""  # a SAML POST binding: the page that posts the AuthnRequest (to `url`)
 
 
 def _checked_start(db: Session, *, application_name: str, provider_name: str, method: str, authorize_query: str,
@@ -191,10 +196,13 @@ def _checked_start(db: Session, *, application_name: str, provider_name: str, me
     application = lookup.application(db, str(application_name or "")[:100])
     if application is None:
         raise ServiceError("The application: %s does not exist", str(application_name)[:100])
-    provider, row = federation.provider_of(db, application, provider_name)
-    if provider.type not in SUPPORTED:
+    provider, row = federation.provider_of(db, application, provider_name, ("OAuth", "SAML"))
+    saml = provider.category == "SAML"
+    if not saml and provider.type not in SUPPORTED:
         raise ServiceError("The provider type: %s is not supported", provider.type[:100])
     if method == federation.LINK:
+        if saml:
+            raise ServiceError("Unknown method: %s", method)
         if user is None:
             raise ServiceError("Please sign in first")
     elif method == federation.SIGN_IN and not row.can_sign_in:
@@ -231,9 +239,10 @@ def _keep_state(db: Session, *, state: str, browser_token: str, application: m.A
 def start(db: Session, *, application_name: str, provider_name: str, method: str, browser_token: str,
           authorize_query: str = "", return_to: str = "/", user: m.User | None = None,
           client_ip: str = "", invitation_code: str = "") -> Started:
-    """A new state for the browser, and the provider's authorize URL; nothing is written when
-    the provider or the request is refused. `invitation_code` (the sign-up page's) is kept on the
-    state for the sign-up the callback may make, and checked there (federation.resolve)."""
+    """A new state for the browser, and the provider's authorize URL (a SAML provider: its IdP's,
+    with a new AuthnRequest, whose ID names the state); nothing is written when the provider or the
+    request is refused. `invitation_code` (the sign-up page's) is kept on the state for the sign-up
+    the callback (or /api/acs) may make, and checked there (federation.resolve)."""
     application, provider, _row = _checked_start(
         db, application_name=application_name, provider_name=provider_name, method=method,
         authorize_query=authorize_query, user=user, client_ip=client_ip)
@@ -242,17 +251,24 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
         raise ServiceError("Invitation code is invalid")
     if method == federation.LINK:
         invitation_code = ""  # a link signs nobody up
-    found = endpoints(provider)
-    federation.link_key(provider.type)
-    state, verifier, nonce = secrets.token_urlsafe(32), generate_token(64), secrets.token_urlsafe(16)
     browser_token = _browser_token(browser_token)
-    with _client(provider, found.scope) as client:
-        extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
-        url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
+    verifier = nonce = page = ""  # a SAML request's state has neither verifier nor nonce (`kind_of`)
+    if provider.category == "SAML":
+        from . import saml_sp
+
+        login = saml_sp.login(db, f"{provider.owner}/{provider.name}", application, return_to=return_to)
+        state, url, page = login.request_id, login.url, login.page
+    else:
+        found = endpoints(provider)
+        federation.link_key(provider.type)
+        state, verifier, nonce = secrets.token_urlsafe(32), generate_token(64), secrets.token_urlsafe(16)
+        with _client(provider, found.scope) as client:
+            extra = {"nonce": nonce} if "openid" in found.scope.split() else {}
+            url, _ = client.create_authorization_url(found.authorize, state=state, code_verifier=verifier, **extra)
     _keep_state(db, state=state, browser_token=browser_token, application=application, provider=provider,
                 method=method, user=user, verifier=verifier, nonce=nonce, authorize_query=authorize_query,
                 return_to=return_to, invitation_code=invitation_code)
-    return Started(url, browser_token)
+    return Started(url, browser_token, page)
 
 
 # --- Google One Tap: Google's script in the browser hands over an ID token (the credential) ---
@@ -319,14 +335,24 @@ UNKNOWN_STATE = "The state is unknown or has expired, please sign in again"
 OTHER_BROWSER = "The state was issued to another browser, please sign in again"
 
 
-def consume(db: Session, state: str, browser_token: str, *, one_tap: bool = False) -> m.UpstreamState:
+CALLBACK, ONE_TAP, SAML = "callback", "one tap", "saml"  # what takes a state back
+
+
+def kind_of(row: m.UpstreamState) -> str:
+    """Which route a state belongs to: the callback's has a PKCE verifier, One Tap's a nonce
+    only, a SAML request's (/api/acs) neither."""
+    if row.code_verifier:
+        return CALLBACK
+    return ONE_TAP if row.nonce else SAML
+
+
+def consume(db: Session, state: str, browser_token: str, *, kind: str = CALLBACK) -> m.UpstreamState:
     """The state's row, marked used (committed at once: a second callback is refused even if this
-    one fails later). A One Tap state (no PKCE verifier) is taken by the One Tap route only, and
-    the callback's by the callback only."""
+    one fails later). Each route takes its own kind of state only (`kind_of`)."""
     if not state or len(state) > 200:
         raise ServiceError(UNKNOWN_STATE)
     row = db.exec(select(m.UpstreamState).where(m.UpstreamState.state_hash == _hash(state))).first()
-    if row is None or row.expires_at <= utcnow() or row.error_id or one_tap == bool(row.code_verifier):
+    if row is None or row.expires_at <= utcnow() or row.error_id or kind_of(row) != kind:
         raise ServiceError(UNKNOWN_STATE)
     if row.used:
         raise ServiceError(REPLAYED)
@@ -491,21 +517,27 @@ def _providers_item(items: list, default_shown: bool) -> tuple[bool, str]:
     return item.get("visible", True) is not False, "small" if str(item.get("rule") or "").lower() == "small" else "big"
 
 
-def _oauth_provider(db: Session, application: m.Application, name: str) -> m.Provider | None:
+def _oauth_provider(db: Session, application: m.Application, name: str,
+                    categories: tuple[str, ...] = ("OAuth",)) -> m.Provider | None:
+    """The application's provider of that name (its organization's, else a shared one) when a
+    button can start it: an OAuth provider of a supported type, or (when asked) a SAML one."""
     own_first = sa.case((m.Provider.owner == application.organization, 0), else_=1)
     provider = db.exec(select(m.Provider).where(
-        m.Provider.name == name, m.Provider.category == "OAuth",
+        m.Provider.name == name, m.Provider.category.in_(categories),
         m.Provider.owner.in_((application.organization, "admin"))).order_by(own_first)).first()
-    return provider if provider is not None and provider.type in SUPPORTED else None
+    if provider is None:
+        return None
+    return provider if provider.category == "SAML" or provider.type in SUPPORTED else None
 
 
 def _label(provider: m.Provider) -> str:
-    return LABELS.get(provider.type, provider.type) if provider.type in WELL_KNOWN else \
-        (provider.display_name or provider.name)
+    return LABELS.get(provider.type, provider.type) if provider.category == "OAuth" and \
+        provider.type in WELL_KNOWN else (provider.display_name or provider.name)
 
 
 def _icon(provider: m.Provider) -> str:
-    return provider.custom_logo or f"/providers/{ICONS.get(provider.type, 'openid')}.svg"
+    fallback = "saml" if provider.category == "SAML" else ICONS.get(provider.type, "openid")
+    return provider.custom_logo or f"/providers/{fallback}.svg"
 
 
 def _links(db: Session, application: m.Application, user: m.User, return_to: str,
@@ -547,8 +579,8 @@ def prompted_links(db: Session, application: m.Application, user: m.User, return
 
 def buttons(db: Session, application: m.Application | None, method: str, *, authorize_query: str = "",
             return_to: str = "", invitation_code: str = "") -> list[dict[str, str]]:
-    """The application's OAuth providers a page offers (sign-in: rows with canSignIn; sign-up: rows
-    with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
+    """The application's OAuth and SAML providers a page offers (sign-in: rows with canSignIn;
+    sign-up: rows with canSignUp), in the application's order, as the "Providers" item of its signin (or signup)
     items shows them: name, label, icon (the provider's custom logo, else the type's), size (big
     or small) and href (the start of the flow, carrying the page's invitation code)."""
     if application is None:
@@ -566,7 +598,7 @@ def buttons(db: Session, application: m.Application | None, method: str, *, auth
         row = federation.ProviderRow.of(item)
         if not (row.can_sign_up if method == federation.SIGN_UP else row.can_sign_in):
             continue
-        provider = _oauth_provider(db, application, row.name)
+        provider = _oauth_provider(db, application, row.name, ("OAuth", "SAML"))
         if provider is None:
             continue
         query: dict[str, str] = {"application": application.name, "provider": provider.name, "method": method}

@@ -8,6 +8,7 @@ import base64
 import secrets
 import subprocess
 import zlib
+from datetime import timedelta
 from html import unescape
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -276,3 +277,72 @@ def test_user_of_another_organization_gets_no_assertion(world, make_org, make_us
     answer = sign_in(other.name, "bob", PASSWORD).get(path, follow_redirects=False)
     assert answer.status_code == 400 and "SAMLResponse" not in answer.text
     assert f"{other.name}/bob cannot sign in to application {app.name}" in unescape(answer.text)
+
+
+def _signed_in_a_minute_ago(org: str) -> TestClient:
+    """alice's browser, whose session was signed in before any request made now (a request's
+    IssueInstant has whole seconds)."""
+    client = sign_in(org, "alice", PASSWORD)
+    with session_scope() as db:
+        for row in db.exec(select(m.AuthSession).where(m.AuthSession.owner == org)).all():
+            row.created_time = row.created_time - timedelta(minutes=1)
+            db.add(row)
+    return client
+
+
+def test_force_authn_asks_a_signed_in_user_to_sign_in_again(world, tmp_path):
+    app = make_app(world.name)
+    sp = sp_client(metadata(app), tmp_path)
+    client = _signed_in_a_minute_ago(world.name)
+    request_id, path = redirect_request(sp, force_authn="true")
+    assert 'ForceAuthn="true"' in zlib.decompress(base64.b64decode(parse_qs(urlsplit(path).query)["SAMLRequest"][0]),
+                                                  -15).decode()
+    again = client.get(path, follow_redirects=False)
+    assert again.status_code == 303 and urlsplit(again.headers["location"]).path == f"/login/{world.name}"
+    assert "SAMLResponse" not in again.text
+    assert client.get("/api/get-account").json()["status"] == "error"  # that session ended
+    # signed in anew (after the request was issued), the same request is answered
+    fresh = sign_in(world.name, "alice", PASSWORD)
+    page = fresh.get(path, follow_redirects=False)
+    assert page.status_code == 200
+    action, fields = posted_form(page.text)
+    assert action == SP_ACS and check_response(sp, request_id, fields["SAMLResponse"]).name_id.text == "alice"
+    # without ForceAuthn an earlier session is enough
+    request_id, path = redirect_request(sp)
+    assert fresh.get(path, follow_redirects=False).status_code == 200
+
+
+def test_is_passive_answers_at_once_or_no_passive(world, tmp_path):
+    from saml2.response import StatusNoPassive
+
+    app = make_app(world.name)
+    sp = sp_client(metadata(app), tmp_path)
+    # with a session: the Response at once
+    request_id, path = redirect_request(sp, is_passive="true")
+    action, fields = signed_in_answer(app, path)
+    assert check_response(sp, request_id, fields["SAMLResponse"]).name_id.text == "alice"
+    # without one: no login page, a NoPassive Response to the service provider
+    request_id, path = redirect_request(sp, is_passive="true", relay_state="rs-passive")
+    page = TestClient(api).get(path, follow_redirects=False)
+    assert page.status_code == 200 and "/login/" not in page.headers.get("location", "")
+    action, fields = posted_form(page.text)
+    assert action == SP_ACS and fields["RelayState"] == "rs-passive"
+    root = etree.fromstring(base64.b64decode(fields["SAMLResponse"]))
+    assert root.find("samlp:Status/samlp:StatusCode", x.NS).get("Value") == x.RESPONDER
+    assert root.find("samlp:Status/samlp:StatusCode/samlp:StatusCode", x.NS).get("Value") == x.NO_PASSIVE
+    assert root.find("saml:Assertion", x.NS) is None
+    with pytest.raises(StatusNoPassive):
+        check_response(sp, request_id, fields["SAMLResponse"])
+    # ForceAuthn and IsPassive with a session: it cannot sign in anew without a page
+    client = _signed_in_a_minute_ago(world.name)
+    request_id, path = redirect_request(sp, is_passive="true", force_authn="true")
+    with pytest.raises(StatusNoPassive):
+        check_response(sp, request_id, posted_form(client.get(path, follow_redirects=False).text)[1]["SAMLResponse"])
+
+
+def test_force_authn_request_from_the_future_is_refused(world):
+    app = make_app(world.name)
+    xml = (f'<samlp:AuthnRequest xmlns:samlp="{x.PROTOCOL}" xmlns:saml="{x.ASSERTION}" ID="_f1" Version="2.0" '
+           f'IssueInstant="2999-01-01T00:00:00Z" ForceAuthn="true" AssertionConsumerServiceURL="{SP_ACS}">'
+           f'<saml:Issuer>{SP_ENTITY}</saml:Issuer></samlp:AuthnRequest>').encode()
+    assert "cannot be read" in _refused(f"/api/saml/redirect/admin/{app.name}?{_deflated_query(xml)}")

@@ -1,7 +1,8 @@
-"""SAML 2.0 single sign-on through the real server and its login page: an application's SAML
-provider button sends the browser to this server's own IdP (another application), whose single
-sign-on asks for the password on the login page, posts the signed Response back to /api/acs,
-and the console is signed in."""
+"""SAML 2.0 single sign-on through the real server and its pages: an application's SAML provider
+button (a provider button like the OAuth ones, on the sign-in and authorize pages) sends the
+browser to this server's own IdP (another application), whose single sign-on asks for the
+password on the login page, posts the signed Response back to /api/acs, and the console is signed
+in (or the authorization request is answered)."""
 
 from __future__ import annotations
 
@@ -45,16 +46,16 @@ def saml_world(engine, server):
         db.add(Application(owner="admin", name=sp, organization=org, cert="cert-built-in", enable_password=True,
                            client_id=secrets.token_hex(10), client_secret=secrets.token_hex(20),
                            providers=[{"name": provider, "canSignIn": True, "canSignUp": False}]))
-    return org, f"Company SSO {suffix}"
+    return org, f"Company SSO {suffix}", provider, sp
 
 
 def test_saml_round_trip_through_the_login_page(server, visit, page, saml_world):
     from tests.e2e.axe import serious
 
-    org, label = saml_world
+    org, label, provider, _ = saml_world
     visit(f"/login/{org}")
-    button = page.locator(".login-saml", has_text=label)
-    expect(button).to_be_visible()
+    button = page.locator(f"#login-provider-{provider}")
+    expect(button).to_have_text(f"Sign in with {label}")
     assert serious(page) == []
     button.click()
     # the IdP (this server's other application) wants a signed-in user: its login page, which
@@ -104,12 +105,12 @@ def test_saml_sign_in_still_owes_the_second_factor(server, visit, page, engine):
                            client_id=secrets.token_hex(10), client_secret=secrets.token_hex(20),
                            providers=[{"name": provider, "canSignIn": True}]))
     visit(f"/login/{org_b}")
-    page.locator(".login-saml", has_text=f"Partner SSO {suffix}").click()
+    page.locator(f"#login-provider-{provider}").click()
     page.wait_for_url(re.compile(rf"/login/{org_a}\?from=/api/saml/redirect/"))
     page.locator("#login-username").fill("erin")
     page.locator("#login-password").fill(PASSWORD)
     page.locator("#login-submit").click()
-    page.wait_for_url(re.compile(rf"/login/{org_b}\?from=/&secondFactor=app"), timeout=30_000)
+    page.wait_for_url(re.compile(rf"/login/{org_b}\?from=%2F&nextMfa=1"), timeout=30_000)
     expect(page.locator("#login-passcode")).to_be_visible()
     assert serious(page) == []
     page.fill("#login-passcode", pyotp.TOTP(secret).now())
@@ -117,6 +118,65 @@ def test_saml_sign_in_still_owes_the_second_factor(server, visit, page, engine):
     page.wait_for_url(f"{server.base_url}/", timeout=30_000)
     account = page.request.get("/api/get-account").json()
     assert (account["data"]["owner"], account["data"]["displayName"]) == (org_b, "Erin B")
+
+
+@pytest.fixture
+def client_callback():
+    """The OAuth client's redirect URI: a local server answering "client" (the browser reaches it
+    by the ACS's redirect, which Playwright's routes do not see)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self):  # the standard library calls it by this name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"client")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/cb"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_saml_button_on_the_authorize_page_answers_the_client(server, visit, page, engine, saml_world,
+                                                              client_callback):
+    """The authorization request travels through the IdP and /api/acs, then gets its code."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from sqlmodel import select
+
+    from iam_console.db import session_scope
+    from iam_console.models import Application
+    from tests.e2e.axe import serious
+
+    org, label, provider, sp = saml_world
+    callback = client_callback
+    with session_scope(engine) as db:
+        app = db.exec(select(Application).where(Application.name == sp)).one()
+        app.redirect_uris = [callback]
+        client_id = app.client_id
+        db.add(app)
+    visit(f"/login/oauth/authorize?client_id={client_id}&response_type=code&redirect_uri={callback}"
+          "&scope=openid&state=client-state")
+    button = page.locator(f"#authorize-provider-{provider}")
+    expect(button).to_have_text(f"Sign in with {label}")
+    assert serious(page) == []
+    button.click()
+    page.wait_for_url(re.compile(rf"/login/{org}\?from=/api/saml/redirect/"))
+    page.locator("#login-username").fill("dora")
+    page.locator("#login-password").fill(PASSWORD)
+    page.locator("#login-submit").click()
+    page.wait_for_url(lambda url: url.startswith(callback), timeout=30_000)
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["state"] == ["client-state"] and query["code"][0]
 
 
 def test_saml_refused_response_shows_why(server, page):

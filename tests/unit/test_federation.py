@@ -8,6 +8,7 @@ from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.services import federation as f
 from iam_console.services.errors import ServiceError
+from tests.api.test_migrations import empty_database  # noqa: F401  (a fixture)
 from tests.conftest import reload_user, unique
 
 
@@ -210,3 +211,46 @@ def test_unknown_provider_type_is_refused():
     with pytest.raises(ServiceError, match="not supported"):
         f.link_key("Nope")
     assert f.link_key("AzureAD") == "azuread" and f.link_key("Custom") == "custom"
+
+
+@pytest.mark.parametrize("dialect, expected", [
+    ("sqlite", "JSON_EXTRACT(user.properties, '$.\"oauth_Aliyun IDaaS_id\"')"),
+    ("postgresql", "\"user\".properties ->> 'oauth_Aliyun IDaaS_id'"),
+    ("mysql", "JSON_UNQUOTE(JSON_EXTRACT(user.properties, '$.\"oauth_Aliyun IDaaS_id\"'))"),
+])
+def test_a_type_without_a_user_field_is_looked_up_by_its_property(dialect, expected):
+    """The link of Keycloak and Aliyun IDaaS is the property oauth_<Type>_id: one JSON path each
+    database reads (MariaDB speaks MySQL's)."""
+    import importlib
+
+    assert f.link_column("Keycloak") is None and f.link_column("Custom") == "custom"
+    assert f.link_property("Aliyun IDaaS") == "oauth_Aliyun IDaaS_id"
+    clause = m.User.properties[f.link_property("Aliyun IDaaS")].as_string() == "x"
+    module = importlib.import_module(f"sqlalchemy.dialects.{dialect}")
+    text = str(select(m.User.pk).where(clause).compile(dialect=module.dialect(),
+                                                        compile_kwargs={"literal_binds": True}))
+    assert expected in text, text
+    with pytest.raises(ServiceError):
+        f.link_key("Keycloak")  # no field: unlinking by field stays refused
+
+
+def test_property_link_found_on_each_database(empty_database):  # noqa: F811
+    """linked_user by the property, run on SQLite, the local PostgreSQL and MariaDB."""
+    import uuid as uuid_
+
+    from iam_console.db import make_engine, migrate
+
+    migrate(empty_database)
+    engine = make_engine(empty_database)
+    try:
+        with session_scope(engine) as db:
+            for name, upstream_id in (("kim", "kc-1"), ("lee", "kc-10")):
+                db.add(m.User(owner="o1", name=name, uuid=str(uuid_.uuid4()), type="normal-user",
+                              properties={"oauth_Keycloak_id": upstream_id, "oauth_Aliyun IDaaS_id": upstream_id}))
+        with session_scope(engine) as db:
+            assert f.linked_user(db, "o1", "Keycloak", "kc-1").name == "kim"
+            assert f.linked_user(db, "o1", "Aliyun IDaaS", "kc-10").name == "lee"
+            assert f.linked_user(db, "o1", "Keycloak", "kc") is None
+            assert f.linked_user(db, "o2", "Keycloak", "kc-1") is None
+    finally:
+        engine.dispose()

@@ -20,9 +20,7 @@ from ...services import (
     auth,
     code_signin,
     lookup,
-    mfa_props,
     navigation,
-    saml_sp,
     signin_page,
     upstream,
     verifications,
@@ -30,7 +28,6 @@ from ...services import (
     webauthn,
 )
 from ...services import builtin as b
-from ...services.errors import ServiceError
 from ..components.captcha import captcha_fields
 from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
@@ -83,7 +80,6 @@ class Login(Captcha, rx.State):
     org_choice: str = ""  # Select or Input: the organization is chosen first
     wallets: list[dict[str, str]] = []  # the application's Web3 providers: name, type, label
     organizations: list[dict[str, str]] = []  # what a Select offers
-    saml_buttons: list[dict[str, str]] = []  # the application's SAML providers: id and label
     providers: list[dict[str, str]] = []  # the upstream identity providers' buttons (services/upstream.py)
     _typed_organization: str = ""
     _upstream_error: tuple[str, str] = ("", "")  # (id, message): shown again when on_load reruns
@@ -142,11 +138,10 @@ class Login(Captcha, rx.State):
         ldap = application is not None and auth.ldap_enabled(application)
         self.methods = [m for m, shown in ((PASSWORD, password), (CODE, code), (LDAP, ldap)) if shown] or [PASSWORD]
         self.method, self.code_address, self.countdown = self.methods[0], "", 0
-        await self._saml(application)
         if code:
             await self.new_captcha(f"admin/{self.application}")
         self.error = upstream_error
-        if query.get("nextMfa") == "1":  # back from an upstream provider, a second factor owed
+        if query.get("nextMfa") == "1":  # back from an upstream (or SAML) provider, a second factor owed
             self.busy = True
             return rx.call_script(pending_mfa_script(self.return_to), callback=Login.finished)
         key, provider = str(query.get("web3AuthTokenKey", "")), str(query.get("provider", ""))
@@ -169,33 +164,6 @@ class Login(Captcha, rx.State):
         if error_id and error_id != self._upstream_error[0]:
             self._upstream_error = (error_id, upstream.take_error(db, error_id))
         return self._upstream_error[1] if error_id else ""
-
-    async def _saml(self, application) -> None:
-        """The SAML providers' buttons; and after a SAML sign-in that owes a second factor
-        (/api/acs set its pending cookie), that step."""
-        with session_scope() as db:
-            self.saml_buttons = saml_sp.signin_buttons(db, application)
-        owed = str(self.router.url.query_parameters.get("secondFactor", ""))
-        types = [t for t in owed.split(",") if t in mfa_props.TYPES]
-        if types:
-            (await self.get_state(SecondStep)).begin("login", False, self.return_to, [{"mfaType": t} for t in types])
-
-    @rx.event
-    async def saml_sign_in(self, provider_id: str):
-        """To the SAML provider's IdP with a new AuthnRequest, back to /api/acs and then here."""
-        if self.busy:
-            return None
-        try:
-            with session_scope() as db:
-                application = lookup.application(db, self.application) if self.application else None
-                if application is None:
-                    return None
-                url = saml_sp.login(db, provider_id, application, return_to=self.return_to).url
-        except ServiceError as exc:
-            self.error = await say(self, exc.template, *exc.args_)
-            return None
-        self.busy = True
-        return rx.call_script(f"window.location.assign({json.dumps(url)})")
 
     @rx.event
     def set_typed_organization(self, value: str):
@@ -385,9 +353,6 @@ def _form() -> rx.Component:
                                                        id="login-signup")),
                 width="100%"),
             provider_buttons(Login.providers, "login"),
-            rx.foreach(Login.saml_buttons, lambda p: rx.button(
-                rx.icon("key-round", size=16), p["label"], on_click=Login.saml_sign_in(p["id"]),
-                disabled=Login.busy, variant="outline", width="100%", class_name="login-saml")),
             rx.foreach(Login.wallets, lambda w: rx.button(
                 rx.icon("wallet", size=16), Prefs.tr["Sign in with %s"].replace("%s", w["label"]),
                 on_click=Login.submit_wallet(w["name"], w["type"]), disabled=Login.busy, variant="outline",
