@@ -11,7 +11,6 @@ from html import unescape
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from lxml import etree
 from sqlmodel import select
@@ -49,15 +48,6 @@ def add(row):
     with session_scope() as db:
         db.add(row)
     return row
-
-
-@pytest.fixture(autouse=True)
-def _fresh_start_limit():
-    """The provider buttons' starts count against the test client's address (60 per 10 minutes):
-    these tests' starts are not left for the next module's."""
-    yield
-    with session_scope() as db:
-        db.execute(sa.delete(m.Throttle).where(m.Throttle.key.like("upstream-start:%")))
 
 
 @pytest.fixture
