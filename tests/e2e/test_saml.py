@@ -49,6 +49,15 @@ def saml_world(engine, server):
     return org, f"Company SSO {suffix}", provider, sp
 
 
+def sign_in_at_the_idp(page, org: str) -> None:
+    """The IdP (this server's other application) wants a signed-in user: dora signs in on its
+    login page, which goes back to the single sign-on and on to /api/acs."""
+    page.wait_for_url(re.compile(rf"/login/{org}\?from=/api/saml/redirect/"))
+    page.locator("#login-username").fill("dora")
+    page.locator("#login-password").fill(PASSWORD)
+    page.locator("#login-submit").click()
+
+
 def test_saml_round_trip_through_the_login_page(server, visit, page, saml_world):
     from tests.e2e.axe import serious
 
@@ -58,12 +67,7 @@ def test_saml_round_trip_through_the_login_page(server, visit, page, saml_world)
     expect(button).to_have_text(f"Sign in with {label}")
     assert serious(page) == []
     button.click()
-    # the IdP (this server's other application) wants a signed-in user: its login page, which
-    # comes back to the single sign-on and on to /api/acs
-    page.wait_for_url(re.compile(rf"/login/{org}\?from=/api/saml/redirect/"))
-    page.locator("#login-username").fill("dora")
-    page.locator("#login-password").fill(PASSWORD)
-    page.locator("#login-submit").click()
+    sign_in_at_the_idp(page, org)
     page.wait_for_url(f"{server.base_url}/", timeout=30_000)
     account = page.request.get("/api/get-account").json()
     assert account["status"] == "ok" and account["data"]["name"] == "dora" and account["data"]["owner"] == org
@@ -170,10 +174,7 @@ def test_saml_button_on_the_authorize_page_answers_the_client(server, visit, pag
     expect(button).to_have_text(f"Sign in with {label}")
     assert serious(page) == []
     button.click()
-    page.wait_for_url(re.compile(rf"/login/{org}\?from=/api/saml/redirect/"))
-    page.locator("#login-username").fill("dora")
-    page.locator("#login-password").fill(PASSWORD)
-    page.locator("#login-submit").click()
+    sign_in_at_the_idp(page, org)
     page.wait_for_url(lambda url: url.startswith(callback), timeout=30_000)
     query = parse_qs(urlsplit(page.url).query)
     assert query["state"] == ["client-state"] and query["code"][0]
