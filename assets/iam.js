@@ -415,6 +415,8 @@ window.iamGoogleOneTap = async function (options) {
         const answer = await window.iamPost("/api/federation/google-one-tap", {
           application: options.application, provider: options.provider, credential: response.credential,
           state: started.data.state,
+          // the page's ?invitationCode=, spent if the credential signs a user up
+          invitationCode: new URL(window.location.href).searchParams.get("invitationCode") || "",
         });
         if (answer.status !== "ok") {
           done(answer);

@@ -18,7 +18,7 @@ from tests.e2e.test_federation import account_of, users_linked
 CLIENT_REDIRECT = "https://client.example/callback"
 
 
-def make_one_tap_app(engine) -> tuple[str, str, str]:
+def make_one_tap_app(engine, **app_fields) -> tuple[str, str, str]:
     from iam_console.db import session_scope
     from iam_console.models import Application, Organization, Provider
 
@@ -36,7 +36,7 @@ def make_one_tap_app(engine) -> tuple[str, str, str]:
                            enable_password=True, enable_sign_up=True, grant_types=["authorization_code"],
                            providers=[{"name": provider, "canSignUp": True, "canSignIn": True, "canUnlink": True,
                                        "prompted": False, "signupGroup": "", "rule": "OneTap",
-                                       "countryCodes": []}]))
+                                       "countryCodes": []}], **app_fields))
     return organization, provider, client_id
 
 
@@ -72,3 +72,27 @@ def test_one_tap_answers_the_authorization_request(visit, page, context, engine)
     answered = parse_qs(urlsplit(page.url).query)
     assert answered["state"] == ["client-state"] and answered["code"][0]
     assert users_linked(engine, organization) == [("client@example.com", {"google": "tap-3"})]
+
+
+def test_one_tap_sign_up_spends_the_page_invitation_code(visit, page, context, engine):
+    from sqlmodel import select
+
+    from iam_console.db import session_scope
+    from iam_console.models import Invitation, User
+
+    items = [{"name": name, "visible": True, "required": True, "prompted": False, "rule": ""}
+             for name in ("Username", "Password", "Invitation code")]
+    organization, _provider, _client_id = make_one_tap_app(engine, signup_items=items)
+    with session_scope(engine) as db:
+        db.add(Invitation(owner=organization, name="tap-code", code="TAP-E2E", quota=1, application="All",
+                          state="Active"))
+    context.add_init_script("window.iamFakeGoogleUser = {sub: 'tap-4', email: 'invited@example.com'};")
+    visit(f"/login/{organization}")  # no code: the sign-up is refused, and says why
+    expect(page.locator("#login-error")).to_contain_text("Invitation code cannot be blank")
+    assert users_linked(engine, organization) == []
+    page.goto(f"/login/{organization}?invitationCode=TAP-E2E")
+    page.wait_for_url(lambda url: urlsplit(url).path == "/", timeout=30_000)
+    with session_scope(engine) as db:
+        user = db.exec(select(User).where(User.owner == organization)).one()
+        invitation = db.exec(select(Invitation).where(Invitation.owner == organization)).one()
+        assert (user.email, user.invitation, invitation.used_count) == ("invited@example.com", "tap-code", 1)
