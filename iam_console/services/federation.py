@@ -416,16 +416,3 @@ def unlink(db: Session, actor_user: m.User, target: m.User, provider_type: str, 
     audit(db, organization=target.owner, user=f"{target.owner}/{target.name}", action="unlink",
           request_uri="/api/unlink", client_ip=client_ip, obj={"providerType": provider_type})
 
-
-def linked_identities(user: m.User) -> list[dict[str, str]]:
-    """The account's links, for the account page: type and the upstream username (never a token)."""
-    props = user.properties or {}
-    out = []
-    for key, value in sorted((user.third_party_ids or {}).items()):
-        if not value:
-            continue
-        type_props = {k.split("_", 2)[2]: v for k, v in props.items()
-                      if k.lower().startswith(f"oauth_{key}_") and k.count("_") >= 2}
-        out.append({"key": key, "id": str(value), "username": str(type_props.get("username") or ""),
-                    "displayName": str(type_props.get("displayName") or "")})
-    return out
