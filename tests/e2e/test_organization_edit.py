@@ -326,6 +326,16 @@ def test_a_typed_master_password_is_kept_no_longer_than_its_save(visit, page, ap
     save(page)
     assert _master_password(server, name) == secret
 
+    # typed, then a refused save: the mask is back (the secret is typed again to save it)
+    refused = f"Refused-{uuid.uuid4().hex[:8]}"
+    page.fill("#field-masterPassword", refused)
+    page.fill("#field-name", "acme")  # another organization's name
+    page.click("#edit-save")
+    expect(page.get_by_text(re.compile("Failed to save"))).to_be_visible()
+    expect(page.locator("#field-masterPassword")).to_have_value("***")
+    assert gone(server, refused, seconds=0)
+    assert _master_password(server, name) == secret
+
     # typed, then the page is left without saving
     left = f"Left-{uuid.uuid4().hex[:8]}"
     page.fill("#field-masterPassword", left)

@@ -254,9 +254,12 @@ def test_typed_passwords_never_reach_the_console_state(visit, page, api_login, a
     new = f"Typed-{uuid.uuid4().hex[:8]}-A1"
     page.click("#password-open")
     page.fill("#password-new", new)
+    page.fill("#password-confirm", new + "x")
+    expect(page.locator("#confirm-hint")).to_be_visible()
     page.fill("#password-confirm", new)
+    expect(page.locator("#confirm-hint")).to_have_count(0)  # every keystroke's event has been handled
     expect(page.locator("#password-hint")).to_have_count(0)
-    expect(page.locator("#confirm-hint")).to_have_count(0)
+    assert gone(server, new, seconds=0)  # typed, not yet sent: in the page alone
     assert serious(page) == []
     page.click("#password-ok")
     expect(_toast(page, "Password set successfully")).to_be_visible()
@@ -273,8 +276,12 @@ def test_typed_passwords_never_reach_the_console_state(visit, page, api_login, a
     page.fill("#password-new", "short")
     expect(page.locator("#password-hint")).to_have_text("The password must have at least 8 characters")
     page.fill("#password-new", third)
+    page.fill("#password-confirm", third + "x")
+    expect(page.locator("#confirm-hint")).to_be_visible()
     page.fill("#password-confirm", third)
+    expect(page.locator("#confirm-hint")).to_have_count(0)
     expect(page.locator("#password-hint")).to_have_count(0)
+    assert gone(server, new, seconds=0) and gone(server, third, seconds=0)
     assert serious(page) == []
     page.click("#password-ok")
     expect(_toast(page, "Password set successfully")).to_be_visible()
