@@ -75,6 +75,8 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     usable = organization_providers(db, row.organization, {p["name"] for p in entries})
     # each entry carries its provider's owner, category and type, which the console's list and row rules read
     row.providers = [{**p, "provider": usable[p["name"]]} for p in entries if p["name"] in usable]
+    # Google One Tap's rule is Casdoor's "OneTap"; "One Tap" is what the console once stored
+    row.providers = [{**p, "rule": "OneTap"} if p.get("rule") == "One Tap" else p for p in row.providers]
     row.signup_items = settle_signup_items(row.signup_items)
     row.signin_items = settle_signin_items(row.signin_items)
     # a setting left unset (a new record, or one stored before the rule) takes its default;
