@@ -172,6 +172,19 @@ def test_a_user_flagged_deleted_is_signed_out_and_keeps_its_lists(admin, org):
     assert listed_by(org, f"{org}/bob") and keys_of(org, "bob") == 1 and enforce(admin, account)
 
 
+def test_with_soft_deletion_a_deleted_user_stays_flagged_and_released(admin, org):
+    ok_body(admin.post("/api/update-organization", params={"id": f"admin/{org}"},
+                       json={"owner": "admin", "name": org, "enableSoftDeletion": True}))
+    account = _account(admin, org)
+    ok_body(admin.post("/api/delete-user", json={"owner": org, "name": "bob"}))
+    user = ok_body(admin.get("/api/get-user", params={"id": f"{org}/bob"}))["data"]
+    assert user["isDeleted"] is True and user["deletedTime"]
+    assert usable(account) == DEAD and not introspected(account)
+    assert listed_by(org, f"{org}/bob") == [] and keys_of(org, "bob") == 0 and not enforce(admin, account)
+    with session_scope() as db:
+        assert db.exec(select(m.Record).where(m.Record.organization == org, m.Record.action == "delete-user")).all()
+
+
 def test_a_renamed_user_is_signed_out_and_its_lists_follow(admin, org):
     account = _account(admin, org)
     ok_body(admin.post("/api/update-user", params={"id": f"{org}/bob"}, json={"owner": org, "name": "robert"}))

@@ -64,6 +64,17 @@ def take_along(db: Session, row: m.User) -> None:
     leftovers.release_user(db, row.owner, row.name)
 
 
+def soft_deleted(db: Session, row: m.User) -> bool:
+    """In an organization with soft deletion, a deleted user's row stays, flagged deleted (what
+    take_along released stays released: lifting the flag restores the account, not its grants)."""
+    organization = lookup.organization(db, row.owner)
+    if organization is None or not organization.enable_soft_deletion:
+        return False
+    row.is_deleted = True
+    row.deleted_time = row.deleted_time or utcnow()
+    return True
+
+
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
     org = lookup.organization(db, owner)
     return {
@@ -78,5 +89,5 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 RULES = KindRules(
     choices=(Choice("type", TYPES, label="user type"),),
     validate=validate, before_save=before_save, protect=built_in(b.BUILT_IN_ORG, b.ADMIN_USER), new=new,
-    after_save=after_save, take_along=take_along,
+    after_save=after_save, take_along=take_along, keeps_row=soft_deleted,
 )
