@@ -241,3 +241,16 @@ def test_a_renamed_application_takes_its_settings_along(admin, org):
 def test_the_built_in_application_cannot_be_deleted(admin):
     body = admin.post("/api/delete-application", json={"owner": "admin", "name": "app-built-in"}).json()
     assert body["status"] == "error" and "cannot be deleted" in body["msg"]
+
+
+def test_a_deleted_global_admin_ends_its_impersonations(admin, org):
+    ok_body(admin.post("/api/add-user", json={"owner": org, "name": "alice", "password": PASSWORD}))
+    chief = unique("chief")
+    ok_body(admin.post("/api/add-user", json={"owner": "built-in", "name": chief, "password": PASSWORD,
+                                              "isAdmin": True}))
+    impersonating = sign_in("built-in", chief, PASSWORD)
+    ok_body(impersonating.post("/api/impersonate-user", data={"owner": org, "name": "alice"}))
+    assert session_works(impersonating)
+    ok_body(admin.post("/api/delete-user", json={"owner": "built-in", "name": chief}))
+    assert not session_works(impersonating)
+    assert session_works(sign_in(org, "alice", PASSWORD))  # alice's own sign-ins are hers
