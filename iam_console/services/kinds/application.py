@@ -1,4 +1,5 @@
-"""Applications: token settings, grant types, sign-in methods, redirect URIs and limits."""
+"""Applications: token settings, grant types, sign-in methods, redirect URIs and limits, and
+what goes with an application deleted or renamed (services/leftovers.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from sqlmodel import Session, or_, select
 
 from ... import models as m
 from .. import builtin as b
-from .. import certs, redirects
+from .. import certs, leftovers, redirects
 from ..access import Actor
 from ..errors import ServiceError
 from ..oauth import DEVICE_GRANT
@@ -87,6 +88,23 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
         row.is_shared = old.is_shared if old is not None else False
 
 
+def after_save(db: Session, actor: Actor, old: m.Application | None, row: m.Application) -> None:
+    """A renamed application's tokens, sign-ins and pending states end, as at a delete (nothing
+    issued under the old name passes to a new application of that name); the settings naming
+    it follow the new name."""
+    if old is not None and old.name != row.name:
+        leftovers.end_application_access(db, old.name)
+        leftovers.release_application(db, old.name, row.name)
+
+
+def take_along(db: Session, row: m.Application) -> None:
+    """A deleted application's tokens, sign-ins and pending states end; the organizations whose
+    default it was name none any more (as one that never named one). Providers and other applications
+    are untouched."""
+    leftovers.end_application_access(db, row.name)
+    leftovers.release_application(db, row.name)
+
+
 def settle_signup_items(items: list) -> list:
     """Each item once; ID always shown and Password always required; a hidden item is optional;
     a rule the item does not take becomes its first; options only for the choice types; the
@@ -150,4 +168,5 @@ RULES = KindRules(
              Choice("token_signing_method", certs.ALGORITHMS, message="Unknown token signing method: %s"),
              Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s")),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_APP), new=new,
+    after_save=after_save, take_along=take_along,
 )
