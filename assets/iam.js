@@ -458,3 +458,17 @@ window.iamGoogleOneTap = async function (options) {
     window.google.accounts.id.prompt();
   });
 };
+
+// The sign-up page's provider buttons carry the invitation code typed into the form: their links
+// hold the page's ?invitationCode= only, and a code typed before choosing a provider is the one
+// that provider's sign-up spends (services/upstream.buttons, the start's invitationCode).
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element && event.target.closest("#signup-providers a.provider-button");
+  const field = button && document.querySelector('[data-signup-key="invitationCode"]');
+  if (!field) return;
+  const url = new URL(button.getAttribute("href"), window.location.href);
+  const typed = field.value.trim();
+  if (typed) url.searchParams.set("invitationCode", typed);
+  else url.searchParams.delete("invitationCode");
+  button.setAttribute("href", url.pathname + url.search);
+}, true);

@@ -336,7 +336,10 @@ def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
         lookup.forget()
     rules.check_delete(db, kind, row)
     rules.take_along(db, kind, row)
-    db.delete(row)
+    if rules.keeps_row(db, kind, row):
+        db.add(row)
+    else:
+        db.delete(row)
     db.flush()
     audit(db, organization=organization_of(kind, row), user=actor.id, action=f"delete-{kind.name}",
           request_uri=request.uri or f"/api/delete-{kind.name}", client_ip=request.client_ip,

@@ -1,7 +1,7 @@
 """The rules every write of every kind passes, in this order: a record's identity (its name,
 owner and organization), then its kind's own rules (services/kinds/), then the records it
 names (services/references.py). services/crud.py calls `protect`, `before_save`, `validate`,
-`after_save`, `check_delete` and `take_along` for every add, update and delete."""
+`after_save`, `check_delete`, `take_along` and `keeps_row` for every add, update and delete."""
 
 from __future__ import annotations
 
@@ -89,3 +89,10 @@ def take_along(db: Session, kind: Kind, row: m.Named) -> None:
     hook = kinds.of(kind.name).take_along
     if hook:
         hook(db, row)
+
+
+def keeps_row(db: Session, kind: Kind, row: m.Named) -> bool:
+    """Whether a delete leaves the record in place, flagged (a user of an organization with soft
+    deletion), rather than deleting it."""
+    hook = kinds.of(kind.name).keeps_row
+    return bool(hook and hook(db, row))

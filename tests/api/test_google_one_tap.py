@@ -141,3 +141,12 @@ def test_the_pages_script_only_for_a_one_tap_row(make_org, google):
         script = upstream.one_tap_script(db, lookup.application(db, tapped.name), return_to="https://evil.example/")
     assert "window.iamGoogleOneTap(" in script and upstream.settings.google_gsi_script in script
     assert f'"provider": "{provider}"' in script and "evil.example" not in script
+
+
+def test_a_saved_application_stores_the_former_one_tap_rule_as_casdoor_s(make_org, google, admin):
+    _org, app, provider = setup(make_org, google, "Google", row_fields={"rule": "One Tap"})
+    record = admin.get("/api/get-application", params={"id": f"admin/{app.name}"}).json()["data"]
+    assert admin.post("/api/update-application", params={"id": f"admin/{app.name}"},
+                      json={**record, "displayName": "Saved again"}).json()["status"] == "ok"
+    saved = admin.get("/api/get-application", params={"id": f"admin/{app.name}"}).json()["data"]
+    assert [row["rule"] for row in saved["providers"] if row["name"] == provider] == ["OneTap"]

@@ -393,7 +393,11 @@ def test_a_sign_up_carries_the_invitation_code_through_the_provider(visit, page,
     page.locator(f"#signup-provider-{fed.provider}").click()
     expect(page.get_by_text("Invitation code cannot be blank")).to_be_visible()
     assert users_linked(engine, fed.organization) == []
-    visit(f"/signup/{fed.application}?invitationCode=SPRING-E2E")
+    visit(f"/signup/{fed.application}?invitationCode=SPRING-E2E")  # the page's code is in the buttons' links
+    button = page.locator(f"#signup-provider-{fed.provider}")
+    assert "invitationCode=SPRING-E2E" in button.get_attribute("href")
+    visit(f"/signup/{fed.application}")  # a code typed into the form goes with the button
+    page.locator("#signup-invitation-code").fill("SPRING-E2E")
     page.locator(f"#signup-provider-{fed.provider}").click()
     page.wait_for_url(lambda url: urlsplit(url).path == "/")
     assert account_of(page)["name"] == "uma"

@@ -1,4 +1,5 @@
-"""Applications: token settings, grant types, sign-in methods, redirect URIs and limits."""
+"""Applications: token settings, grant types, sign-in methods, redirect URIs and limits, and
+what goes with an application deleted or renamed (services/leftovers.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from sqlmodel import Session, or_, select
 
 from ... import models as m
 from .. import builtin as b
-from .. import certs, redirects
+from .. import certs, leftovers, redirects
 from ..access import Actor
 from ..errors import ServiceError
 from ..oauth import DEVICE_GRANT
@@ -74,6 +75,8 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     usable = organization_providers(db, row.organization, {p["name"] for p in entries})
     # each entry carries its provider's owner, category and type, which the console's list and row rules read
     row.providers = [{**p, "provider": usable[p["name"]]} for p in entries if p["name"] in usable]
+    # Google One Tap's rule is Casdoor's "OneTap"; "One Tap" is what the console once stored
+    row.providers = [{**p, "rule": "OneTap"} if p.get("rule") == "One Tap" else p for p in row.providers]
     row.signup_items = settle_signup_items(row.signup_items)
     row.signin_items = settle_signin_items(row.signin_items)
     # a setting left unset (a new record, or one stored before the rule) takes its default;
@@ -83,6 +86,23 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
             setattr(row, attribute, default)
     if not may_share(actor):
         row.is_shared = old.is_shared if old is not None else False
+
+
+def after_save(db: Session, actor: Actor, old: m.Application | None, row: m.Application) -> None:
+    """A renamed application's tokens, sign-ins and pending states end, as at a delete (nothing
+    issued under the old name passes to a new application of that name); the settings naming
+    it follow the new name."""
+    if old is not None and old.name != row.name:
+        leftovers.end_application_access(db, old.name)
+        leftovers.release_application(db, old.name, row.name)
+
+
+def take_along(db: Session, row: m.Application) -> None:
+    """A deleted application's tokens, sign-ins and pending states end; the organizations whose
+    default it was name none any more (as one that never named one). Providers and other applications
+    are untouched."""
+    leftovers.end_application_access(db, row.name)
+    leftovers.release_application(db, row.name)
 
 
 def settle_signup_items(items: list) -> list:
@@ -148,4 +168,5 @@ RULES = KindRules(
              Choice("token_signing_method", certs.ALGORITHMS, message="Unknown token signing method: %s"),
              Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s")),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_APP), new=new,
+    after_save=after_save, take_along=take_along,
 )

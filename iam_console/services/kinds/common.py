@@ -27,6 +27,8 @@ CheckDelete = Callable[[Session, Any], None]
 AfterSave = Callable[[Session, Actor, Any, Any], None]
 # (db, row), before the record is deleted: delete or release what belongs to it
 TakeAlong = Callable[[Session, Any], None]
+# (db, row), after take_along: True when the record stays, flagged deleted (a soft deletion)
+KeepsRow = Callable[[Session, Any], bool]
 Answer = Callable[[Session, Any], tuple[Any, Any]]
 
 
@@ -72,6 +74,7 @@ class KindRules:
     check_delete: CheckDelete | None = None
     after_save: AfterSave | None = None
     take_along: TakeAlong | None = None
+    keeps_row: KeepsRow | None = None
     new: New | None = None
     # an add without a name gets a generated one ("{kind}_{32 hex digits}"), as Casdoor's
     # add-ldap and add-transaction do

@@ -1,4 +1,5 @@
-"""Users: type, account item patterns, face IDs, groups, and what saving one also does."""
+"""Users: type, account item patterns, face IDs, groups, what saving one also does, and what
+goes with a user deleted or renamed (services/leftovers.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlmodel import Session
 
 from ... import models as m
 from ...models.base import utcnow
-from .. import accounts, auth, groups, lookup, mfa_props
+from .. import accounts, auth, groups, leftovers, lookup, mfa_props
 from .. import builtin as b
 from ..access import Actor
 from ..errors import ServiceError
@@ -41,6 +42,39 @@ def before_save(db: Session, actor: Actor, old: m.User | None, row: m.User, chan
     row.updated_time = utcnow()
 
 
+def after_save(db: Session, actor: Actor, old: m.User | None, row: m.User) -> None:
+    """A renamed account is signed out everywhere and its tokens die (nothing issued under the
+    old name passes to a new account of that name); its roles, permissions, managed groups and
+    keys follow the new name within its organization. Flagged deleted, it is signed out too,
+    and keeps the rest: the flag can be lifted."""
+    if old is None:
+        return
+    if (old.owner, old.name) != (row.owner, row.name):
+        leftovers.end_user_access(db, old.owner, old.name)
+        leftovers.release_user(db, old.owner, old.name, row.name if row.owner == old.owner else "")
+    elif row.is_deleted and not old.is_deleted:
+        leftovers.end_user_access(db, row.owner, row.name)
+
+
+def take_along(db: Session, row: m.User) -> None:
+    """A deleted account ends everywhere and leaves the lists and keys of its organization;
+    its WebAuthn credentials and MFA secrets go with the row. Its history stays: audit
+    records, payments, orders, transactions, subscriptions, files."""
+    leftovers.end_user_access(db, row.owner, row.name)
+    leftovers.release_user(db, row.owner, row.name)
+
+
+def soft_deleted(db: Session, row: m.User) -> bool:
+    """In an organization with soft deletion, a deleted user's row stays, flagged deleted (what
+    take_along released stays released: lifting the flag restores the account, not its grants)."""
+    organization = lookup.organization(db, row.owner)
+    if organization is None or not organization.enable_soft_deletion:
+        return False
+    row.is_deleted = True
+    row.deleted_time = row.deleted_time or utcnow()
+    return True
+
+
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
     org = lookup.organization(db, owner)
     return {
@@ -55,4 +89,5 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 RULES = KindRules(
     choices=(Choice("type", TYPES, label="user type"),),
     validate=validate, before_save=before_save, protect=built_in(b.BUILT_IN_ORG, b.ADMIN_USER), new=new,
+    after_save=after_save, take_along=take_along, keeps_row=soft_deleted,
 )
