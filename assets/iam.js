@@ -313,6 +313,35 @@ window.iamResetPassword = async function (organization, name) {
   });
 };
 
+// The console's password dialog (the user edit page and /account): what is typed stays in the
+// page and goes to set-password from here, never over the websocket (docs/security.md, "Where
+// typed secrets travel"). The live hints run the organization's rules, which the dialog carries
+// in data-rules; the server checks them again.
+window.iamPasswordHints = function () {
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  let given = {};
+  try { given = JSON.parse(document.getElementById("password-dialog")?.dataset.rules || "{}"); } catch (e) { given = {}; }
+  const typed = value("password-new"), confirm = value("password-confirm");
+  const breaks = (rule) => {
+    for (const flags of ["u", ""]) {
+      try { return !new RegExp(rule.pattern, flags).test(typed); } catch (e) { /* another engine's syntax */ }
+    }
+    return false;  // a regex the browser cannot read: the server judges
+  };
+  const broken = typed ? (given.rules || []).find(breaks) : undefined;
+  return { hint: broken ? broken.message : "", confirm: confirm && confirm !== typed ? given.inconsistent || "" : "" };
+};
+
+window.iamSetPassword = async function (owner, name) {
+  const value = (id) => document.getElementById(id)?.value ?? "";
+  const typed = value("password-new"), confirm = value("password-confirm");
+  if (!typed || !confirm) return { status: "empty", msg: "" };
+  if (typed !== confirm) return { status: "mismatch", msg: "" };
+  return await window.iamPost("/api/set-password", {
+    userOwner: owner, userName: name, oldPassword: value("password-old"), newPassword: typed,
+  });
+};
+
 // Forms behave as people expect (docs/architecture.md, "Accessibility and forms").
 // Leaving an edit page with unsaved edits asks first: its #edit-unsaved marker says whether
 // the form is dirty and carries the question in the viewer's language.

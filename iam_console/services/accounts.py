@@ -114,6 +114,9 @@ def item_patterns(org: Organization | None) -> dict[str, str]:
             if isinstance(item, dict) and item.get("regex") and item.get("name") in PATTERN_ITEMS}
 
 
+PATTERN_MISMATCH = "This field value doesn't match the pattern rule"
+
+
 def check_pattern(pattern: str, value: str, item: str) -> None:
     """The value matches the item's regex (RE2: services/patterns.py; an organization's admin
     writes the pattern, any user's input is matched against it)."""
@@ -122,7 +125,7 @@ def check_pattern(pattern: str, value: str, item: str) -> None:
     except patterns.PatternError:
         raise ServiceError("The pattern of the account item %s is not a valid regex", item) from None
     if value and not matched:
-        raise ServiceError("This field value doesn't match the pattern rule")
+        raise ServiceError(PATTERN_MISMATCH)
 
 
 def check_patterns(db: Session, user: User) -> None:

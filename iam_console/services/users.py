@@ -17,24 +17,31 @@ from .resources import REGISTRY
 
 USERS = REGISTRY["user"]
 
-# organization password options -> (check, message)
+# organization password options -> (regex the password must match, message). One regex for two
+# engines: the server checks it here (re) and the console's password dialog runs it in the browser
+# as a live hint (RegExp, "u" flag), so it keeps to what both read alike.
 PASSWORD_OPTIONS = {
-    "AtLeast6": (lambda p: len(p) >= 6, "The password must have at least 6 characters"),
-    "AtLeast8": (lambda p: len(p) >= 8, "The password must have at least 8 characters"),
-    "Aa123": (lambda p: bool(re.search(r"[a-z]", p) and re.search(r"[A-Z]", p) and re.search(r"\d", p)),
+    "AtLeast6": (r"^[\s\S]{6,}$", "The password must have at least 6 characters"),
+    "AtLeast8": (r"^[\s\S]{8,}$", "The password must have at least 8 characters"),
+    "Aa123": (r"^(?=[\s\S]*[a-z])(?=[\s\S]*[A-Z])(?=[\s\S]*[0-9])",
               "The password must contain at least one uppercase letter, one lowercase letter and one digit"),
-    "SpecialChar": (lambda p: bool(re.search(r"[^A-Za-z0-9]", p)),
-                    "The password must contain at least one special character"),
-    "NoRepeat": (lambda p: not re.search(r"(.)\1", p), "The password must not contain any repeated characters"),
+    "SpecialChar": (r"[^A-Za-z0-9]", "The password must contain at least one special character"),
+    "NoRepeat": (r"^(?![\s\S]*(.)\1)", "The password must not contain any repeated characters"),
 }
+DEFAULT_OPTIONS = ["AtLeast6"]
+
+
+def password_rules(organization: m.Organization | None) -> list[tuple[str, str]]:
+    """(regex, message) of the organization's password options, in their order."""
+    options = (organization.password_options if organization else None) or DEFAULT_OPTIONS
+    return [PASSWORD_OPTIONS[option] for option in options if option in PASSWORD_OPTIONS]
 
 
 def check_password_options(organization: m.Organization | None, password: str) -> None:
     """The first option the password breaks, as an error."""
-    for option in (organization.password_options if organization else None) or ["AtLeast6"]:
-        check = PASSWORD_OPTIONS.get(option)
-        if check and not check[0](password):
-            raise ServiceError(check[1])
+    for pattern, message in password_rules(organization):
+        if not re.search(pattern, password):
+            raise ServiceError(message)
 
 
 def _check_new_password(organization: m.Organization, password: str) -> None:
@@ -46,7 +53,7 @@ def _check_new_password(organization: m.Organization, password: str) -> None:
 
 
 def check_new_password(db: Session, owner: str, password: str) -> None:
-    """set-password's checks of the new password alone, for the console's live hints."""
+    """set-password's checks of the new password alone (the forget flow's, before it spends the code)."""
     organization = lookup.organization(db, owner)
     if organization is None:
         raise ServiceError("organization is null")

@@ -102,8 +102,8 @@ def _server_env(port: int, database_url: str, files_dir: Path) -> dict[str, str]
         IAM_FILES_DIR=str(files_dir),
         IAM_OUTBOUND_ALLOW="127.0.0.1",  # the SMTP, SMS gateway and LDAP servers of the tests
         IAM_IP_LOOKUP_URL="https://ip-lookup.example/{ip}",  # the lists' client addresses link there
-        # pages for widgets no screen shows yet
-        IAM_EXTRA_PAGES="tests.e2e.widget_pages,tests.e2e.field_pages",
+        # pages for widgets no screen shows yet; the console states it holds (state_probe)
+        IAM_EXTRA_PAGES="tests.e2e.widget_pages,tests.e2e.field_pages,tests.e2e.state_probe",
     )
     return env
 

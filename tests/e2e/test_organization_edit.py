@@ -1,7 +1,7 @@
 """The organization page's own sections: account items
 (and their effect on an ordinary user's /account), the MFA items' limits, the
 theme, the navigation items (the global admin's alone), the LDAP servers table,
-the password obfuscator and the dark logo."""
+the password obfuscator and the dark logo; a typed master password kept no longer than its save."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import uuid
 from playwright.sync_api import expect
 
 from iam_console.services import builtin as b
+from tests.e2e.state_probe import gone, held
 from tests.e2e.steps import choose, save
 
 
@@ -289,3 +290,59 @@ def test_the_obfuscator_key_and_the_dark_logo(visit, page, api_login, accounts, 
     expect(page.locator("#field-logoDark")).to_have_count(0)
     save(page)
     assert _stored(page, name)["logoDark"] == ""
+
+
+def _master_password(server, name: str) -> str:
+    from sqlmodel import Session, select
+
+    from iam_console.db import make_engine
+    from iam_console.models import Organization
+
+    engine = make_engine(server.database_url)
+    try:
+        with Session(engine) as db:
+            return db.exec(select(Organization).where(Organization.name == name)).one().master_password
+    finally:
+        engine.dispose()
+
+
+def test_a_typed_master_password_is_kept_no_longer_than_its_save(visit, page, api_login, accounts, server):
+    """A record's secret typed into the form is in the page's state until the save, then the mask
+    is (the stored secret is never read back); one typed and left unsaved goes with the form."""
+    name = _seed_org(server)
+    api_login(accounts.admin)
+    visit(f"/organizations/{name}")
+    expect(page.locator("#field-masterPassword")).to_have_value("")
+    secret = f"Master-{uuid.uuid4().hex[:8]}"
+    page.fill("#field-masterPassword", secret)
+    assert held(server, secret)  # typed, not saved: the form holds it (so the probe can see one)
+    save(page)
+    expect(page.locator("#field-masterPassword")).to_have_value("***")
+    assert _master_password(server, name) == secret
+    assert gone(server, secret, seconds=0)
+
+    # saving again sends the mask back: the stored secret stays
+    page.fill("#field-displayName", "Renamed display")
+    save(page)
+    assert _master_password(server, name) == secret
+
+    # typed, then a refused save: the mask is back (the secret is typed again to save it)
+    refused = f"Refused-{uuid.uuid4().hex[:8]}"
+    page.fill("#field-masterPassword", refused)
+    page.fill("#field-name", "acme")  # another organization's name
+    page.click("#edit-save")
+    expect(page.get_by_text(re.compile("Failed to save"))).to_be_visible()
+    expect(page.locator("#field-masterPassword")).to_have_value("***")
+    assert gone(server, refused, seconds=0)
+    assert _master_password(server, name) == secret
+
+    # typed, then the page is left without saving
+    left = f"Left-{uuid.uuid4().hex[:8]}"
+    page.fill("#field-masterPassword", left)
+    assert held(server, left)
+    page.once("dialog", lambda dialog: dialog.accept())  # the unsaved edits' question
+    page.click("#menu-group-orgs")
+    page.click("#menu-item-users")
+    page.wait_for_url(re.compile(r"/users$"))
+    assert gone(server, left)
+    assert _master_password(server, name) == secret

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from openpyxl import Workbook
 from playwright.sync_api import expect
 
+from tests.e2e.axe import serious
 from tests.e2e.conftest import Account
+from tests.e2e.state_probe import gone, held
 from tests.pictures import png
 
 PASSWORD = "Chief-pass-123"
@@ -235,6 +237,57 @@ def test_the_password_dialog(visit, page, api_login, accounts, server):
     assert not _session_works(server, elsewhere)
     assert _session_works(server, _browser_session(page))
     _open(visit, page, "/account", "target")
+
+
+def test_typed_passwords_never_reach_the_console_state(visit, page, api_login, accounts, server):
+    """The dialog's passwords go from the browser to set-password: no console state the server
+    holds (what Redis would keep with REDIS_URL) has them, while what the form saved is there."""
+    world = _seed(server)
+    api_login(accounts.admin)
+    _open(visit, page, f"/users/{world.org}/target", "target")
+    shown = f"Shown-{uuid.uuid4().hex[:8]}"
+    page.fill("#field-displayName", shown)
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    assert held(server, shown)  # the probe reads the states the form's values are in
+
+    new = f"Typed-{uuid.uuid4().hex[:8]}-A1"
+    page.click("#password-open")
+    page.fill("#password-new", new)
+    page.fill("#password-confirm", new + "x")
+    expect(page.locator("#confirm-hint")).to_be_visible()
+    page.fill("#password-confirm", new)
+    expect(page.locator("#confirm-hint")).to_have_count(0)  # every keystroke's event has been handled
+    expect(page.locator("#password-hint")).to_have_count(0)
+    assert gone(server, new, seconds=0)  # typed, not yet sent: in the page alone
+    assert serious(page) == []
+    page.click("#password-ok")
+    expect(_toast(page, "Password set successfully")).to_be_visible()
+    assert gone(server, new, seconds=0)
+    assert _signs_in(server, world.org, "target", new)
+
+    # her own change on /account: neither the old password nor the new one is kept
+    page.context.clear_cookies()
+    api_login(Account(world.org, "target", new, "target"))
+    _open(visit, page, "/account", "target")
+    page.click("#password-open")
+    third = f"Third-{uuid.uuid4().hex[:8]}-B2"
+    page.fill("#password-old", new)
+    page.fill("#password-new", "short")
+    expect(page.locator("#password-hint")).to_have_text("The password must have at least 8 characters")
+    page.fill("#password-new", third)
+    page.fill("#password-confirm", third + "x")
+    expect(page.locator("#confirm-hint")).to_be_visible()
+    page.fill("#password-confirm", third)
+    expect(page.locator("#confirm-hint")).to_have_count(0)
+    expect(page.locator("#password-hint")).to_have_count(0)
+    assert gone(server, new, seconds=0) and gone(server, third, seconds=0)
+    assert serious(page) == []
+    page.click("#password-ok")
+    expect(_toast(page, "Password set successfully")).to_be_visible()
+    assert gone(server, new, seconds=0) and gone(server, third, seconds=0)
+    assert _signs_in(server, world.org, "target", third)
+    assert not _signs_in(server, world.org, "target", new)
 
 
 def test_api_key_generation(visit, page, api_login, server):

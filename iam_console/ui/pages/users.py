@@ -104,10 +104,13 @@ def _labelled(label: str, item: str, *children: rx.Component) -> rx.Component:
     return rx.cond(UserEdit.hidden_items.contains(item), rx.fragment(), row)
 
 
-def _password_input(label: str, ident: str, on_change) -> rx.Component:
+def _password_input(label: str, ident: str) -> rx.Component:
+    """A password of the dialog: it stays in the page (read by assets/iam.js), each keystroke
+    asks the browser for the live hints."""
     return rx.vstack(
         rx.text(rx.el.label(t(label), html_for=ident), size="2", weight="medium"),
-        rx.input(type="password", on_change=on_change, id=ident, width="100%", auto_complete="new-password"),
+        rx.input(type="password", on_change=rx.call_script("window.iamPasswordHints()", callback=UserEdit.hinted),
+                 id=ident, width="100%", auto_complete="new-password"),
         spacing="1", width="100%",
     )
 
@@ -124,16 +127,16 @@ def _password() -> rx.Component:
             rx.dialog.title(t("Password")),
             rx.vstack(
                 rx.cond(UserEdit.asks_old_password,
-                        _password_input("Old Password", "password-old", UserEdit.set_old_password)),
-                _password_input("New Password", "password-new", UserEdit.set_new_password),
+                        _password_input("Old Password", "password-old")),
+                _password_input("New Password", "password-new"),
                 _hint(UserEdit.password_hint, "password-hint"),
-                _password_input("Re-enter New", "password-confirm", UserEdit.set_confirm_password),
+                _password_input("Re-enter New", "password-confirm"),
                 _hint(UserEdit.confirm_hint, "confirm-hint"),
                 cancel_ok(UserEdit.set_password_open(False), UserEdit.submit_password,
                           cancel_id="password-cancel", ok_id="password-ok"),
                 spacing="2", width="100%",
             ),
-            max_width="28em",
+            max_width="28em", id="password-dialog", custom_attrs={"data-rules": UserEdit.password_rules},
         ),
         open=UserEdit.password_open, on_open_change=UserEdit.set_password_open,
     )

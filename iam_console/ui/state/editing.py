@@ -311,6 +311,8 @@ class Editing(Rows, Picking, rx.State):
             changes = self._changes()
         except ValueError as exc:
             return await self._save_failed(str(exc))
+        finally:
+            self._forget_secrets()  # saved or refused, a typed secret is not kept
         for part in screen.sections:
             changes |= (await self.get_state(part))._changes()
         request = await audit_request(self)
@@ -334,6 +336,21 @@ class Editing(Rows, Picking, rx.State):
             back = f"?returnUrl={quote(self.return_url, safe='/')}" if self.return_url else ""
             return [toast, rx.redirect(screen.edit_url(changes) + back)]
         return [toast, reloaded] if reloaded is not None else toast
+
+    def _forget_secrets(self) -> None:
+        """A secret typed into a password field (a provider's client secret, the master password)
+        is held no longer than its save: the field goes back to what the read showed, the mask
+        (those fields are the kinds' secrets, never read unmasked). docs/security.md, "Where typed
+        secrets travel"."""
+        for field in self._screen.fields:
+            if field.widget == "password" and field.key in self.values:
+                self.values[field.key] = _text(_entry(self._record, field.key)) or field.empty
+
+    @rx.event
+    def forget_secrets(self):
+        """The form is gone (another page): an unsaved typed secret goes with it."""
+        if self.screen_key in SCREENS:
+            self._forget_secrets()
 
     def _revert(self) -> None:
         """A failed save puts the saved name (and owner) back."""

@@ -2,12 +2,17 @@
 avatar cropper, the API key, groups, properties, roles and permissions, and the
 email and phone reset dialogs. They load after the edit
 page's record (the screen's `after_read`) and take part in its Save through
-Editing.stage; what saves at once (a password, new keys) goes through its
-service (the edit page's Save sends only the fields it edits). Every rule is
-the service layer's."""
+Editing.stage; what saves at once (new keys) goes through its service (the edit
+page's Save sends only the fields it edits). Every rule is the service layer's.
+
+The password dialog is the exception: the typed passwords never reach this state (which may be
+kept in Redis, docs/security.md "Where typed secrets travel"). The browser posts them to
+/api/set-password (`window.iamSetPassword` in assets/iam.js) and runs the live hints itself from
+the organization's rules (`password_rules`); the state hears only the hints and the answer."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import reflex as rx
@@ -30,6 +35,8 @@ GROUP_CHOICES = 20  # groups offered per search: never the whole organization
 MASKED = "••••••••••••"
 PAGE_ITEMS = ("Password", "API key", "Groups", "Roles", "Permissions", "Properties")
 INCONSISTENT = "Your confirmed password is inconsistent with the password!"
+# what window.iamSetPassword refuses before posting
+BROWSER_REFUSALS = {"empty": "Empty input!", "mismatch": "Two passwords you typed do not match."}
 
 
 def account_item_restrictions(db, actor, record: dict[str, Any]) -> tuple[set[str], set[str]]:
@@ -38,6 +45,17 @@ def account_item_restrictions(db, actor, record: dict[str, Any]) -> tuple[set[st
     names = wire_names(User)
     return ({names.get(a, a) for a in accounts.locked_attributes(actor, organization, target)},
             {names.get(a, a) for a in accounts.hidden_attributes(actor, organization, target)})
+
+
+def _password_rules(organization, prefs: Prefs) -> str:
+    """The password dialog's live hints, as window.iamPasswordHints reads them: the organization's
+    password options and its Password item's regex (whole value), each with its message in the
+    viewer's language; the set-password route checks the same again."""
+    rules = [{"pattern": pattern, "message": prefs.say(text)} for pattern, text in users.password_rules(organization)]
+    pattern = accounts.item_patterns(organization).get("Password")
+    if pattern:
+        rules.append({"pattern": f"^(?:{pattern})$", "message": prefs.say(accounts.PATTERN_MISMATCH)})
+    return json.dumps({"rules": rules, "inconsistent": prefs.say(INCONSISTENT)})
 
 
 def _text(value: Any) -> str:
@@ -51,9 +69,8 @@ class UserEdit(rx.State):
     asks_old_password: bool = False  # the user has a password (or LDAP) and the viewer is no global admin
     password_hint: str = ""  # the first rule the new password breaks, in red
     confirm_hint: str = ""
-    _old_password: str = ""
-    _new_password: str = ""
-    _confirm_password: str = ""
+    password_rules: str = "{}"  # JSON for the dialog's data-rules: the hints' regexes and messages
+    _global_admin: bool = False  # the viewer: asked no old password
     # API key
     access_key: str = ""
     access_secret: str = ""  # masked, except right after generating
@@ -72,7 +89,7 @@ class UserEdit(rx.State):
         editing = await self.get_state(Editing)
         record, owner, name = editing._record, editing.saved_owner, editing.saved_name
         self.password_open = self.avatar_open = False
-        self._clear_passwords()
+        self._clear_hints()
         self.access_key = _text(record.get("accessKey"))
         self.access_secret = MASKED if record.get("accessSecret") else ""
         (await self.get_state(Properties))._load(record)
@@ -80,6 +97,7 @@ class UserEdit(rx.State):
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
         sections = [await self.get_state(part) for part in (ContactReset, WebauthnSection, MfaSection, LinkedSection)]
         self.impersonable = False
+        prefs = await self.get_state(Prefs)
 
         def read(db, actor) -> None:
             target = lookup.user(db, owner, name)
@@ -88,7 +106,9 @@ class UserEdit(rx.State):
             self.impersonable = actor.is_global_admin and impersonation.impersonable(target)
             hidden = accounts.hidden_items(actor, lookup.organization(db, owner), target)
             self.hidden_items = [item for item in PAGE_ITEMS if item in hidden]
+            self._global_admin = actor.is_global_admin
             self.asks_old_password = bool(target.password or target.ldap) and not actor.is_global_admin
+            self.password_rules = _password_rules(lookup.organization(db, owner), prefs)
             try:
                 types = users.group_types(db, actor, ids)
             except ServiceError:  # an ordinary user reads no groups: their names only
@@ -107,67 +127,46 @@ class UserEdit(rx.State):
 
         return (await call(self, read)).event
 
-    # --- the password dialog ---
+    # --- the password dialog (the passwords stay in the browser) ---
 
-    def _clear_passwords(self) -> None:
-        self._old_password = self._new_password = self._confirm_password = ""
+    def _clear_hints(self) -> None:
         self.password_hint = self.confirm_hint = ""
 
     @rx.event
     def open_password(self):
-        self._clear_passwords()
+        self._clear_hints()
         self.password_open = True
 
     @rx.event
     def set_password_open(self, value: bool):
         self.password_open = bool(value)
         if not value:
-            self._clear_passwords()
+            self._clear_hints()
 
     @rx.event
-    def set_old_password(self, value: str):
-        self._old_password = value[:200]
-
-    @rx.event
-    async def set_new_password(self, value: str):
-        """Checked live against the organization's password options (set-password's own checks)."""
-        self._new_password = value[:200]
-        self.password_hint = ""
-        if value:
-            owner = (await self.get_state(Editing)).saved_owner
-            checked = await call(self, lambda db, actor: users.check_new_password(db, owner, value), quiet=True)
-            self.password_hint = await message(self, checked.error) if checked.failed else ""
-        await self._check_confirmation()
-
-    @rx.event
-    async def set_confirm_password(self, value: str):
-        self._confirm_password = value[:200]
-        await self._check_confirmation()
-
-    async def _check_confirmation(self) -> None:
-        prefs = await self.get_state(Prefs)
-        inconsistent = self._confirm_password and self._confirm_password != self._new_password
-        self.confirm_hint = prefs.say(INCONSISTENT) if inconsistent else ""
+    def hinted(self, result: dict):
+        """The hints window.iamPasswordHints found for what is typed (messages of password_rules)."""
+        result = result if isinstance(result, dict) else {}
+        self.password_hint, self.confirm_hint = (str(result.get(key) or "")[:500] for key in ("hint", "confirm"))
 
     @rx.event
     async def submit_password(self):
-        editing, prefs = await self.get_state(Editing), await self.get_state(Prefs)
-        if not self._new_password or not self._confirm_password:
-            return rx.toast.error(prefs.say("Empty input!"))
-        if self._new_password != self._confirm_password:
-            return rx.toast.error(prefs.say("Two passwords you typed do not match."))
+        editing = await self.get_state(Editing)
+        arguments = json.dumps([editing.saved_owner, editing.saved_name])[1:-1]
+        return rx.call_script(f"window.iamSetPassword({arguments})", callback=UserEdit.password_answered)
 
-        def set_password(db, actor) -> bool:
-            users.set_password(db, actor, editing.saved_owner, editing.saved_name, self._old_password,
-                               self._new_password)
-            return actor.is_global_admin
-
-        done = await call(self, set_password)
-        if done.failed:
-            return done.event
-        self.asks_old_password = not done.value  # the user has a password now
+    @rx.event
+    async def password_answered(self, result: dict):
+        """set-password's answer (or the browser's own refusal: a field empty, the two differ)."""
+        prefs = await self.get_state(Prefs)
+        status = (result or {}).get("status") if isinstance(result, dict) else None
+        if status in BROWSER_REFUSALS:
+            return rx.toast.error(prefs.say(BROWSER_REFUSALS[status]))
+        if status != "ok":
+            return rx.toast.error(prefs.script_failure(result if isinstance(result, dict) else None) or "")
+        self.asks_old_password = not self._global_admin  # the user has a password now
         self.password_open = False
-        self._clear_passwords()
+        self._clear_hints()
         return rx.toast.success(prefs.say("Password set successfully"))
 
     # --- avatar (the cropper posts the picture to /api/upload-resource itself) ---
