@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 from fastapi import FastAPI, Request
@@ -65,7 +66,7 @@ def create_api() -> FastAPI:
     @api.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
         response = service_error(request, exc)
-        await run_in_threadpool(record_refusal, request, exc, bytes(response.body))
+        await run_in_threadpool(record_refusal, request, json.loads(response.body))
         return response
 
     @api.exception_handler(Exception)

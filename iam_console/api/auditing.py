@@ -4,7 +4,6 @@ of the refusal in a transaction of its own (docs/api.md, "What is recorded")."""
 
 from __future__ import annotations
 
-import json
 import logging
 
 from fastapi import Request
@@ -28,7 +27,9 @@ def action_of(request: Request) -> str:
     return "" if not action or "/" in action or action.startswith("get-") else action
 
 
-def record_refusal(request: Request, exc: ServiceError, body: bytes) -> None:
+def record_refusal(request: Request, response: dict) -> None:
+    """The audit record of a refused write: `response` is what the caller was answered (the
+    envelope, or for a page the envelope it stands for)."""
     action = action_of(request)
     if not action:
         return
@@ -41,6 +42,6 @@ def record_refusal(request: Request, exc: ServiceError, body: bytes) -> None:
                 caller = access.ANONYMOUS
             records.audit(db, organization=caller.organization or "", user=caller.id,
                           action=action, request_uri=uri, client_ip=client_ip(request),
-                          language=language(request), response=json.loads(body), status_code=200)
+                          language=language(request), response=response, status_code=200)
     except Exception:  # the refusal is answered even when its record cannot be written
         log.exception("the record of a refused %s could not be written", action)

@@ -46,8 +46,9 @@ def page(body: str, status: int = 200) -> HTMLResponse:
 
 async def _refused(request: Request, exc: ServiceError) -> HTMLResponse:
     """A refused SAML message: the reason on a page of its own; nothing is sent anywhere."""
-    message = escape(translate(exc.template, language(request), *exc.args_))
-    await run_in_threadpool(record_refusal, request, exc, message.encode())
+    text = translate(exc.template, language(request), *exc.args_)
+    await run_in_threadpool(record_refusal, request, {"status": "error", "msg": text})
+    message = escape(text)
     title = escape(translate("Sign in", language(request)))
     return page(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
                 f'<body><main><h1>{title}</h1><p role="alert" id="saml-error">{message}</p></main></body></html>',

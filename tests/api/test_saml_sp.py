@@ -5,6 +5,7 @@ application of the same server): /api/get-saml-login, /api/acs, and the Response
 from __future__ import annotations
 
 import base64
+import json
 import secrets
 from datetime import timedelta
 from html import unescape
@@ -232,7 +233,13 @@ def test_wrong_signature_is_refused(world):
         row.id_p = other
         db.add(row)
     fields = idp_answer(org.name, saml_login(provider, app))
+    with session_scope() as db:
+        before = db.exec(select(m.Record.pk).where(m.Record.action == "acs")).all()
     assert "signature" in refused(post_acs(fields)).lower()
+    with session_scope() as db:  # the refusal is on record, with the message the page showed
+        after = db.exec(select(m.Record).where(m.Record.action == "acs", m.Record.pk.not_in(before))).all()
+    assert [(r.request_uri, json.loads(r.response)) for r in after] == [
+        ("/api/acs", {"status": "error", "msg": "The signature of the SAML message is invalid"})]
 
 
 def test_tampered_response_is_refused(world):
