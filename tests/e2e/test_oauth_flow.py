@@ -128,8 +128,9 @@ def _sign_in(page, app: Client, password: str | None = None) -> None:
 
 
 def _returned(page, seen: list[str]) -> dict[str, str]:
-    """The query of the browser's arrival at the redirect URI."""
-    expect(page).to_have_url(re.compile(rf"^{re.escape(CALLBACK)}\?"))
+    """The query of the browser's arrival at the redirect URI (after a chain of pages: the
+    prompt, the authorize page's single sign-on; slower on a loaded machine)."""
+    expect(page).to_have_url(re.compile(rf"^{re.escape(CALLBACK)}\?"), timeout=15_000)
     assert seen and seen[-1] == page.url
     return {key: values[0] for key, values in parse_qs(urlsplit(page.url).query).items()}
 
