@@ -25,7 +25,6 @@ from those fields, and maps the user's fields through its userMapping."""
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import warnings
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from sqlmodel import Session, delete, select
 from .. import models as m
 from ..models.base import utcnow
 from ..settings import settings
-from . import federation, id_tokens, lookup, navigation, outbound, throttle
+from . import federation, id_tokens, lookup, navigation, outbound, page_script, throttle
 from .errors import ServiceError
 
 with warnings.catch_warnings():  # Authlib 1.9 warns, at import, about httpx2 for its assertion client
@@ -630,7 +629,5 @@ def one_tap_script(db: Session, application: m.Application | None, *, authorize_
             continue
         options = {"application": application.name, "provider": provider.name, "script": settings.google_gsi_script,
                    "authorize": authorize_query[:MAX_QUERY], "from": navigation.safe_return_path(return_to or "/")}
-        call = f"window.iamGoogleOneTap({json.dumps(options)})"
-        return ("(async () => { for (let i = 0; i < 100 && !window.iamGoogleOneTap; i++) "
-                f"await new Promise((r) => setTimeout(r, 50)); return {call}; }})()")
+        return page_script.call("iamGoogleOneTap", options)
     return ""

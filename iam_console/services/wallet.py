@@ -28,7 +28,7 @@ from sqlmodel import Session, delete, select, update
 from .. import models as m
 from ..models.base import utcnow
 from ..settings import settings
-from . import auth, federation, metrics, mfa_props, throttle
+from . import auth, federation, metrics, mfa_props, page_script, throttle
 from . import builtin as b
 from .errors import ServiceError
 from .json_input import parse_json
@@ -237,6 +237,4 @@ def finish_script(arguments: list, authorize: bool) -> str:
     """The page's call of window.iamWalletFinish (assets/iam.js) when it comes back with
     web3AuthTokenKey: run from on_load, which may come before the page's scripts have loaded,
     so it waits for them (5 seconds at most)."""
-    call = f"window.iamWalletFinish({json.dumps(arguments)[1:-1]}, {json.dumps(authorize)})"
-    return ("(async () => { for (let i = 0; i < 100 && !window.iamWalletFinish; i++) "
-            f"await new Promise((r) => setTimeout(r, 50)); return {call}; }})()")
+    return page_script.call("iamWalletFinish", *arguments, authorize)

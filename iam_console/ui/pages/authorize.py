@@ -19,7 +19,7 @@ from urllib.parse import quote, urlencode
 import reflex as rx
 
 from ...db import session_scope
-from ...services import auth, lookup, mfa, oauth, prompt, redirects, upstream, wallet, webauthn
+from ...services import auth, lookup, mfa, oauth, page_script, prompt, redirects, upstream, wallet, webauthn
 from ...services.errors import ServiceError
 from ..components.provider_buttons import provider_buttons
 from ..components.second_factor import second_factor_form
@@ -156,8 +156,8 @@ class Authorize(rx.State):
             return None
         self.sign_in_error, self.busy = "", True
         self._answer()
-        script = f"window.{function}({json.dumps([self.app_organization, self.app_name, *more])[1:-1]})"
-        return rx.call_script(script, callback=Authorize.finished)
+        return rx.call_script(page_script.call(function, self.app_organization, self.app_name, *more),
+                              callback=Authorize.finished)
 
     @rx.event
     def submit(self):

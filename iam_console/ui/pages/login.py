@@ -21,6 +21,7 @@ from ...services import (
     code_signin,
     lookup,
     navigation,
+    page_script,
     signin_page,
     upstream,
     verifications,
@@ -45,9 +46,7 @@ PASSWORD, CODE, LDAP = auth.PASSWORD_METHOD, code_signin.METHOD, auth.LDAP_METHO
 
 def pending_mfa_script(return_to: str) -> str:
     """window.iamPendingMfa, once assets/iam.js has loaded: on_load may run before it has."""
-    return ("(async () => { for (let i = 0; i < 200 && !window.iamPendingMfa; i++) "
-            "await new Promise((done) => setTimeout(done, 50)); "
-            f"return await window.iamPendingMfa({json.dumps(return_to)}); }})()")
+    return page_script.call("iamPendingMfa", return_to)
 
 
 class Login(Captcha, rx.State):
@@ -209,8 +208,7 @@ class Login(Captcha, rx.State):
         if self.busy:
             return None
         self.error, self.busy = "", True
-        script = f"window.{function}({json.dumps([organization, self.return_to, *more])[1:-1]})"
-        return rx.call_script(script, callback=Login.finished)
+        return rx.call_script(page_script.call(function, organization, self.return_to, *more), callback=Login.finished)
 
     @rx.event
     def submit(self):
