@@ -60,6 +60,7 @@ from tests.sinks import HttpSink, SmtpSink
 PASSWORD = "Noisy-pass-1"
 SMTP_USER, SMTP_PASSWORD = "mailer@noisy.test", "smtp-secret"
 CLIENT_TIMEOUT = 60  # a safety net: every wait below ends on the server's own limits first
+HEAVY_TIMEOUT = 300  # the same for A's CPU-heavy calls: a 20,000-row import on a busy machine
 WORKBOOK_ROWS = 20_000
 BURST_GRANTS, BURST_CONNECTIONS = 96, 8
 # one batch-enforce: the pathological object first, then cheap ones, so that the call stays in
@@ -129,7 +130,7 @@ class Call:
         return self._done.is_set()
 
     def wait(self) -> object:
-        assert self._done.wait(CLIENT_TIMEOUT + 30), f"{self.what} never returned"
+        assert self._done.wait(HEAVY_TIMEOUT + 30), f"{self.what} never returned"
         if self.error is not None:
             raise AssertionError(f"{self.what} failed: {self.error!r}") from self.error
         return self.result
@@ -462,7 +463,7 @@ def _post_then(world: World, client: httpx.Client, path: str, what: str, body: b
     sent = threading.Event()
 
     def noise() -> httpx.Response:
-        return client.post(path, params=params, content=_Sent(body, sent),
+        return client.post(path, params=params, content=_Sent(body, sent), timeout=HEAVY_TIMEOUT,
                            headers={"Content-Type": content_type, "Content-Length": str(len(body))})
 
     a_call = Call(world.order, what, noise).start()
