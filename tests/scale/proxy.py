@@ -4,9 +4,10 @@ in front of several servers. New connections go to the current target; `switch` 
 when a server leaves it. Bytes are copied as they are: HTTP, keep-alive and websocket upgrades
 pass through unchanged.
 
-`hold` makes it a slow receiver for the noisy-neighbour test: a new connection is accepted and
-counted (`waiting`) but nothing is forwarded, either way, until `release`; the caller on the other
-end sees a server that does not answer."""
+`hold` makes it a slow receiver for the noisy-neighbour test and benchmark: a new connection is
+accepted and counted (`waiting`) but nothing is forwarded, either way, until `release` (or, with
+`hold_seconds`, until that long has passed for it); the caller on the other end sees a server that
+does not answer."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from collections import Counter
 
 
 class SwitchProxy:
-    def __init__(self, targets: dict[str, int], first: str) -> None:
+    def __init__(self, targets: dict[str, int], first: str, hold_seconds: float | None = None) -> None:
+        self.hold_seconds = hold_seconds  # while held, each connection waits at most this long
         self.targets = dict(targets)  # name -> port on 127.0.0.1
         self.current = first
         self.connections: Counter[str] = Counter()  # connections forwarded, by target
@@ -88,7 +90,8 @@ class SwitchProxy:
             self.waiting += 1
             self._open.add(writer)
             try:
-                await self._released.wait()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._released.wait(), self.hold_seconds)
             finally:
                 self.waiting -= 1
                 self._open.discard(writer)

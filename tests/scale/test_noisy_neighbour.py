@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import subprocess
 import threading
 import time
@@ -38,9 +37,9 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from iam_console.serve import built_origin
 from tests import ldap_server
 from tests.api.test_migrations import POSTGRES, _reachable
-from tests.api.workbooks import XLSX, workbook
 from tests.conftest import require_service
 from tests.e2e.conftest import (
     ADMIN_PASSWORD,
@@ -53,34 +52,28 @@ from tests.e2e.conftest import (
     _tail,
     wait_serving,
 )
-from tests.scale.proxy import SwitchProxy
+from tests.noisy_world import (
+    DIRECTORY_USERS,
+    LDAP_ID,
+    PASSWORD,
+    Receivers,
+    Tenants,
+    arrange,
+    ok,
+    receivers,
+    regex_batch,
+    sign_in,
+    workbook_upload,
+)
 from tests.scale.test_scale_out import BUILD_TIMEOUT, _run
-from tests.sinks import HttpSink, SmtpSink
 
-PASSWORD = "Noisy-pass-1"
-SMTP_USER, SMTP_PASSWORD = "mailer@noisy.test", "smtp-secret"
 CLIENT_TIMEOUT = 60  # a safety net: every wait below ends on the server's own limits first
 HEAVY_TIMEOUT = 300  # the same for A's CPU-heavy calls: a 20,000-row import on a busy machine
 WORKBOOK_ROWS = 20_000
 BURST_GRANTS, BURST_CONNECTIONS = 96, 8
-# one batch-enforce: the pathological object first, then cheap ones, so that the call stays in
-# the server's hands for a while even once the matching is linear-time
-PATHOLOGICAL = ["alice", "a" * 26 + "!", "read"]
-CHEAP_REQUESTS = 10_000
+CHEAP_REQUESTS = 10_000  # behind the pathological request in one batch-enforce
 FLOOD = 80  # held directory reads at once: more than a worker pool's default 64 threads
 SETTLE_BOUND = 15  # seconds for A's flood to settle before B starts anyway
-REGEX_MODEL = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = regexMatch(r.obj, p.obj)
-"""
 
 
 # --- order ---------------------------------------------------------------------------------------
@@ -144,30 +137,25 @@ def _until(check: Callable[[], bool], what: str, bound: float = CLIENT_TIMEOUT) 
         time.sleep(0.02)
 
 
-def _ok(answer: httpx.Response) -> dict:
-    assert answer.status_code == 200, (answer.status_code, answer.text[:500])
-    body = answer.json()
-    assert body.get("status") == "ok", body
-    return body
-
-
 # --- the server and the two organizations ---------------------------------------------------------
 
 @dataclass
 class World:
     server: Server
     origin: str
-    a: str
-    b: str
     order: Order
-    gates: dict[str, SwitchProxy]
-    sink: HttpSink
-    smtp: SmtpSink
-    ldap_id: str
-    enforcer: str
-    app_client: tuple[str, str] = ("", "")
-    b_boss: httpx.Client | None = None  # B's admin, signed in once
+    found: Receivers
+    tenants: Tenants
     clients: list[httpx.Client] = field(default_factory=list)
+    b_boss: httpx.Client | None = None  # B's admin, signed in once
+
+    @property
+    def a(self) -> str:
+        return self.tenants.a
+
+    @property
+    def b(self) -> str:
+        return self.tenants.b
 
     def client(self) -> httpx.Client:
         """A client of the server sending the console's Origin, as its page does (the CSRF guard
@@ -177,23 +165,7 @@ class World:
         return made
 
     def signed_in(self, organization: str, name: str, password: str = PASSWORD) -> httpx.Client:
-        made = self.client()
-        _ok(made.post("/api/login", json={"organization": organization, "username": name, "password": password,
-                                          "autoSignin": True, "type": "login"}))
-        return made
-
-
-def _built_origin() -> str:
-    """The origin the front end in .web was built for, or "" without a complete build."""
-    web = PROJECT_DIR / ".web"
-    try:
-        event = json.loads((web / "env.json").read_text()).get("EVENT", "")
-    except (OSError, ValueError):
-        return ""
-    if not (web / "build" / "client" / "index.html").is_file() or not event.endswith("/_event"):
-        return ""
-    scheme, _, rest = event.removesuffix("/_event").partition("://")
-    return f"{'https' if scheme == 'wss' else 'http'}://{rest}"
+        return sign_in(self.client(), organization, name, password)
 
 
 @contextlib.contextmanager
@@ -213,12 +185,14 @@ def _scratch_database() -> Iterator[str]:
 
 @contextlib.contextmanager
 def _production_server(tmp: Path, database_url: str) -> Iterator[tuple[Server, str]]:
+    """The production command, one worker; the front end already built in .web if there is one
+    (IAM_ORIGIN is then the origin it was built for), else built here."""
     port = _free_port()
     env = _server_env(port, database_url, tmp / "files")
     env.update(IAM_EXTRA_PAGES="", IAM_WORKERS="1")
     python = str(VENV_BIN / "python")
     _run([python, "-m", "iam_console.startup"], env, 180, "iam_console.startup")
-    origin = _built_origin()
+    origin = built_origin(PROJECT_DIR / ".web")
     if origin:
         env["IAM_ORIGIN"] = origin
     else:
@@ -236,42 +210,6 @@ def _production_server(tmp: Path, database_url: str) -> Iterator[tuple[Server, s
         _stop(process)
 
 
-def _arrange(world: World, admin: httpx.Client, directory: ldap_server.Directory) -> None:
-    """Organizations A and B, their admins and B's user; A's providers, webhook, directory,
-    regex model and application, each pointing at its held receiver."""
-    a, b, gates = world.a, world.b, world.gates
-    for org in (a, b):
-        _ok(admin.post("/api/add-organization", json={"owner": "admin", "name": org, "passwordType": "argon2id"}))
-        _ok(admin.post("/api/add-user", json={"owner": org, "name": "boss", "password": PASSWORD, "isAdmin": True}))
-    _ok(admin.post("/api/add-user", json={"owner": b, "name": "alice", "password": PASSWORD}))
-    http = lambda gate, path: f"http://127.0.0.1:{gates[gate].port}/{path}"  # noqa: E731
-    for provider in (
-            {"name": f"{a}-mail", "category": "Email", "type": "Default", "host": "127.0.0.1",
-             "port": gates["smtp"].port, "disableSsl": True, "clientId": SMTP_USER, "clientSecret": SMTP_PASSWORD,
-             "clientId2": f"noreply@{a}.test"},
-            {"name": f"{a}-sms", "category": "SMS", "type": "Custom HTTP SMS", "endpoint": http("sms", "sms")},
-            {"name": f"{a}-notify", "category": "Notification", "type": "Custom HTTP",
-             "receiver": http("notification", "notify"), "method": "POST", "title": "text"}):
-        _ok(admin.post("/api/add-provider", json={"owner": a, **provider}))
-    _ok(admin.post("/api/add-webhook", json={
-        "owner": "admin", "name": f"{a}-hook", "organization": a, "url": http("webhook", "hook"), "method": "POST",
-        "contentType": "application/json", "events": ["update-user"], "isEnabled": True}))
-    _ok(admin.post("/api/add-ldap", json={"owner": a, "id": world.ldap_id,
-                                          **directory.ldap_record(port=gates["ldap"].port)}))
-    _ok(admin.post("/api/add-model", json={"owner": a, "name": "regex", "modelText": REGEX_MODEL}))
-    _ok(admin.post("/api/add-adapter", json={"owner": a, "name": "rules", "useSameDb": True,
-                                             "table": f"noisy_rules_{uuid.uuid4().hex[:6]}"}))
-    _ok(admin.post("/api/add-enforcer", json={"owner": a, "name": "regex", "model": f"{a}/regex",
-                                              "adapter": f"{a}/rules"}))
-    _ok(admin.post("/api/add-policy", params={"id": world.enforcer},
-                   json={"Ptype": "p", "V0": "alice", "V1": "^(a+)+$", "V2": "read"}))
-    _ok(admin.post("/api/add-application", json={"owner": "admin", "name": f"{a}-app", "organization": a,
-                                                  "cert": "cert-built-in",  # RS256, 4096 bits
-                                                  "grantTypes": ["client_credentials"]}))
-    app = _ok(admin.get("/api/get-application", params={"id": f"admin/{a}-app"}))["data"]
-    world.app_client = (app["clientId"], app["clientSecret"])
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     if not ldap_server.available():
@@ -279,22 +217,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("iam-noisy")
     with contextlib.ExitStack() as stack:
         database_url = stack.enter_context(_scratch_database())
-        sink = stack.enter_context(HttpSink())
-        smtp = stack.enter_context(SmtpSink(SMTP_USER, SMTP_PASSWORD))
-        directory = stack.enter_context(ldap_server.Directory(users=20))
-        upstreams = {"notification": sink.port, "sms": sink.port, "webhook": sink.port, "smtp": smtp.port,
-                     "ldap": directory.port}
-        gates = {name: stack.enter_context(SwitchProxy({name: port}, name)) for name, port in upstreams.items()}
+        found = receivers(stack)
         server, origin = stack.enter_context(_production_server(tmp, database_url))
-        a, b = f"noisy-a-{uuid.uuid4().hex[:6]}", f"quiet-b-{uuid.uuid4().hex[:6]}"
-        made = World(server, origin, a, b, Order(), gates, sink, smtp, ldap_id="directory", enforcer=f"{a}/regex")
+        made = World(server, origin, Order(), found, Tenants("", "", [], "", ("", "")))
         try:
-            _arrange(made, made.signed_in("built-in", "admin", ADMIN_PASSWORD), directory)
-            made.b_boss = made.signed_in(b, "boss")
+            made.tenants = arrange(made.signed_in("built-in", "admin", ADMIN_PASSWORD), found)
+            made.b_boss = made.signed_in(made.b, "boss")
             yield made
         finally:
-            for gate in gates.values():
-                gate.release()
             for client in made.clients:
                 client.close()
 
@@ -316,15 +246,15 @@ def _quiet_calls(world: World) -> Call:
 
     def run() -> list[int]:
         ends = []
-        account = _ok(boss.get("/api/get-account"))
+        account = ok(boss.get("/api/get-account"))
         assert account["data"]["owner"] == world.b and account["data"]["name"] == "boss", account
         ends.append(world.order.mark())
         with httpx.Client(base_url=world.server.base_url, timeout=CLIENT_TIMEOUT,
                           headers={"Origin": world.origin}) as fresh:
-            _ok(fresh.post("/api/login", json={"organization": world.b, "username": "alice", "password": PASSWORD,
+            ok(fresh.post("/api/login", json={"organization": world.b, "username": "alice", "password": PASSWORD,
                                                "autoSignin": True, "type": "login"}))
         ends.append(world.order.mark())
-        listed = _ok(boss.get("/api/get-users", params={"owner": world.b}))
+        listed = ok(boss.get("/api/get-users", params={"owner": world.b}))
         assert {u["name"] for u in listed["data"]} == {"boss", "alice"}, listed
         ends.append(world.order.mark())
         return ends
@@ -346,7 +276,7 @@ def _while_held(world: World, gate_name: str, what: str, noise: Callable[[], obj
     """A's `noise` reaches the held receiver `gate_name`; B's calls run while it is held; then
     the receiver is released and A's call must complete. `answered` says when A's call is over
     (by default: its HTTP answer came back)."""
-    gate = world.gates[gate_name]
+    gate = world.found.gates[gate_name]
     gate.hold()
     try:
         a_call = Call(world.order, what, noise).start()
@@ -368,19 +298,19 @@ def _while_held(world: World, gate_name: str, what: str, noise: Callable[[], obj
 
 def test_send_notification_to_a_slow_receiver(world):
     boss = world.signed_in(world.a, "boss")
-    before = len(world.sink.calls)
+    before = len(world.found.sink.calls)
     answer = _while_held(world, "notification", "send-notification", lambda: boss.post(
         "/api/send-notification", json={"content": "Deploy done", "recipient": "ops"}))
-    _ok(answer)
-    assert len(world.sink.calls) > before and world.sink.calls[-1].path == "/notify"
+    ok(answer)
+    assert len(world.found.sink.calls) > before and world.found.sink.calls[-1].path == "/notify"
 
 
 def test_send_sms_to_a_slow_gateway(world):
     boss = world.signed_in(world.a, "boss")
     answer = _while_held(world, "sms", "send-sms", lambda: boss.post(
         "/api/send-sms", json={"content": "Your parcel is here", "receivers": ["+15550123"]}))
-    _ok(answer)
-    assert world.sink.wait_for("+15550123").path == "/sms"
+    ok(answer)
+    assert world.found.sink.wait_for("+15550123").path == "/sms"
 
 
 def test_send_email_to_a_slow_smtp_server(world):
@@ -389,30 +319,30 @@ def test_send_email_to_a_slow_smtp_server(world):
     answer = _while_held(world, "smtp", "send-email", lambda: boss.post(
         "/api/send-email", json={"title": "Hello", "content": "<p>News</p>", "sender": "A",
                                  "receivers": [to], "provider": f"{world.a}-mail"}))
-    _ok(answer)
-    assert world.smtp.wait_for(to).message["Subject"] == "Hello"
+    ok(answer)
+    assert world.found.smtp.wait_for(to).message["Subject"] == "Hello"
 
 
 def test_ldap_directory_read_from_a_slow_directory(world):
     boss = world.signed_in(world.a, "boss")
     answer = _while_held(world, "ldap", "get-ldap-users", lambda: boss.get(
-        "/api/get-ldap-users", params={"id": f"{world.a}/{world.ldap_id}"}))
-    assert len(_ok(answer)["data"]["users"]) == 20
+        "/api/get-ldap-users", params={"id": f"{world.a}/{LDAP_ID}"}))
+    assert len(ok(answer)["data"]["users"]) == DIRECTORY_USERS
 
 
 def test_webhook_to_a_slow_receiver(world):
     """The delivery is A's slow call here: update-user answers at once, its event waits in the
     held receiver."""
     boss = world.signed_in(world.a, "boss")
-    before = len([c for c in world.sink.calls if c.path == "/hook"])
-    gate = world.gates["webhook"]
+    before = len([c for c in world.found.sink.calls if c.path == "/hook"])
+    gate = world.found.gates["webhook"]
 
     def update() -> httpx.Response:
         return boss.post("/api/update-user", params={"id": f"{world.a}/boss"},
                          json={"owner": world.a, "name": "boss", "displayName": "Noisy Boss", "isAdmin": True})
 
     _while_held(world, "webhook", "webhook delivery", update, answered=lambda: gate.waiting == 0)
-    _until(lambda: len([c for c in world.sink.calls if c.path == "/hook"]) > before, "the released delivery")
+    _until(lambda: len([c for c in world.found.sink.calls if c.path == "/hook"]) > before, "the released delivery")
 
 
 def test_many_held_calls_at_once(world):
@@ -420,12 +350,12 @@ def test_many_held_calls_at_once(world):
     on A's concurrent calls may refuse some at once). Once each of them is held or answered, B's
     calls start, and must complete before any call still pending then is answered."""
     boss = world.signed_in(world.a, "boss")
-    gate = world.gates["ldap"]
+    gate = world.found.gates["ldap"]
     gate.hold()
     flood: list[Call] = []
     try:
         flood = [Call(world.order, f"get-ldap-users #{i}", lambda: boss.get(
-            "/api/get-ldap-users", params={"id": f"{world.a}/{world.ldap_id}"})).start() for i in range(FLOOD)]
+            "/api/get-ldap-users", params={"id": f"{world.a}/{LDAP_ID}"})).start() for i in range(FLOOD)]
         _until(lambda: gate.waiting > 0, "A's directory reads reaching the directory")
         # settled: every read held or answered; with a server that serves one at a time, never:
         # the bound then only says when B starts anyway
@@ -479,33 +409,27 @@ def test_pathological_regex_in_the_casbin_model(world):
     on a linear-time one it is quick, and the cheap requests behind it keep the batch in the
     server's hands (or its time budget ends it, with a clear refusal)."""
     boss = world.signed_in(world.a, "boss")
-    requests = [PATHOLOGICAL] + [["alice", "a" * 4 + "!", "read"]] * CHEAP_REQUESTS
-    answer = _post_then(world, boss, "/api/batch-enforce", "batch-enforce", json.dumps(requests).encode(),
-                        "application/json", enforcerId=world.enforcer)
+    answer = _post_then(world, boss, "/api/batch-enforce", "batch-enforce", regex_batch(CHEAP_REQUESTS),
+                        "application/json", enforcerId=world.tenants.enforcer)
     body = answer.json()
     if body["status"] == "ok":
-        assert body["data"] == [[False] * len(requests)], str(body)[:300]
+        assert body["data"] == [[False] * (1 + CHEAP_REQUESTS)], str(body)[:300]
     else:
         assert "too long" in body["msg"], body
 
 
 def test_a_large_workbook_upload(world):
     boss = world.signed_in(world.a, "boss")
-    rows = [[f"bulk{i:05d}", f"Bulk {i}", f"bulk{i}@example.org"] for i in range(WORKBOOK_ROWS)]
-    content = workbook(["name", "displayName", "email"], *rows)
-    boundary = uuid.uuid4().hex
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"users.xlsx\"\r\n"
-            f"Content-Type: {XLSX}\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
-    answer = _post_then(world, boss, "/api/upload-users", "upload-users", body,
-                        f"multipart/form-data; boundary={boundary}")
-    assert _ok(answer)["data2"]["added"] == WORKBOOK_ROWS
+    body, content_type = workbook_upload(WORKBOOK_ROWS)
+    answer = _post_then(world, boss, "/api/upload-users", "upload-users", body, content_type)
+    assert ok(answer)["data2"]["added"] == WORKBOOK_ROWS
 
 
 def test_a_burst_of_rs256_4096_signatures(world):
     """BURST_GRANTS client_credentials grants on BURST_CONNECTIONS connections, each signed with
     the 4096-bit key; B's calls start once the first grant is answered (the burst is under way)
     and must complete before the last."""
-    client_id, client_secret = world.app_client
+    client_id, client_secret = world.tenants.client
     per_connection = BURST_GRANTS // BURST_CONNECTIONS
     first = threading.Event()
 
