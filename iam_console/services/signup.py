@@ -32,6 +32,7 @@ from .wire import EMAIL
 
 NOT_ENABLED = "The application does not allow to sign up new account"
 NO_VERIFICATION = "No verification"
+SELF_SIGN_UP = "Application Signup"  # the registerType of an account made by sign-up (the form or a provider)
 SENDS_PER_ADDRESS = (20, 600)  # sign-up code sends a client address may make per window
 SIGNUPS_PER_ADDRESS = (20, 600)  # sign-up attempts a client address may make per window
 WHITESPACE = re.compile(r"\s")
@@ -316,7 +317,7 @@ def sign_up(db: Session, form: SignupForm, request: Request = NO_REQUEST) -> tup
         "avatar": organization.default_avatar, "score": organization.init_score, "isAdmin": False,
         "signupApplication": application.name, "groups": groups,
         "invitation": invitation.name if invitation is not None else "", "invitationCode": form.invitation_code,
-        "registerType": "Application Signup", "registerSource": f"{organization.name}/{application.name}",
+        "registerType": SELF_SIGN_UP, "registerSource": f"{organization.name}/{application.name}",
         "properties": {item["name"]: form.extra[item["name"].lower()][:1000] for item in items.custom()
                        if item["name"].lower() in form.extra},
     }
