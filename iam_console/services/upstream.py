@@ -370,6 +370,14 @@ def peek(db: Session, state: str) -> m.UpstreamState | None:
     return db.exec(select(m.UpstreamState).where(m.UpstreamState.state_hash == _hash(state))).first()
 
 
+def saml_start(db: Session, request_id: str) -> m.UpstreamState | None:
+    """The state of a provider button's SAML request (bound to the browser that started it), or
+    None for a request started otherwise (/api/get-saml-login). A Response to a button's request
+    is completed only by that browser, at /api/acs or /api/login alike (`consume`, kind SAML)."""
+    row = peek(db, request_id)
+    return row if row is not None and kind_of(row) == SAML else None
+
+
 def _claim(document: dict, path: str) -> Any:
     value: Any = document
     for part in path.split("."):
