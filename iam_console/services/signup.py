@@ -26,6 +26,7 @@ from .access import Actor
 from .crud import NO_REQUEST, Request
 from .errors import ServiceError
 from .html import safe
+from .kinds.application import TEXT_ITEM, takes_value
 from .records import audit
 from .resources import REGISTRY
 from .wire import EMAIL
@@ -98,10 +99,7 @@ class Items:
     def custom(self) -> list[dict]:
         """Items that are not a built-in field (text items, choices): their values go to properties."""
         return [item for name, item in self.by_name.items()
-                if name not in ITEM_FIELDS and item.get("type") and not is_html_text(name)]
-
-
-TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
+                if name not in ITEM_FIELDS and item.get("type") and takes_value(name)]
 
 
 def is_html_text(name: str) -> bool:
