@@ -274,7 +274,7 @@ def _new_id(db: Session, application: m.Application, organization: str) -> str:
 def sign_up(db: Session, form: SignupForm, request: Request = NO_REQUEST) -> tuple[m.User, m.Organization,
                                                                                    m.Application]:
     """Check everything, then add the user; the caller opens its session."""
-    throttle.hit(db, f"signup:{form.client_ip}", *SIGNUPS_PER_ADDRESS)
+    throttle.hit(db, f"signup:{form.client_ip}", *SIGNUPS_PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     application = application_of(db, form.application)
     if not application.enable_sign_up:
         raise ServiceError(NOT_ENABLED)
@@ -346,7 +346,7 @@ def send_code(db: Session, application_id: str, kind: str, dest: str, *, country
     if not items.visible(item) or items.rule(item) == NO_VERIFICATION:
         raise ServiceError("The application does not verify the %s at sign-up", item.lower())
     captcha.check(db, application, client_ip, captcha_type, captcha_token, captcha_id)
-    throttle.hit(db, f"signup-code:{client_ip}", *SENDS_PER_ADDRESS)
+    throttle.hit(db, f"signup-code:{client_ip}", *SENDS_PER_ADDRESS, throttle.TOO_MANY_CODES)
     organization = _organization(db, application)
     to = verifications.receiver(Actor(), organization, kind, dest, country_code)
     if kind == verifications.EMAIL_KIND:

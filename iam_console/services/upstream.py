@@ -189,7 +189,7 @@ def _checked_start(db: Session, *, application_name: str, provider_name: str, me
                    user: m.User | None, client_ip: str) -> tuple[m.Application, m.Provider, federation.ProviderRow]:
     """The application and provider a new state is for, once the start is allowed. Each client
     address opens at most 60 states per 10 minutes."""
-    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
+    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
     application = lookup.application(db, str(application_name or "")[:100])

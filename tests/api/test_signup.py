@@ -249,7 +249,19 @@ def test_sign_ups_from_one_address_are_limited(smtp):
     visitor = TestClient(api)
     answers = [visitor.post("/api/signup", json=_form(org, "a")).json()["msg"] for _ in range(21)]
     assert answers[:20] == ["Username must have at least 2 characters"] * 20
-    assert "too many times" in answers[20]
+    assert answers[20].startswith("Too many requests from this address, please wait for "), answers[20]
+
+
+def test_code_sends_from_one_address_are_limited_and_say_so(smtp, monkeypatch):
+    """Issue 26: the send limit answered the password lockout's message."""
+    from iam_console.services import signup
+
+    monkeypatch.setattr(signup, "SENDS_PER_ADDRESS", (1, 600))
+    org = _org(smtp)
+    visitor = TestClient(api)
+    assert _send(visitor, org, "first-code@corp.test")["status"] == "ok"
+    refused = _send(visitor, org, "second-code@corp.test")
+    assert refused["msg"].startswith("Too many codes were asked for from this address, please wait for "), refused
 
 
 def test_items_set_through_the_api_leave_the_form_signing_up(smtp, admin):
