@@ -32,9 +32,9 @@ SIGNUP_RULES = {"ID": ("Random", "Incremental"), "Display name": ("None", "Real 
                 "Agreement": ("None", "Signin", "Signin (Default True)"), "Providers": ("big", "small")}
 CHOICE_TYPES = ("Single Choice", "Multiple Choices")
 SIGNUP_BUTTON = "Signup button"
+AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
 TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
 VALUELESS_ITEMS = frozenset({"ID", SIGNUP_BUTTON, "Providers"})  # shown (or not), never typed into
-AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
 
 
 def may_share(actor: Actor) -> bool:
