@@ -253,4 +253,3 @@ def test_recharge_options_are_exact_positive_amounts(shop, admin):
         answer = admin.post("/api/update-product", params={"id": f"{shop.org}/{name}"},
                             json={**body, "rechargeOptions": options}).json()
         assert answer["msg"] == "The recharge options must be positive amounts", (options, answer)
-
