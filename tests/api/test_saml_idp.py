@@ -340,6 +340,56 @@ def test_is_passive_answers_at_once_or_no_passive(world, tmp_path):
         check_response(sp, request_id, posted_form(client.get(path, follow_redirects=False).text)[1]["SAMLResponse"])
 
 
+def test_a_requested_name_id_format_is_given_or_refused(world, make_user, tmp_path):
+    """SAML core 3.4.1.1: the NameIDPolicy's Format is honoured, else InvalidNameIDPolicy; with none
+    asked, the Response's format is one the metadata lists."""
+    from saml2.response import StatusInvalidNameidPolicy
+
+    app = make_app(world.name)
+    idp_metadata = metadata(app)
+    listed = [e.text for e in etree.fromstring(idp_metadata.encode()).findall("md:IDPSSODescriptor/md:NameIDFormat",
+                                                                               x.NS)]
+    assert set(listed) == {x.NAME_ID_UNSPECIFIED, x.NAME_ID_EMAIL, x.NAME_ID_PERSISTENT, x.NAME_ID_TRANSIENT}
+    sp = sp_client(idp_metadata, tmp_path)
+
+    def answered(name_id_format: str = "", client=None):
+        request_id, path = redirect_request(sp, **({"nameid_format": name_id_format} if name_id_format else {}))
+        page = (client or sign_in(world.name, "alice", PASSWORD)).get(path, follow_redirects=False)
+        assert page.status_code == 200, page.text[:300]
+        action, fields = posted_form(page.text)
+        assert action == SP_ACS
+        return request_id, fields["SAMLResponse"]
+
+    default = check_response(sp, *answered()).name_id
+    assert default.text == "alice" and default.format in listed
+    email = check_response(sp, *answered(x.NAME_ID_EMAIL)).name_id
+    assert (email.text, email.format) == ("alice@example.com", x.NAME_ID_EMAIL)
+    first, again = (check_response(sp, *answered(x.NAME_ID_PERSISTENT)).name_id for _ in range(2))
+    assert first.format == x.NAME_ID_PERSISTENT and first.text == again.text  # stable for this service provider
+    assert "alice" not in first.text and first.sp_name_qualifier == SP_ENTITY
+    other_sp = sp_client(idp_metadata, tmp_path, entity=SP_ACS)  # another service provider: another identifier
+    request_id, path = redirect_request(other_sp, nameid_format=x.NAME_ID_PERSISTENT)
+    _, fields = signed_in_answer(app, path)
+    assert check_response(other_sp, request_id, fields["SAMLResponse"]).name_id.text != first.text
+    one, two = (check_response(sp, *answered(x.NAME_ID_TRANSIENT)).name_id for _ in range(2))
+    assert one.format == x.NAME_ID_TRANSIENT and one.text != two.text and "alice" not in one.text
+    # a format this server does not give: InvalidNameIDPolicy at once, signed in or not, and no assertion
+    for client in (TestClient(api), None):
+        request_id, answer = answered("urn:oasis:names:tc:SAML:1.1:nameid-format:X509SubjectName", client)
+        root = etree.fromstring(base64.b64decode(answer))
+        assert root.find("samlp:Status/samlp:StatusCode", x.NS).get("Value") == x.REQUESTER
+        assert root.find("samlp:Status/samlp:StatusCode/samlp:StatusCode", x.NS).get("Value") == \
+            x.INVALID_NAME_ID_POLICY
+        assert root.find("saml:Assertion", x.NS) is None
+        with pytest.raises(StatusInvalidNameidPolicy):
+            check_response(sp, request_id, answer)
+    # an email format for a user without an email: the same answer
+    make_user(owner=world.name, name="bob", password=PASSWORD)
+    request_id, answer = answered(x.NAME_ID_EMAIL, sign_in(world.name, "bob", PASSWORD))
+    with pytest.raises(StatusInvalidNameidPolicy):
+        check_response(sp, request_id, answer)
+
+
 def test_force_authn_request_from_the_future_is_refused(world):
     app = make_app(world.name)
     xml = (f'<samlp:AuthnRequest xmlns:samlp="{x.PROTOCOL}" xmlns:saml="{x.ASSERTION}" ID="_f1" Version="2.0" '
