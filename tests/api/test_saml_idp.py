@@ -268,6 +268,26 @@ def test_signed_requests_when_the_application_names_a_client_cert(world, tmp_pat
     assert "signature" in _refused(path).lower()
 
 
+def test_the_client_cert_is_set_from_the_service_providers_certificate_alone(admin, world, tmp_path):
+    """The service provider hands over its certificate only: add-cert keeps it as given (no key
+    pair is made in its place) and its signed requests are checked against it."""
+    from saml2.xmldsig import SIG_RSA_SHA256
+    sp_certificate, sp_key = certs.generate("RS256", 2048, 1, "sp.example.com")
+    name = unique("spcert")
+    added = admin.post("/api/add-cert", json={"owner": "admin", "name": name, "scope": "JWT", "type": "x509",
+                                              "cryptoAlgorithm": "RS256", "bitSize": 2048,
+                                              "certificate": sp_certificate}).json()
+    assert added["data"] == "Affected", added
+    with session_scope() as db:
+        stored = db.exec(select(m.Cert).where(m.Cert.owner == "admin", m.Cert.name == name)).one()
+        assert (stored.certificate, stored.private_key) == (sp_certificate, "")
+    app = make_app(world.name, client_cert=name)
+    signing = sp_client(metadata(app), tmp_path, key_pem=sp_key, cert_pem=sp_certificate)
+    request_id, path = redirect_request(signing, sigalg=SIG_RSA_SHA256)
+    _, fields = signed_in_answer(app, path)
+    check_response(signing, request_id, fields["SAMLResponse"])
+
+
 def test_user_of_another_organization_gets_no_assertion(world, make_org, make_user, tmp_path):
     other = make_org()
     make_user(owner=other.name, name="bob", password=PASSWORD)
