@@ -171,7 +171,7 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 RULES = KindRules(
     choices=(Choice("token_format", TOKEN_FORMATS, message="Unknown token format: %s"),
              Choice("token_signing_method", certs.ALGORITHMS, message="Unknown token signing method: %s"),
-             Choice("grant_types", (*GRANT_TYPES, *UNSERVED_GRANT_TYPES), message="Unknown grant type: %s")),
+             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s", also=UNSERVED_GRANT_TYPES)),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_APP), new=new,
     after_save=after_save, take_along=take_along,
 )

@@ -62,7 +62,8 @@ KEPT_ONLY: dict[str, tuple[str, ...]] = {
 ACCEPTED: dict[str, tuple[str, ...]] = {
     category: (*TYPES.get(category, ()), *ALSO_ACCEPTED.get(category, ()), *KEPT_ONLY.get(category, ()))
     for category in sorted({*TYPES, *KEPT_ONLY})}
-ALL_TYPES = tuple(dict.fromkeys(t for types in ACCEPTED.values() for t in types))
+ALL_TYPES = tuple(dict.fromkeys(t for types in TYPES.values() for t in types))  # offered
+NOT_OFFERED_TYPES = tuple(dict.fromkeys(t for types in ACCEPTED.values() for t in types if t not in ALL_TYPES))
 # what choosing a category sets the type to
 DEFAULT_TYPE = {"OAuth": "Google", "Email": "Default", "SMS": "Twilio SMS", "Storage": "AWS S3", "SAML": "Keycloak",
                 "Payment": "PayPal", "Captcha": "Default", "Web3": "MetaMask", "Notification": "Telegram"}
@@ -110,7 +111,7 @@ def _saml(row: m.Provider) -> None:
 
 
 RULES = KindRules(
-    choices=(Choice("category", tuple(ACCEPTED)), Choice("type", ALL_TYPES),
+    choices=(Choice("category", CATEGORIES, also=tuple(KEPT_ONLY)), Choice("type", ALL_TYPES, also=NOT_OFFERED_TYPES),
              Choice("sub_type", ALL_SUB_TYPES, label="sub type"), Choice("ssl_mode", SSL_MODES, label="SSL mode")),
     validate=validate,
     new=fixed(displayName="New Provider - {suffix}", category="OAuth", type="GitHub", method="Normal",

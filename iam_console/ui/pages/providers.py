@@ -160,9 +160,8 @@ PROVIDERS = screen(Screen(
         Column("createdTime", "Created time", "time", searchable=False),
         Column("displayName", "Display name"),
         Column("category", "Category", filters=choices("provider", "category")),
-        # the list's filters: every value a row may hold; the form offers Casdoor's page's lists
         Column("type", "Type", filters=choices("provider", "type"),
-               filter_groups=tuple((category, types) for category, types in kind.ACCEPTED.items())),
+               filter_groups=tuple((category, types) for category, types in kind.TYPES.items())),
         Column("clientId", "Client ID"),
         Column("providerUrl", "Provider URL"),
     ),
@@ -172,7 +171,7 @@ PROVIDERS = screen(Screen(
         # then offers the new organization's certs
         Field("owner", "Organization", global_admin_only=True, then=lambda owner: {"cert": ""}),
         Field("displayName", "Display name"),
-        Field("category", "Category", "select", options=kind.CATEGORIES, then=_category_changed),
+        Field("category", "Category", "select", options=choices("provider", "category"), then=_category_changed),
         Field("type", "Type", "select", options=choices("provider", "type"), options_by=("category", kind.TYPES),
               then=_type_changed),
         Field("subType", "Sub type", "select", options=choices("provider", "subType"),
