@@ -77,6 +77,8 @@ def _sso(request: Request, owner: str, application: str, params: dict[str, str],
         if not redirect_binding:  # on as a GET of the same request: the browser's session cookie comes along
             return RedirectResponse(saml_idp.resume_path(sso, saml_idp.redeflate(params.get("SAMLRequest", ""))),
                                     status_code=303, headers=NO_STORE)
+        if saml_idp.name_id_refused(sso):  # answered before anyone signs in: no user would change it
+            return page(saml_idp.invalid_name_id_policy_page(db, sso))
         here = saml_idp.resume_path(sso, "", raw_query)
         account = signed_in(db, request)
         user = account[0] if account is not None else None

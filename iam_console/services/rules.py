@@ -69,7 +69,7 @@ def validate(db: Session, actor: Actor, kind: Kind, row: m.Named) -> None:
         choice.check(getattr(row, choice.attribute))
     if own.validate:
         own.validate(db, actor, row)
-    references.check(db, kind, row)
+    references.check(db, kind, row, across=references.reaches_across(actor))
 
 
 def before_save(db: Session, actor: Actor, kind: Kind, old: m.Named | None, row: m.Named, changed: set[str]) -> None:

@@ -45,13 +45,16 @@ class Choice:
     Every write is checked against it, and the console's select and filter offer its values."""
 
     attribute: str
-    values: tuple[str, ...]
+    values: tuple[str, ...]  # what the console offers
     label: str = ""  # how the refusal names the field; the attribute in words by default
     message: str = ""  # the refusal, when not "The <label> must be a, b or c"; a "%s" gets the value
+    # taken too, never offered: values Casdoor itself stores and serves beyond what its pages offer
+    # (docs/api.md "Deliberate differences", Choices)
+    also: tuple[str, ...] = ()
 
     def check(self, value: Any) -> None:
         for entry in value if isinstance(value, list) else [value] if value else []:
-            if entry not in self.values:
+            if entry not in self.values and entry not in self.also:
                 raise ServiceError(self.refusal, *((str(entry)[:100],) if "%s" in self.refusal else ()))
 
     @property

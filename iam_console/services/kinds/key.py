@@ -18,7 +18,9 @@ from ..errors import ServiceError
 from ..passwords import hash_secret
 from .common import Choice, KindRules
 
-TYPES = ("Organization", "Application", "User", "General")
+# Casdoor's types; a Prometheus key is stored as given (it reads Casdoor's metrics), and like every
+# key acts only as its user or its application's client (services/credentials.py)
+TYPES = ("Organization", "Application", "User", "General", "Prometheus")
 STATES = ("Active", "Inactive")
 
 

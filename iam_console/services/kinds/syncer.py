@@ -14,7 +14,7 @@ from .common import Choice, KindRules, check_destinations, check_port, check_ran
 EDITOR_TYPES = ("Database", "Keycloak")
 LIST_TYPES = ("Database", "LDAP")
 DATABASE_TYPES = ("mysql", "postgres", "mssql", "oracle", "sqlite3")
-SSL_MODES = ("disable", "require", "verify-ca", "verify-full")
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")  # PostgreSQL's sslmode
 SSH_TYPES = ("none", "password", "cert")
 SSH_DATABASES = ("mysql", "mssql", "postgres")  # the SSH options are shown for these alone
 COLUMN_TYPES = ("string", "integer", "boolean")
