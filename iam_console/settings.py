@@ -44,6 +44,8 @@ class Settings:
     # how often each worker looks for scheduled work that is due (the LDAP auto sync, syncers, the
     # record purge); their intervals stay in minutes. Shorter only in tests.
     scheduler_tick_seconds: float = 60.0
+    # a Casdoor init_data.json whose records are added at start when missing (services/init_data.py)
+    init_data: str = ""
 
 
 def _default_database_url() -> str:
@@ -73,6 +75,7 @@ def load() -> Settings:
         google_jwks=os.environ.get("IAM_GOOGLE_JWKS", "") or "https://www.googleapis.com/oauth2/v3/certs",
         google_gsi_script=os.environ.get("IAM_GOOGLE_GSI_SCRIPT", "") or "https://accounts.google.com/gsi/client",
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
+        init_data=os.environ.get("IAM_INIT_DATA", ""),
         scheduler_tick_seconds=max(0.5, float(os.environ.get("IAM_SCHEDULER_TICK_SECONDS", "") or 60)),
     )
 
