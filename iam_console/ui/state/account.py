@@ -149,9 +149,9 @@ class Account(rx.State):
         self.mfa_prompt_dismissed = True
 
     @rx.event
-    def refresh(self):
+    async def refresh(self):
         """on_load of unguarded pages that still show who is signed in."""
-        self._load()
+        await workers.run(self._load)
 
     @rx.event
     def logout(self):
