@@ -159,11 +159,13 @@ def on_behalf_of(organization: str) -> Iterator[None]:
     try:
         yield
     finally:
-        _serving.reset(token)
         with _counting:
             _in_progress[organization] -= 1
             if not _in_progress[organization]:
                 del _in_progress[organization]
+        # a generator (ldap_client.users) closed from another context cannot reset it there
+        with suppress(ValueError):
+            _serving.reset(token)
 
 
 _caller: ContextVar[str] = ContextVar("outbound_caller", default="")
