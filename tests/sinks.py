@@ -196,12 +196,14 @@ class _CountingServer(ThreadingHTTPServer):
 
 class HttpSink:
     """An HTTP endpoint on `host` (and `port`, else a free one; HTTPS with `tls`) answering every
-    request with `status` (and a Location header when `location` is set: a redirect) and keeping it."""
+    request with `status` and `body` (and a Location header when `location` is set: a redirect)
+    and keeping it."""
 
     def __init__(self, status: int = 200, host: str = "127.0.0.1", port: int = 0, location: str = "",
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, body: bytes = b'{"ok": true}') -> None:
         self.status = status
         self.location = location
+        self.body = body
         self.calls: list[HttpCall] = []
         sink = self
 
@@ -224,7 +226,7 @@ class HttpSink:
                     self.send_header("Location", sink.location)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
-                self.wfile.write(b'{"ok": true}')
+                self.wfile.write(sink.body)
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 

@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from ... import models as m
 from ...models.base import utcnow
+from .. import credentials
 from ..access import Actor
 from ..errors import ServiceError
 from ..passwords import hash_secret
@@ -26,6 +27,7 @@ def validate(db: Session, actor: Actor, row: m.Key) -> None:
         raise ServiceError("The organization of a key must be its owner")
     if row.user and row.application:
         raise ServiceError("A key acts as a user or as an application, not both")
+    credentials.check_access_key_free(db, row.access_key, key=row)
 
 
 def before_save(db: Session, actor: Actor, old: m.Key | None, row: m.Key, changed: set[str]) -> None:

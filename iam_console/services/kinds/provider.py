@@ -13,9 +13,10 @@ from __future__ import annotations
 from sqlmodel import Session
 
 from ... import models as m
+from .. import delivery, object_storage, outbound
 from ..access import Actor
 from ..errors import ServiceError
-from .common import Choice, KindRules, check_port, fixed
+from .common import Choice, KindRules, check_destinations, check_port, fixed
 
 CUSTOM_OAUTH = ("Custom", *(f"Custom{n}" for n in range(2, 11)), "Custom Flexible")
 TYPES: dict[str, tuple[str, ...]] = {
@@ -57,6 +58,7 @@ ALL_SUB_TYPES = tuple(dict.fromkeys(s for subs in SUB_TYPES.values() for s in su
 WECOM_METHODS = ("Normal", "Silent")  # WeCom's sign-in: with the user's consent, or silently
 HTTP_METHODS = ("GET", "POST")  # the custom HTTP types' request method
 SSL_MODES = ("Auto", "Enable", "Disable")  # an Email provider's encryption (services/delivery.py)
+OAUTH_DOMAINS = ("GitLab", "Okta", "AzureAD")  # the OAuth types whose Domain may be their server's URL
 REQUIRED_MAPPING = ("id", "username", "displayName")  # a custom OAuth provider's user mapping
 MAPPING_KEYS = (*REQUIRED_MAPPING, "email", "avatarUrl")
 
@@ -66,8 +68,36 @@ def needs_mapping(category: str, kind: str) -> bool:
     return category == "OAuth" and kind in CUSTOM_OAUTH
 
 
+def called_destinations(row: m.Provider) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(URL fields, host fields) of the provider that the server itself connects to, by category
+    and type (services/delivery.py, services/upstream.py, services/object_storage.py); the same
+    fields of other types hold other things (a chat ID in a Telegram provider's receiver, a
+    content type in an SMS provider's issuer URL) or links only a browser follows."""
+    category, kind = row.category, row.type
+    if category == "SMS" and kind == delivery.HTTP_SMS:
+        return ("endpoint",) if row.endpoint.strip() else ("provider_url",), ()
+    if category == "Notification" and kind == delivery.HTTP_NOTIFICATION:
+        return ("receiver",), ()
+    if category == "Email" and kind in delivery.SMTP_TYPES:
+        return (), ("host",)
+    if category == "Storage" and kind in object_storage.S3_TYPES:
+        return ("endpoint",), ()
+    if category == "OAuth":
+        # the token and user info URLs are the server's to call (the auth URL is the browser's),
+        # as are a custom provider's discovery at its issuer URL and a GitLab, Okta or Azure AD
+        # provider's Domain when it is a URL
+        urls = ("custom_token_url", "custom_user_info_url", *(("issuer_url",) if kind in CUSTOM_OAUTH else ()))
+        return (*urls, *(("domain",) if kind in OAUTH_DOMAINS and "://" in row.domain else ())), ()
+    return (), ()
+
+
 def validate(db: Session, actor: Actor, row: m.Provider) -> None:
     check_port(db, actor, row)
+    urls, hosts = called_destinations(row)
+    check_destinations(row, urls, hosts)
+    domain = row.domain.strip()
+    if row.category == "OAuth" and row.type in ("GitLab", "Okta") and domain and "://" not in domain:
+        outbound.check_url(f"https://{domain}", "domain")  # its server, named without the scheme
     if row.category in TYPES and row.type and row.type not in TYPES[row.category]:
         raise ServiceError("The type %s is not a type of the category %s", row.type[:100], row.category)
     allowed = SUB_TYPES.get(row.type, ())
