@@ -12,7 +12,7 @@ from sqlmodel import Session
 from starlette.requests import cookie_parser
 
 from ..models import AuthSession, User
-from ..services import access, addresses, auth, credentials
+from ..services import access, addresses, auth, credentials, outbound
 from ..services.auth import account_for_token
 from ..services.errors import ServiceError
 from ..settings import settings
@@ -82,6 +82,14 @@ def other_credentials(request: Request) -> bool:
 
 
 def actor(db: Session, request: Request) -> access.Actor:
+    """Who is calling; the outbound calls the request makes count against their organization
+    (services/outbound.py, note_caller)."""
+    found = _credentials_actor(db, request)
+    outbound.note_caller(found.organization)
+    return found
+
+
+def _credentials_actor(db: Session, request: Request) -> access.Actor:
     token = bearer_token(request)
     if token:
         return credentials.from_bearer(db, token)

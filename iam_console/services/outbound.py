@@ -21,15 +21,22 @@ The rule:
   server that answers one byte at a time cannot hold a worker. An HTTP answer is read whole
   within it, up to `max_bytes`. LDAP, whose directory sync streams for as long as the directory
   is large, has ldap3's limits per operation instead (to connect, to receive).
-
 - A host is a host name or an IP address written the usual way (`check_host`): the other
   spellings of IPv4 that resolvers take (0177.0.0.1, 0x7f.1, 127.1, 2130706433, 127.000.000.001)
   are refused, as is a port outside 0-65535. The same check refuses them when an administrator
   saves a destination (`check_url`, `check_host`; services/kinds/).
 
-A refused destination, a malformed host or URL, an unknown host, a passed time limit or an
-oversized answer is an OutboundError (a ServiceError: its message reaches the caller and names
-the host), whichever library would have raised.
+An organization's calls are counted (`on_behalf_of`, around each exchange with a destination an
+organization's record names; else each call within a time limit counts against the caller's
+organization, `note_caller`): at most IAM_OUTBOUND_PER_ORGANIZATION of them at once in a process,
+one more being refused at once. The calls run on worker threads (iam_console/workers.py), and a
+call waiting on a slow destination parks its thread for up to its time limit: the cap keeps one
+organization from parking them all (docs/security.md, "Availability").
+
+A refused destination, a malformed host or URL, an unknown host, a passed time limit, an
+oversized answer or a call beyond the organization's cap is an OutboundError (a ServiceError: its
+message reaches the caller and names the host or the organization), whichever library would have
+raised.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import socket
 import ssl
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -129,6 +137,57 @@ class AllowList:
 
 
 ALLOWED = AllowList.parse(settings.outbound_allow)
+
+
+# --- calls per organization ---
+
+PER_ORGANIZATION = settings.outbound_per_organization
+_in_progress: Counter[str] = Counter()
+_counting = threading.Lock()
+_serving: ContextVar[str | None] = ContextVar("outbound_serving", default=None)
+
+
+@contextmanager
+def on_behalf_of(organization: str) -> Iterator[None]:
+    """The outbound calls inside serve a record of `organization` (its provider, directory,
+    syncer): while they run they count against its PER_ORGANIZATION, and beyond it the call is
+    refused at once rather than parking another worker thread. Inside another, the outer one
+    counts; the server's own calls (no organization's record) are not counted."""
+    if _serving.get() is not None or not organization:
+        yield
+        return
+    with _counting:
+        if _in_progress[organization] >= PER_ORGANIZATION:
+            raise OutboundError("The organization %s already has %d outbound calls in progress: try again when "
+                                "one has finished", organization, PER_ORGANIZATION)
+        _in_progress[organization] += 1
+    token = _serving.set(organization)
+    try:
+        yield
+    finally:
+        with _counting:
+            _in_progress[organization] -= 1
+            if not _in_progress[organization]:
+                del _in_progress[organization]
+        # a generator (ldap_client.users) closed from another context cannot reset it there
+        with suppress(ValueError):
+            _serving.reset(token)
+
+
+_caller: ContextVar[str] = ContextVar("outbound_caller", default="")
+
+
+def note_caller(organization: str) -> None:
+    """The organization of the caller a request or console event serves (api/callers.py, the
+    console's viewer): a call that no record's organization claims (on_behalf_of) counts
+    against it. Set in the context of that one request or event."""
+    _caller.set(organization)
+
+
+def in_progress(organization: str) -> int:
+    """How many of the organization's outbound calls are running in this process."""
+    with _counting:
+        return _in_progress[organization]
 
 
 # --- the shape of a destination ---
@@ -249,17 +308,18 @@ def time_limit(host: str, seconds: float = TIMEOUT_SECONDS) -> Iterator[None]:
     if _deadline.get() is not None:
         yield
         return
-    deadline = _Deadline(seconds)
-    token = _deadline.set(deadline)
-    try:
-        yield
-    except Exception as exc:
-        if time.monotonic() >= deadline.at:
-            raise OutboundError("The host %s did not answer within %s seconds", host, f"{seconds:g}") from exc
-        raise
-    finally:
-        _deadline.reset(token)
-        deadline.close()
+    with on_behalf_of(_caller.get()):  # unless a record's organization counts it already
+        deadline = _Deadline(seconds)
+        token = _deadline.set(deadline)
+        try:
+            yield
+        except Exception as exc:
+            if time.monotonic() >= deadline.at:
+                raise OutboundError("The host %s did not answer within %s seconds", host, f"{seconds:g}") from exc
+            raise
+        finally:
+            _deadline.reset(token)
+            deadline.close()
 
 
 def _remaining(timeout: float | None) -> float:

@@ -105,7 +105,7 @@ def _base(provider: m.Provider, default: str, label: str) -> str:
 def _discover(provider: m.Provider) -> dict[str, Any]:
     """The issuer's OpenID configuration, whose issuer must be the one configured."""
     issuer = _url(provider.issuer_url.strip().rstrip("/"), "issuer URL", provider)
-    with outbound.http_client(headers={"Accept": "application/json"}) as client:
+    with outbound.on_behalf_of(provider.owner), outbound.http_client(headers={"Accept": "application/json"}) as client:
         answer = client.get(issuer + DISCOVERY)
     if answer.status_code != 200:
         raise ServiceError("The discovery of %s answered HTTP %d", issuer, answer.status_code)
@@ -312,8 +312,9 @@ def one_tap_identity(provider: m.Provider, row: federation.ProviderRow, state: m
     the state's nonce: the browser's word (the script's decoding of it) is not taken."""
     if not is_one_tap(provider, row):
         raise ServiceError(NOT_ONE_TAP, provider.name)
-    claims = id_tokens.verify(credential, id_tokens.Expected(settings.google_jwks, GOOGLE_ISSUERS,
-                                                             provider.client_id, state.nonce))
+    with outbound.on_behalf_of(provider.owner):  # Google's keys, when they are not cached
+        claims = id_tokens.verify(credential, id_tokens.Expected(settings.google_jwks, GOOGLE_ISSUERS,
+                                                                 provider.client_id, state.nonce))
     return identity_of(provider, claims)
 
 
@@ -455,6 +456,11 @@ def fetch_identity(provider: m.Provider, code: str, verifier: str, nonce: str = 
     tokens themselves are not kept."""
     if not code or len(code) > 2000:
         raise ServiceError("Failed to login in: %s", "the provider sent no code")
+    with outbound.on_behalf_of(provider.owner):  # the whole exchange is one call of the provider's organization
+        return _exchange(provider, code, verifier, nonce)
+
+
+def _exchange(provider: m.Provider, code: str, verifier: str, nonce: str) -> federation.UpstreamIdentity:
     found = endpoints(provider)
     with _client(provider, found.scope) as client:
         try:
