@@ -1,7 +1,8 @@
 """The payment flows of services/commerce.py with each provider (services/payments): Dummy and
 Balance pay at once; Stripe and PayPal against their local stand-ins (tests/payment_stubs.py).
-A notification is verified and idempotent, a balance never goes below zero, sold never passes
-the quantity, and a plan's subscription grants its role until the scheduler expires it."""
+A notification is verified and idempotent, a balance never goes below zero, the stock left (the
+quantity) never goes below zero, and a plan's subscription grants its role until the scheduler
+expires it."""
 
 from __future__ import annotations
 

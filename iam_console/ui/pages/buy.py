@@ -130,7 +130,7 @@ def _recharge() -> rx.Component:
             rx.el.label(t("Amount"), html_for="buy-amount"),
             rx.input(id="buy-amount", type="number", value=Buy.amount, on_change=Buy.set_amount, width="12em"),
             spacing="1")),
-        spacing="2", width="100%", max_width="32em",
+        spacing="2", width="100%", max_width="32em", id="buy-recharge",
     )
 
 
