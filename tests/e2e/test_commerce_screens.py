@@ -162,11 +162,12 @@ def test_a_global_admin_adds_a_plan_for_another_organization(visit, page, api_lo
     visit("/plans")
     page.click("#list-add")
     expect(page).to_have_url(re.compile(r"/plans/built-in/plan_\w+\?mode=add"))
+    expect(_field(page, "name")).to_have_value(re.compile(r"^plan_"))
     name = _field(page, "name").input_value()
     pick(page, "owner", "acme", "acme")
     page.click("#edit-save")
     expect(_toast(page, "Successfully saved")).to_be_visible()
-    expect(page).to_have_url(re.compile(f"/plans/acme/{name}"))
+    expect(page).to_have_url(re.compile(f"/plans/acme/{name}(\\?|$)"))
     with server_db(server) as db:
         plan = db.exec(select(Plan).where(Plan.owner == "acme", Plan.name == name)).one()
         product = db.exec(select(Product).where(Product.name == plan.product)).one()
