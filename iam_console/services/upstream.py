@@ -189,7 +189,7 @@ def _checked_start(db: Session, *, application_name: str, provider_name: str, me
                    user: m.User | None, client_ip: str) -> tuple[m.Application, m.Provider, federation.ProviderRow]:
     """The application and provider a new state is for, once the start is allowed. Each client
     address opens at most 60 states per 10 minutes."""
-    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
+    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
     application = lookup.application(db, str(application_name or "")[:100])
@@ -368,6 +368,14 @@ def peek(db: Session, state: str) -> m.UpstreamState | None:
     if not state or len(state) > 200:
         return None
     return db.exec(select(m.UpstreamState).where(m.UpstreamState.state_hash == _hash(state))).first()
+
+
+def saml_start(db: Session, request_id: str) -> m.UpstreamState | None:
+    """The state of a provider button's SAML request (bound to the browser that started it), or
+    None for a request started otherwise (/api/get-saml-login). A Response to a button's request
+    is completed only by that browser, at /api/acs or /api/login alike (`consume`, kind SAML)."""
+    row = peek(db, request_id)
+    return row if row is not None and kind_of(row) == SAML else None
 
 
 def _claim(document: dict, path: str) -> Any:

@@ -134,3 +134,21 @@ def test_an_invitation_goes_only_where_it_should(orgs, sinks, caller, ident, bod
                                json=body).json()
     assert answer["status"] == "error" and message in answer["msg"], answer
     assert len(sinks["smtp"].mails) == sent
+
+
+def test_the_send_limit_says_what_was_limited(orgs, sinks, monkeypatch):
+    """Issue 26: past the send limit, send-email and send-sms answered the password lockout's
+    message; they say that too many messages were sent."""
+    from iam_console.services import messages
+
+    monkeypatch.setattr(messages, "SENDS", 2)
+    boss = sign_in(orgs["b"], "boss", PASSWORD)
+    receivers = [f"{unique('many')}@mail.test" for _ in range(3)]
+    answer = boss.post("/api/send-email", json={"title": "Hi", "content": "<p>x</p>", "sender": "B",
+                                                "receivers": receivers}).json()
+    assert answer["status"] == "error", answer
+    assert answer["msg"].startswith("Too many messages were sent, please wait for "), answer
+    assert not {r for mail in sinks["smtp"].mails for r in mail.recipients} & set(receivers)
+    chinese = boss.post("/api/send-email", headers={"Accept-Language": "zh-CN"}, json={
+        "title": "Hi", "content": "<p>x</p>", "sender": "B", "receivers": receivers[:1]}).json()
+    assert chinese["status"] == "error" and chinese["msg"].startswith("发送的消息过多"), chinese

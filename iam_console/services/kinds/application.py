@@ -3,6 +3,7 @@ what goes with an application deleted or renamed (services/leftovers.py)."""
 
 from __future__ import annotations
 
+import re
 import secrets
 
 from sqlmodel import Session, or_, select
@@ -32,6 +33,8 @@ SIGNUP_RULES = {"ID": ("Random", "Incremental"), "Display name": ("None", "Real 
 CHOICE_TYPES = ("Single Choice", "Multiple Choices")
 SIGNUP_BUTTON = "Signup button"
 AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
+TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
+VALUELESS_ITEMS = frozenset({"ID", SIGNUP_BUTTON, "Providers"})  # shown (or not), never typed into
 
 
 def may_share(actor: Actor) -> bool:
@@ -105,10 +108,17 @@ def take_along(db: Session, row: m.Application) -> None:
     leftovers.release_application(db, row.name)
 
 
+def takes_value(name: str) -> bool:
+    """Whether a signup item is something the visitor types or picks: the ID, the Signup button,
+    the providers and the Text items are not, so they are never required."""
+    return name not in VALUELESS_ITEMS and not TEXT_ITEM.fullmatch(name)
+
+
 def settle_signup_items(items: list) -> list:
-    """Each item once; ID always shown and Password always required; a hidden item is optional;
-    a rule the item does not take becomes its first; options only for the choice types; the
-    Signup button stays (put back last when a list of items lost it)."""
+    """Each item once; ID always shown and Password always required; a hidden item, and one that
+    takes no value (`takes_value`), is optional; a rule the item does not take becomes its first;
+    options only for the choice types; the Signup button stays (put back last when a list of items
+    lost it)."""
     settled, seen = [], set()
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"] in seen:
@@ -118,7 +128,7 @@ def settle_signup_items(items: list) -> list:
         name = item["name"]
         if name == "ID":
             item["visible"] = True
-        if not item.get("visible", True):
+        if not item.get("visible", True) or not takes_value(name):
             item["required"] = False
         elif name == "Password":
             item["required"] = True
@@ -129,8 +139,8 @@ def settle_signup_items(items: list) -> list:
             item["options"] = []
         settled.append(item)
     if settled and SIGNUP_BUTTON not in seen:
-        settled.append({"name": SIGNUP_BUTTON, "visible": True, "required": True, "prompted": False,
-                        "type": "Input", "label": "", "customCss": "", "placeholder": "", "options": [],
+        settled.append({"name": SIGNUP_BUTTON, "visible": True, "required": False, "prompted": False,
+                        "type": "", "label": "", "customCss": "", "placeholder": "", "options": [],
                         "regex": "", "rule": "None"})
     return settled
 
