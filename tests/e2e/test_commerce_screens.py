@@ -170,8 +170,8 @@ def test_a_global_admin_adds_a_plan_for_another_organization(visit, page, api_lo
     expect(page).to_have_url(re.compile(f"/plans/acme/{name}(\\?|$)"))
     with server_db(server) as db:
         plan = db.exec(select(Plan).where(Plan.owner == "acme", Plan.name == name)).one()
-        product = db.exec(select(Product).where(Product.name == plan.product)).one()
-    assert product.owner == "acme" and product.tag == "auto_created_product_for_plan"
+        product = db.exec(select(Product.owner, Product.tag).where(Product.name == plan.product)).one()
+    assert tuple(product) == ("acme", "auto_created_product_for_plan")
 
 
 def test_the_invoice_fields_of_a_payment(visit, page, api_login, accounts, server):
