@@ -38,9 +38,12 @@ def get(url: str) -> tuple[int, str]:
 
 class OwnServer:
     """The production command on a free port, its files and log under `workdir`; its database
-    is `database_url`, else a scratch SQLite file there."""
+    is `database_url`, else a scratch SQLite file there. With `reuse_build`, a front end already
+    built in .web is served as it is, IAM_ORIGIN being the origin it was built for (as behind a
+    proxy): for a benchmark of the API alone."""
 
-    def __init__(self, workdir: Path, admin_password: str, *, database_url: str = "", workers: int = 1) -> None:
+    def __init__(self, workdir: Path, admin_password: str, *, database_url: str = "", workers: int = 1,
+                 reuse_build: bool = False) -> None:
         self.port = free_port()
         self.base = f"http://localhost:{self.port}"
         self.log_path = workdir / "server.log"
@@ -51,10 +54,19 @@ class OwnServer:
                         IAM_ADMIN_PASSWORD=admin_password, IAM_FILES_DIR=str(workdir / "files"),
                         IAM_WORKERS=str(workers))
         self.process: subprocess.Popen | None = None
+        self.reuse_build = reuse_build
 
     def start(self, timeout: float = 600) -> None:
         """First start and build (each within `timeout`), then serve; `timeout` again to answer."""
-        for step in (["-m", "iam_console.startup"], ["-m", "iam_console.serve", "build"]):
+        steps = [["-m", "iam_console.startup"], ["-m", "iam_console.serve", "build"]]
+        if self.reuse_build:
+            from iam_console.serve import built_origin
+
+            origin = built_origin(ROOT / ".web")
+            if origin:
+                self.env["IAM_ORIGIN"] = origin
+                steps.pop()
+        for step in steps:
             done = subprocess.run([PYTHON, *step], cwd=ROOT, env=self.env, capture_output=True, text=True,
                                   timeout=timeout)
             if done.returncode != 0:

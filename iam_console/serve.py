@@ -35,6 +35,19 @@ def event_url(origin: str) -> str:
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/_event"
 
 
+def built_origin(web_dir: Path = WEB_DIR) -> str:
+    """The public origin the front end in `web_dir` was built for, or "" without a complete build
+    (event_url's inverse)."""
+    try:
+        event = json.loads((web_dir / "env.json").read_text()).get("EVENT", "")
+    except (OSError, ValueError):
+        return ""
+    if not (web_dir / "build" / "client" / "index.html").is_file() or not event.endswith("/_event"):
+        return ""
+    scheme, _, rest = event.removesuffix("/_event").partition("://")
+    return f"{'https' if scheme == 'wss' else 'http'}://{rest}"
+
+
 def check_build(origin: str, web_dir: Path = WEB_DIR) -> None:
     """Raise ServeError unless a front end built for `origin` is in `web_dir`."""
     if not (web_dir / "build" / "client" / "index.html").is_file():

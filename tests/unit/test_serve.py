@@ -54,6 +54,18 @@ def test_a_build_for_this_origin_is_served(tmp_path):
     serve.check_build("https://iam.example.com", web)
 
 
+def test_the_origin_a_build_was_made_for(tmp_path):
+    web = tmp_path / ".web"
+    assert serve.built_origin(web) == ""
+    _built(web, "wss://iam.example.com/_event")
+    assert serve.built_origin(web) == "https://iam.example.com"
+    serve.check_build(serve.built_origin(web), web)
+    (web / "env.json").write_text(json.dumps({"EVENT": "ws://localhost:4000/_event"}))
+    assert serve.built_origin(web) == "http://localhost:4000"
+    (web / "env.json").write_text("not json")
+    assert serve.built_origin(web) == ""
+
+
 def test_bad_arguments_and_settings_start_nothing(monkeypatch, capsys):
     assert serve.main(["--bogus"]) == 2
     assert "unknown arguments" in capsys.readouterr().err
