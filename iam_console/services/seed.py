@@ -7,7 +7,6 @@ second start changes nothing and an administrator's edits are never undone.
 
 from __future__ import annotations
 
-import logging
 import secrets
 import uuid
 from collections.abc import Callable
@@ -30,8 +29,6 @@ from ..models import (
 from . import builtin as b
 from .certs import generate
 from .passwords import DEFAULT_TYPE, hash_password
-
-log = logging.getLogger("iam_console")
 
 USER_MODEL_TEXT = """[request_definition]
 r = sub, obj, act
@@ -193,6 +190,7 @@ def ensure_first_start_data(db: Session, admin_password: str = "") -> str | None
 
 
 def announce_generated_password(password: str | None) -> None:
+    """The generated password, in one line on the console (README, "Sign in"), nowhere else: no
+    log record keeps it."""
     if password:
-        log.warning("Initial admin password (user built-in/admin): %s", password)
         print(f"IAM_ADMIN_PASSWORD generated: sign in as built-in/admin with password: {password}", flush=True)
