@@ -34,7 +34,7 @@ def _untouchable(record, me: str) -> bool:
 
 USERS = screen(Screen(
     key="user", title="Users", list_route="/users", edit_route="/users/{owner}/{name}",
-    protected=_untouchable, page_size=20, upload=workbook_upload(
+    protected=_untouchable, page_size=20, reverts_owner=True, upload=workbook_upload(
         "user", "Users uploaded successfully, refreshing the page", "Users failed to upload: %s"),
     after_read=UserEdit.load,
     restrictions=account_item_restrictions, edit_title="User", list_routes=("/organizations/[p0]/users",),
