@@ -102,8 +102,8 @@ def test_the_dark_theme_has_no_serious_violations(path, visit, page, api_login, 
 
 
 def test_toasts_and_a_menu_trigger_while_shown(visit, page, api_login, accounts):
-    """A success and an error toast are checked while on screen, and a menu's trigger while it is
-    open, hovered and focused (their colours once read 4.25:1)."""
+    """A success and an error toast are checked while on screen, and a menu's trigger hovered and
+    focused (their colours once read 4.25:1)."""
     api_login(accounts.admin)
     visit("/roles")
     page.click("#list-add")
@@ -117,9 +117,10 @@ def test_toasts_and_a_menu_trigger_while_shown(visit, page, api_login, accounts)
     assert shown_toasts(page) == []
     page.click("#edit-cancel")
     page.wait_for_url(re.compile(r"/roles$"))
+    # the menu's trigger once the menu closed: focused, the pointer still on it (an open menu hides
+    # the rest of the page from assistive technology: axe reads the page without it)
     page.click("#user-menu")
     expect(page.get_by_role("menu")).to_be_visible()
-    assert serious(page) == []
     page.keyboard.press("Escape")
     expect(page.locator("#user-menu")).to_be_focused()
     assert serious(page) == []
