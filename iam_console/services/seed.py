@@ -106,8 +106,6 @@ def _admin(password: str) -> User:
 
 
 def _application() -> Application:
-    from .kinds.application import DEFAULT_SIGNUP_ITEMS  # the kinds import this module's model texts
-
     return Application(
         owner=b.ADMIN_OWNER, name=b.BUILT_IN_APP, display_name="Built-in Application",
         organization=b.BUILT_IN_ORG, cert=b.BUILT_IN_CERT, enable_password=True, enable_sign_up=True,
@@ -120,7 +118,7 @@ def _application() -> Application:
             {"name": "WebAuthn", "displayName": "WebAuthn", "rule": "None"},
             {"name": "Face ID", "displayName": "Face ID", "rule": "None"},
         ],
-        signup_items=[dict(item) for item in DEFAULT_SIGNUP_ITEMS],
+        signup_items=[dict(item) for item in b.DEFAULT_SIGNUP_ITEMS],
         grant_types=["authorization_code"], token_format="JWT", token_signing_method="RS256",
         expire_in_hours=168, refresh_expire_in_hours=168, cookie_expire_in_hours=b.DEFAULT_COOKIE_EXPIRE_HOURS,
         form_offset=2, failed_signin_limit=b.DEFAULT_FAILED_SIGNIN_LIMIT,

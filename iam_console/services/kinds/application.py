@@ -37,23 +37,6 @@ SIGNUP_RULES = {"ID": ("Random", "Incremental"), "Display name": ("None", "Real 
                 "Agreement": ("None", "Signin", "Signin (Default True)"), "Providers": ("big", "small")}
 CHOICE_TYPES = ("Single Choice", "Multiple Choices")
 SIGNUP_BUTTON = "Signup button"
-# What a new application signs up and signs in with when it names no items (Casdoor's defaults for
-# an application without them): the sign-up form of the built-in application, and the sign-in
-# page's items in Casdoor's order (its "Verification code" item aside, which the console does not
-# offer: the verification code is a sign-in method). The ID item is always shown (settle_signup_items).
-DEFAULT_SIGNUP_ITEMS = tuple(
-    {"name": name, "visible": visible, "required": True, "prompted": False, "type": "Input", "label": "",
-     "customCss": "", "placeholder": "", "options": [], "regex": "", "rule": rule}
-    for name, visible, rule in (
-        ("ID", True, "Random"), ("Username", True, "None"), ("Display name", True, "None"),
-        ("Password", True, "None"), ("Confirm password", True, "None"), ("Email", True, "Normal"),
-        ("Phone", True, "None"), ("Agreement", True, "None"), ("Signup button", True, "None"),
-        ("Providers", True, "big")))
-DEFAULT_SIGNIN_ITEMS = tuple(
-    {"name": name, "visible": True, "required": True, "isCustom": False, "label": "", "customCss": "",
-     "placeholder": "", "rule": "None"}
-    for name in ("Back button", "Languages", "Logo", "Signin methods", "Username", "Password", "Agreement",
-                 "Forgot password?", "Login button", "Signup link", "Providers"))
 AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
 TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
 VALUELESS_ITEMS = frozenset({"ID", SIGNUP_BUTTON, "Providers"})  # shown (or not), never typed into
@@ -103,8 +86,8 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     # Google One Tap's rule is Casdoor's "OneTap"; "One Tap" is what the console once stored
     row.providers = [{**p, "rule": "OneTap"} if p.get("rule") == "One Tap" else p for p in row.providers]
     if old is None:  # a new application naming no items (the console's Add, an API client's) gets the defaults
-        row.signup_items = row.signup_items or [dict(item) for item in DEFAULT_SIGNUP_ITEMS]
-        row.signin_items = row.signin_items or [dict(item) for item in DEFAULT_SIGNIN_ITEMS]
+        row.signup_items = row.signup_items or [dict(item) for item in b.DEFAULT_SIGNUP_ITEMS]
+        row.signin_items = row.signin_items or [dict(item) for item in b.DEFAULT_SIGNIN_ITEMS]
     row.signup_items = settle_signup_items(row.signup_items)
     row.signin_items = settle_signin_items(row.signin_items)
     # a setting left unset (a new record, or one stored before the rule) takes its default;
