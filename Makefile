@@ -10,10 +10,14 @@ export REFLEX_TELEMETRY_ENABLED := false
 
 .PHONY: run build test setup bun node-sdk migrate lint clean
 
+# `make run` prints what helps a newcomer: each step as it starts, the build's progress (without
+# Reflex's misleading lines: iam_console/serve.py build_line), the generated admin password once,
+# and the URL to sign in at. Make's own command lines are not echoed (@).
 $(VENV)/.installed: requirements.txt
-	test -d $(VENV) || python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-	touch $@
+	@test -d $(VENV) || python3 -m venv $(VENV)
+	@echo "Installing the Python packages of requirements.txt into $(VENV) (a few minutes the first time)"
+	@$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
 
 # Reflex downloads bun from GitHub, which is out of reach here: take it from npm
 # into bunpkg/ unless a working bun is already on PATH.
@@ -36,15 +40,17 @@ $(NODE_SDK): tests/node/package.json tests/node/package-lock.json
 node-sdk: $(NODE_SDK)
 
 migrate: setup
-	$(PY) -m iam_console.startup
+	@echo "Migrating the database and creating the first-start data"
+	@$(PY) -m iam_console.startup
 
 # the front end, compiled and built for IAM_ORIGIN into .web/build/client
 build: migrate
-	$(PY) -m iam_console.serve build
+	@echo "Building the front end (a minute or two; less the next time)"
+	@$(PY) -m iam_console.serve build
 
 # one process serves the built pages, the websocket and /api/* (IAM_WORKERS, with REDIS_URL, for more)
 run: build
-	$(PY) -m iam_console.serve
+	@$(PY) -m iam_console.serve
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -369,6 +369,14 @@ document.addEventListener("click", (event) => {
   }
 }, true);
 
+// Escape closes a page's guided tour (as its Skip does), unless it closes something above the
+// page first: an open dialog, menu or list takes the key.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || event.defaultPrevented) return;
+  if (document.querySelector('[role="dialog"], [role="alertdialog"], [role="menu"], [role="listbox"]')) return;
+  document.getElementById("tour-skip")?.click();
+});
+
 // The sign-up form (/signup/{application}): every field marked data-signup-key, posted to
 // /api/signup with the page's authorization request if it has one; the password and its
 // confirmation are compared here and never leave the browser but to the API.

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from .settings import PROJECT_ROOT
 
@@ -85,11 +87,38 @@ def _production_environment() -> None:
     os.environ.setdefault("REFLEX_TELEMETRY_ENABLED", "false")
 
 
-def build() -> int:
-    """Compile and build the front end for IAM_ORIGIN into .web/build/client."""
+# What Reflex prints during the build that misleads here: its own next step (`make run` is this
+# project's), its version checks (the README's Node 20 is enough; the pinned packages are the
+# ones to use), and its compile counter, which counts a step more than its total ("149/148").
+MISLEADING = (re.compile(r"reflex run\W? to start the app", re.IGNORECASE),
+              re.compile(r"Your version \(.*\) of .* is out of date"))
+COUNTER = re.compile(r"\b(\d+)/(\d+)\b")
+
+
+def build_line(line: str) -> str | None:
+    """A line of the front end's build as `make build` shows it: None to leave it out."""
+    if any(pattern.search(line) for pattern in MISLEADING):
+        return None
+    return COUNTER.sub(lambda found: f"{min(int(found[1]), int(found[2]))}/{found[2]}", line)
+
+
+def build(out: TextIO = sys.stdout) -> int:
+    """Compile and build the front end for IAM_ORIGIN into .web/build/client, showing its
+    progress without the lines that mislead (`build_line`)."""
     reflex = Path(sys.executable).with_name("reflex")
     command = [str(reflex), "export", "--frontend-only", "--no-zip", "--env", "prod"]
-    return subprocess.call(command, cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_TELEMETRY_ENABLED": "false"})
+    with subprocess.Popen(command, cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_TELEMETRY_ENABLED": "false"},
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as process:
+        for line in process.stdout:
+            shown = build_line(line.rstrip("\n"))
+            if shown is not None:
+                print(shown, file=out, flush=True)
+    return process.returncode
+
+
+def serving_line(origin: str) -> str:
+    """The one line the serving step prints: where to sign in."""
+    return f"Serving the IAM console on {origin.rstrip('/')}: sign in at {origin.rstrip('/')}/login"
 
 
 def serve() -> None:
@@ -106,13 +135,17 @@ def serve() -> None:
             if stale.is_file():
                 stale.unlink()
     from granian.constants import Interfaces
+    from granian.log import LogLevels
     from granian.server import Server
 
     # granian's supervisor imports nothing of the app (about 30 MB); each worker imports it on its
     # own. It does not read X-Forwarded-* headers: the client's address is decided by
     # IAM_TRUSTED_PROXIES alone (services/addresses.py).
+    print(serving_line(settings.origin), flush=True)
+    # granian's own start-up lines (its PID, "Listening at: http://0.0.0.0:...", each worker spawned) say
+    # nothing a newcomer acts on: the line above says where to go; its warnings and errors still show
     Server(target="iam_console.iam_console:app", factory=True, address="0.0.0.0", port=settings.port,
-           interface=Interfaces.ASGI, workers=count, log_access=False).serve()
+           interface=Interfaces.ASGI, workers=count, log_access=False, log_level=LogLevels.warning).serve()
 
 
 def main(argv: list[str]) -> int:

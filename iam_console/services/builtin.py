@@ -98,3 +98,24 @@ def default_account_items() -> list[dict]:
 
 def default_mfa_items() -> list[dict]:
     return [{"name": name, "rule": "Optional"} for name in MFA_METHODS]
+
+
+# What a new application signs up and signs in with when it names no items (Casdoor's defaults for
+# an application without them): the sign-up form of the built-in application, and the sign-in
+# page's items in Casdoor's order (its "Verification code" item aside, which the console does not
+# offer: the verification code is a sign-in method). The ID item is always shown
+# (kinds/application.py settle_signup_items). services/kinds/application.py gives them to a new
+# application; the seed to the built-in one.
+DEFAULT_SIGNUP_ITEMS = tuple(
+    {"name": name, "visible": visible, "required": True, "prompted": False, "type": "Input", "label": "",
+     "customCss": "", "placeholder": "", "options": [], "regex": "", "rule": rule}
+    for name, visible, rule in (
+        ("ID", True, "Random"), ("Username", True, "None"), ("Display name", True, "None"),
+        ("Password", True, "None"), ("Confirm password", True, "None"), ("Email", True, "Normal"),
+        ("Phone", True, "None"), ("Agreement", True, "None"), ("Signup button", True, "None"),
+        ("Providers", True, "big")))
+DEFAULT_SIGNIN_ITEMS = tuple(
+    {"name": name, "visible": True, "required": True, "isCustom": False, "label": "", "customCss": "",
+     "placeholder": "", "rule": "None"}
+    for name in ("Back button", "Languages", "Logo", "Signin methods", "Username", "Password", "Agreement",
+                 "Forgot password?", "Login button", "Signup link", "Providers"))

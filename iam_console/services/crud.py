@@ -126,6 +126,12 @@ def _find(db: Session, kind: Kind, owner: str, name: str) -> m.Named | None:
     return db.exec(select(model).where(model.owner == owner, model.name == name)).first()
 
 
+def exists(db: Session, kind: Kind, owner: str, name: str) -> bool:
+    """Whether the record exists, whoever may read it: only for a kind whose names are public
+    anyway (an application's, on its sign-in and sign-up pages)."""
+    return _find(db, kind, owner, name) is not None
+
+
 def _addressed(kind: Kind, owner: str) -> list:
     """The WHERE clauses of the owner part of an id: {organization}/{name} of a kind
     whose records the SDKs address so is admin/{name} of that organization."""

@@ -124,6 +124,16 @@ def check_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) 
     _check_user_write(actor, kind, old, new)
 
 
+def allows(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> bool:
+    """Whether check_write lets this add (old None), update or delete (new None) through: what
+    the console offers the viewer (Add, Save, Delete) is what the server would accept."""
+    try:
+        check_write(actor, kind, old, new)
+    except ServiceError:
+        return False
+    return True
+
+
 def _check_org_admin_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> None:
     org = actor.organization
     if kind.name == "organization":

@@ -7,7 +7,6 @@ second start changes nothing and an administrator's edits are never undone.
 
 from __future__ import annotations
 
-import logging
 import secrets
 import uuid
 from collections.abc import Callable
@@ -30,8 +29,6 @@ from ..models import (
 from . import builtin as b
 from .certs import generate
 from .passwords import DEFAULT_TYPE, hash_password
-
-log = logging.getLogger("iam_console")
 
 USER_MODEL_TEXT = """[request_definition]
 r = sub, obj, act
@@ -121,14 +118,7 @@ def _application() -> Application:
             {"name": "WebAuthn", "displayName": "WebAuthn", "rule": "None"},
             {"name": "Face ID", "displayName": "Face ID", "rule": "None"},
         ],
-        signup_items=[
-            {"name": name, "visible": visible, "required": True, "prompted": False, "rule": rule}
-            for name, visible, rule in [
-                ("ID", False, "Random"), ("Username", True, "None"), ("Display name", True, "None"),
-                ("Password", True, "None"), ("Confirm password", True, "None"), ("Email", True, "Normal"),
-                ("Phone", True, "None"), ("Agreement", True, "None"), ("Signup button", True, "None"),
-            ]
-        ],
+        signup_items=[dict(item) for item in b.DEFAULT_SIGNUP_ITEMS],
         grant_types=["authorization_code"], token_format="JWT", token_signing_method="RS256",
         expire_in_hours=168, refresh_expire_in_hours=168, cookie_expire_in_hours=b.DEFAULT_COOKIE_EXPIRE_HOURS,
         form_offset=2, failed_signin_limit=b.DEFAULT_FAILED_SIGNIN_LIMIT,
@@ -198,6 +188,7 @@ def ensure_first_start_data(db: Session, admin_password: str = "") -> str | None
 
 
 def announce_generated_password(password: str | None) -> None:
+    """The generated password, in one line on the console (README, "Sign in"), nowhere else: no
+    log record keeps it."""
     if password:
-        log.warning("Initial admin password (user built-in/admin): %s", password)
         print(f"IAM_ADMIN_PASSWORD generated: sign in as built-in/admin with password: {password}", flush=True)

@@ -15,8 +15,11 @@ here written back (docs/architecture.md, "Syncers").
   updates it (upstream wins when both changed), a user changed here is written upstream unless
   the syncer is read-only. Then the organization's users a batch at a time: a user that was
   synced (it has a preHash) and whose row is gone is deleted; one that never was is written
-  upstream (not read-only syncers). A Keycloak syncer reads Keycloak's schema (passwords from
-  `credential`, the signup application from its group) and never writes back.
+  upstream (not read-only syncers) once it has a key value, unless the table numbers its key
+  (an integer primary key): an empty key is no row's. A row refused upstream fails that user
+  only; a run that fails part-way says what its committed batches did. A Keycloak syncer reads
+  Keycloak's schema (passwords from `credential`, the signup application from its group) and
+  never writes back.
 - A password column holds a hash: it is stored as it is, with the hash type of a column mapped
   to PasswordType, else the organization's, so users sign in with their upstream password."""
 
@@ -29,13 +32,13 @@ import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, select, update
 
 from .. import models as m
@@ -80,6 +83,19 @@ class SyncResult:
     deleted: int = 0
     written: int = 0  # rows added or changed upstream
     failed: int = 0
+    # users here with no key value, not written upstream: the table does not number its key, and
+    # rows with an empty key would collide (each user once they have a key value)
+    skipped: int = 0
+
+    def summary(self) -> tuple[str, ...]:
+        """The counts, as the arguments of DONE_BEFORE."""
+        return tuple(str(n) for n in (self.added, self.updated, self.deleted, self.written, self.skipped,
+                                      self.failed))
+
+
+# what a run that failed part-way had done (committed a batch at a time) before it failed
+DONE_BEFORE = ("%s (done before the failure: %s added, %s updated, %s deleted, %s written upstream, %s not "
+               "written for want of a key, %s failed)")
 
 
 # --- reading a syncer ---
@@ -312,6 +328,7 @@ class _Run:
         self.keycloak = row.type == "Keycloak"
         self.writable = not row.is_read_only and not self.keycloak
         self.result = SyncResult()
+        self.committed = SyncResult()  # what the run had committed here, a batch at a time
         organization = lookup.organization(db, row.organization)
         if organization is None:
             raise ServiceError("The organization: %s does not exist", row.organization)
@@ -490,7 +507,7 @@ class _Run:
         self._insert(fresh)
         self._update(changes)
         self._write_upstream(upstream, new=False)
-        self.db.commit()
+        self._commit()
 
     def _insert(self, users: list[m.User]) -> None:
         if not users:
@@ -542,28 +559,47 @@ class _Run:
                 row[mapped.sources[0].name] = typed
         return row
 
-    def _write_upstream(self, users: list[dict[str, Any]], *, new: bool) -> None:
+    def _write_upstream(self, users: list[dict[str, Any]], *, new: bool) -> list[dict[str, Any]]:
         """Rows for these users upstream; a new row whose key the table numbers gives the user
-        that key here."""
+        that key here. The users written."""
         if not users:
-            return
+            return []
+        written: list[dict[str, Any]] = []
         key = self.mapping.key_column
+        # a table that numbers its key (an integer primary key) gives a new row its key; any other
+        # key is the user's value, and a user without one is not written (an empty key would collide)
+        numbered = key.primary_key and isinstance(key.type, sa.Integer)
         with self.engine.begin() as connection:
             for user in users:
                 row = self._upstream_row(user)
-                if new:
-                    done = connection.execute(self.table.insert().values(**row))
-                    if key.name not in row and key.primary_key and done.inserted_primary_key:
-                        user[self.mapping.key.attribute] = _settled(self.mapping.key.attribute,
-                                                                    _canon(done.inserted_primary_key[0]))
-                        self.db.exec(update(m.User).where(m.User.pk == user["pk"]).values(
-                            **{self.mapping.key.attribute: user[self.mapping.key.attribute]}))
-                else:
-                    value = row.pop(key.name, None)
-                    if value is None:
-                        continue
-                    connection.execute(self.table.update().where(key == value).values(**row))
+                if row.get(key.name) in (None, "") and not (new and numbered):
+                    if new:
+                        self.result.skipped += 1
+                    continue  # a changed user's row is found by its key: without one there is none
+                try:
+                    # one row refused (a key taken upstream, a value too long): only that user fails
+                    with connection.begin_nested():
+                        self._write_row(connection, user, row, new)
+                except (IntegrityError, DataError) as exc:
+                    log.info("user %s not written upstream: %s", user.get("name"), _failure(exc))
+                    self.result.failed += 1
+                    continue
                 self.result.written += 1
+                written.append(user)
+        return written
+
+    def _write_row(self, connection: sa.Connection, user: dict[str, Any], row: dict[str, Any], new: bool) -> None:
+        """One user's row upstream: inserted (taking the key the table gives it), or updated by its key."""
+        key = self.mapping.key_column
+        if not new:
+            value = row.pop(key.name)
+            connection.execute(self.table.update().where(key == value).values(**row))
+            return
+        done = connection.execute(self.table.insert().values(**row))
+        if key.name not in row and key.primary_key and done.inserted_primary_key:
+            attribute = self.mapping.key.attribute
+            user[attribute] = _settled(attribute, _canon(done.inserted_primary_key[0]))
+            self.db.exec(update(m.User).where(m.User.pk == user["pk"]).values(**{attribute: user[attribute]}))
 
     def _key_value(self, value: Any) -> Any:
         return _typed(value, str(self.mapping.key.spec.get("type") or "string"))
@@ -587,7 +623,7 @@ class _Run:
             users = [dict(r._mapping) for r in self.db.exec(
                 select(*wanted).where(m.User.owner == self.row.organization, *after)
                 .order_by(m.User.created_time, m.User.pk).limit(BATCH)).all()]
-            self.db.commit()
+            self._commit()
             if not users:
                 return
             after = [users[-1]["created_time"], users[-1]["pk"]]
@@ -616,13 +652,17 @@ class _Run:
                     log.info("synced user %s not deleted: %s", user["name"], exc)
                     self.result.failed += 1
             if self.writable and fresh:
-                self._write_upstream(fresh, new=True)
-                for user in fresh:
+                # those not written (no key value yet, a row refused) are tried again next run
+                for user in self._write_upstream(fresh, new=True):
                     digest = _hash(self.mapping, user)
                     self.db.exec(update(m.User).where(m.User.pk == user["pk"]).values(hash=digest, pre_hash=digest))
-            self.db.commit()
+            self._commit()
             if len(users) < BATCH:
                 return
+
+    def _commit(self) -> None:
+        self.db.commit()
+        self.committed = replace(self.result)
 
     def run(self) -> SyncResult:
         self.db.info[lookup.ORGANIZATION_CACHE] = {}
@@ -689,15 +729,20 @@ def sync(db: Session, actor: Actor, row: m.Syncer, request: crud.Request = crud.
     """One run of a syncer; a failure is also appended to its errorText."""
     pk, owner, name = row.pk, row.owner, row.name
     copy = m.detached_copy(row)
+    started: _Run | None = None
     try:
         if copy.type not in kind.EDITOR_TYPES:
             raise ServiceError("A syncer of type %s syncs no users on this server", copy.type)
         with metrics.counted_run("syncer"), connected(db, copy) as engine:
-            result = _Run(db, actor, copy, engine).run()
+            started = _Run(db, actor, copy, engine)
+            result = started.run()
     except SQLAlchemyError as exc:
         db.rollback()
         message = _failure(exc)
         _note_error(db, copy, message)
+        if started is not None and any(n != "0" for n in started.committed.summary()):
+            # the batches before the failure are committed: the answer says what they did
+            raise ServiceError(DONE_BEFORE, message, *started.committed.summary()) from None
         raise ServiceError("%s", message) from None
     except ServiceError as exc:
         db.rollback()
@@ -706,7 +751,8 @@ def sync(db: Session, actor: Actor, row: m.Syncer, request: crud.Request = crud.
     audit(db, organization=copy.organization, user=actor.id, action="run-syncer", request_uri=request.uri,
           client_ip=request.client_ip, language=request.language,
           obj={"syncer": f"{owner}/{name}", "added": result.added, "updated": result.updated,
-               "deleted": result.deleted, "written": result.written, "failed": result.failed})
+               "deleted": result.deleted, "written": result.written, "skipped": result.skipped,
+               "failed": result.failed})
     db.commit()
     log.info("syncer %s/%s (pk %s): %s", owner, name, pk, result)
     return result

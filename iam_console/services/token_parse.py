@@ -18,6 +18,11 @@ from .resources import REGISTRY
 
 MAX_TOKEN = 20_000
 VALID, INVALID, EXPIRED = "valid", "invalid", "expired"
+# what is wrong with a text that is no JWT, in the reader's words (the parser's own messages name
+# Python codecs and paddings)
+NOT_THREE_PARTS = "This is not a JWT: a JWT has three parts separated by dots, this text has %s"
+BAD_HEADER = "This is not a JWT: its first part, the header, is not base64url-encoded JSON"
+BAD_CLAIMS = "This is not a JWT: its second part, the claims, is not base64url-encoded JSON"
 
 
 @dataclass(frozen=True)
@@ -35,11 +40,17 @@ def parse(db: Session, actor: Actor, text: str, application: str) -> Parsed:
         return Parsed(reason="The token is empty")
     if len(token) > MAX_TOKEN:
         return Parsed(reason="The token is too long")
+    parts = token.count(".") + 1
+    if parts != 3:
+        return Parsed(reason=NOT_THREE_PARTS, args=(str(parts),))
     try:
         header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        return Parsed(reason=BAD_HEADER)
+    try:
         claims = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError as exc:
-        return Parsed(reason=str(exc))
+    except jwt.PyJWTError:
+        return Parsed(reason=BAD_CLAIMS)
     shown = {"header": json.dumps(header, indent=2, ensure_ascii=False),
              "claims": json.dumps(claims, indent=2, ensure_ascii=False, default=str)}
     row = crud.readable_row(db, actor, REGISTRY["application"], "admin", application)

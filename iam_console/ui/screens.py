@@ -88,7 +88,8 @@ class Field:
     label: str  # a catalog key
     # input | password | number | switch | textarea | select | list | checks | rows | pick | code
     widget: str = "input"
-    options: tuple[str, ...] = ()  # for select, and for checks (a list field: one checkbox per option)
+    # for select, for checks (a list field: one checkbox per option), and for a pick without a kind
+    options: tuple[str, ...] = ()
     global_admin_only: bool = False  # shown disabled to others (e.g. an owner organization)
     locked_for: Callable[[dict[str, Any]], bool] | None = None  # disabled when true of the saved record
     # a value only the service sets: shown disabled and never sent, though another field's `then`
@@ -129,7 +130,8 @@ class Field:
     height: str = "300px"
     width: str = "100%"
     # pick: a searchable select of records of `kind` (of one `category`), one value or a list;
-    # values are "name" or "owner/name" as the kind's references declare (`form` overrides)
+    # values are "name" or "owner/name" as the kind's references declare (`form` overrides);
+    # without a kind, of the fixed `options` (an organization's languages)
     kind: str = ""
     multiple: bool = False
     category: str = ""
@@ -239,6 +241,8 @@ class Screen:
     # the global admin chooses the owner from the organizations (and 'admin (Shared)' for a kind with
     # shared records); everyone else sees it fixed to their own organization
     owner_picker: bool = False
+    # a failed save puts the saved owner back too, not only the name (the user page's spec)
+    reverts_owner: bool = False
     messages: Messages = Messages()
     # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
     edit_title: str = ""  # the edit page's tab title, a catalog key ("Organization")
@@ -254,6 +258,9 @@ class Screen:
     sections: tuple[type, ...] = ()
     restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
     admins_only: bool = False  # the edit page is an admin's: anyone else gets the 403 page
+    # a record that exists out of the viewer's reach gets the 403 page rather than /404 (the
+    # application page's spec): only for a kind whose names are public anyway
+    foreign_is_forbidden: bool = False
     # the list and edit pages are the global admin's (the menu shows them to no one else,
     # services/navigation.py GLOBAL_ADMIN_ONLY): anyone else gets the 403 page
     global_admins_only: bool = False

@@ -47,6 +47,10 @@ def console_theme(theme_data: Any) -> ConsoleTheme:
 # a select's placeholder takes the readable gray. A disabled switch that is on keeps a muted
 # accent track, so a read-only "on" does not look like "off". In the dark theme solid buttons take
 # the 8th step (white on it: 4.9:1 or more); the rest of Radix's dark colours pass as they are.
+# A ghost button (a menu's trigger) hovered, focused or open sits on the accent's 3rd step, where
+# its 11th step reads 4.25:1: it writes in the 12th. The toasts' rich colours in the light theme
+# (sonner's text on its pale backgrounds: 3.1:1 to 4.4:1 at 13 px) take darker text of the same
+# hues: 5.2:1 (success), 5.7:1 (info), 5.5:1 (warning), 5.3:1 (error); the dark theme's pass.
 # No ">" or "<": the rules travel as the text of a <style> element.
 READABLE_CSS = """
 :root:not(.dark) .rt-BaseButton.rt-variant-solid:not(.rt-high-contrast):not([data-disabled]) {
@@ -57,6 +61,14 @@ READABLE_CSS = """
 :root:not(.dark) .rt-Badge.rt-variant-soft { color: var(--accent-12); }
 .dark .rt-BaseButton.rt-variant-solid:not(.rt-high-contrast):not([data-disabled]) {
   background-color: var(--accent-8); color: #fff;
+}
+:root:not(.dark) .rt-BaseButton.rt-variant-ghost:not([data-disabled]):is(:hover, :focus, [data-state=open])
+{
+  color: var(--accent-12);
+}
+:root [data-sonner-toaster][data-sonner-theme=light] {
+  --success-text: hsl(140, 100%, 24%); --info-text: hsl(210, 92%, 38%);
+  --warning-text: hsl(31, 92%, 32%); --error-text: hsl(360, 100%, 40%);
 }
 .rt-SelectTrigger[data-placeholder] .rt-SelectTriggerInner { color: var(--gray-11); }
 .rt-SwitchRoot[data-disabled][data-state="checked"]::before {

@@ -202,3 +202,26 @@ def test_the_signup_items_rules(admin, world):
     signin = _get(admin, name)["signinItems"]
     assert [(i["name"], i["required"]) for i in signin] == [("Logo", False), ("Username", True)]
     assert saved["signupItems"] == _get(admin, name)["signupItems"]
+
+
+def test_a_new_application_without_items_gets_the_default_signup_and_signin_items(admin, world):
+    """Casdoor's defaults: an application added with no items can be signed up to (Username,
+    Password, Email... and the button) and shows the sign-in page's items; items sent are kept."""
+    name = unique("app")
+    ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": world["a"],
+                                                     "enableSignUp": True}))
+    stored = _get(admin, name)
+    signup = {item["name"]: item for item in stored["signupItems"]}
+    assert list(signup)[:4] == ["ID", "Username", "Display name", "Password"]
+    assert signup["ID"]["rule"] == "Random" and signup["Email"]["rule"] == "Normal"
+    assert {"Confirm password", "Phone", "Agreement", "Signup button", "Providers"} <= set(signup)
+    signin = [item["name"] for item in stored["signinItems"]]
+    assert signin[:3] == ["Back button", "Languages", "Logo"] and "Login button" in signin
+    chosen = unique("app")
+    ok_body(admin.post("/api/add-application", json={
+        "owner": "admin", "name": chosen, "organization": world["a"],
+        "signupItems": [{"name": "Username", "visible": True, "required": True}],
+        "signinItems": [{"name": "Logo", "visible": True}]}))
+    kept = _get(admin, chosen)
+    assert [i["name"] for i in kept["signupItems"]] == ["Username", "Signup button"]
+    assert [i["name"] for i in kept["signinItems"]] == ["Logo"]

@@ -407,3 +407,68 @@ def test_two_syncers_of_one_organization_delete_only_their_own_users(admin, tmp_
         connection.execute(people.delete())
     assert _run(admin, b)["status"] == "ok"
     assert {"alice", "bob", "carol"} <= set(_users(org)) and "dora" not in _users(org)
+
+
+KEYED_BY_ID = [
+    {"name": "id", "type": "string", "casdoorName": "Id", "isKey": True, "isHashed": True, "values": []},
+    {"name": "username", "type": "string", "casdoorName": "Name", "isKey": False, "isHashed": True, "values": []},
+    {"name": "email", "type": "string", "casdoorName": "Email", "isKey": False, "isHashed": True, "values": []},
+]
+
+
+def _ext_users(engine: sa.Engine) -> sa.Table:
+    """A table keyed by a text id the table does not number, with one row."""
+    meta = sa.MetaData()
+    table = sa.Table("ext_users", meta, sa.Column("id", sa.String(64), primary_key=True),
+                     sa.Column("username", sa.String(100)), sa.Column("email", sa.String(100)))
+    meta.create_all(engine)
+    with engine.begin() as connection:
+        connection.execute(table.insert(), [{"id": "u-1", "username": "erin", "email": "erin@example.com"}])
+    return table
+
+
+def test_users_without_a_key_value_are_not_written_upstream(admin, upstream, allow):
+    """The organization's users that have no external id (the key) stay here: a first run of a
+    syncer that writes back adds the upstream users, and writes no row with an empty key."""
+    fields, engine = upstream
+    table = _ext_users(engine)
+    allow("127.0.0.1")
+    org = _organization(admin)
+    for name in ("frank", "gina"):
+        ok_body(admin.post("/api/add-user", json={"owner": org, "name": name, "password": "Frank-pass-12"}))
+    name = _add_syncer(admin, org, fields, table="ext_users", tableColumns=KEYED_BY_ID, affiliationTable="",
+                       isReadOnly=False)
+    for _ in range(2):  # and again: nothing new
+        answer = _run(admin, name)
+        assert answer["status"] == "ok", answer
+        with engine.connect() as connection:
+            assert [tuple(r) for r in connection.execute(sa.select(table.c.id, table.c.username))] == [
+                ("u-1", "erin")]
+        users = _users(org)
+        assert {"erin", "frank", "gina"} <= set(users) and users["erin"].external_id == "u-1"
+    with session_scope() as db:
+        runs = [r.object for r in db.exec(select(m.Record).where(m.Record.action == "run-syncer",
+                                                                  m.Record.organization == org)).all()]
+    # each run says so (they are tried again once they have a key)
+    assert len(runs) == 2 and all('"skipped": 2' in r and '"written": 0' in r for r in runs), runs
+
+
+def test_a_run_failing_part_way_says_what_it_had_done(admin, tmp_path, monkeypatch):
+    path = tmp_path / "upstream.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    _ext_users(engine)
+    engine.dispose()
+    org = _organization(admin)
+    name = _add_syncer(admin, org, {"databaseType": "sqlite3", "database": str(path)}, table="ext_users",
+                       tableColumns=KEYED_BY_ID, affiliationTable="")
+
+    def lost(self) -> None:
+        raise sa.exc.OperationalError("SELECT", {}, Exception("the connection was lost"))
+
+    monkeypatch.setattr(syncers._Run, "_sweep", lost)
+    answer = _run(admin, name)
+    assert answer["status"] == "error", answer
+    assert "the connection was lost" in answer["msg"]
+    assert ("done before the failure: 1 added, 0 updated, 0 deleted, 0 written upstream, 0 not written for want "
+            "of a key, 0 failed") in answer["msg"], answer
+    assert "erin" in _users(org)  # the batch before the failure stays

@@ -3,17 +3,19 @@ every screen's list and its edit page in add mode, test_resource_screens.py): th
 dashboard, apps, the account, edit pages of records with everything filled (the
 built-in organization and its admin, an LDAP server), the group tree, MFA setup, System Info,
 sign-in and the error pages. None may have a critical or serious WCAG 2 A/AA violation.
-The MFA steps and the second step of sign-in are checked in test_forms.py."""
+The MFA steps and the second step of sign-in are checked in test_forms.py; toasts and a menu's
+trigger while they are shown here."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.axe import serious
+from tests.e2e.axe import serious, shown_toasts
 
 # a page is measured once it shows this element
 SIGNED_IN_PAGES = {
@@ -97,3 +99,28 @@ def test_the_dark_theme_has_no_serious_violations(path, visit, page, api_login, 
     found = serious(page)
     report(f"{path} (dark)", found)
     assert found == []
+
+
+def test_toasts_and_a_menu_trigger_while_shown(visit, page, api_login, accounts):
+    """A success and an error toast are checked while on screen, and a menu's trigger hovered and
+    focused (their colours once read 4.25:1)."""
+    api_login(accounts.admin)
+    visit("/roles")
+    page.click("#list-add")
+    page.wait_for_url(re.compile(r"/roles/built-in/role_\w+\?mode=add"))
+    expect(page.locator("[data-sonner-toast]").filter(has_text="Successfully added")).to_be_visible()
+    assert shown_toasts(page) == []
+    page.locator("[data-sonner-toast]").first.wait_for(state="detached", timeout=15_000)
+    page.fill("#field-name", "")
+    page.click("#edit-save")
+    expect(page.locator("[data-sonner-toast]").filter(has_text="Failed to save")).to_be_visible()
+    assert shown_toasts(page) == []
+    page.click("#edit-cancel")
+    page.wait_for_url(re.compile(r"/roles$"))
+    # the menu's trigger once the menu closed: focused, the pointer still on it (an open menu hides
+    # the rest of the page from assistive technology: axe reads the page without it)
+    page.click("#user-menu")
+    expect(page.get_by_role("menu")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#user-menu")).to_be_focused()
+    assert serious(page) == []

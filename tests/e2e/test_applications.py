@@ -54,6 +54,8 @@ def test_the_list_and_add_with_the_defaults(visit, page, api_login, accounts):
         "href", "/providers/built-in/provider_captcha_default")
 
     name = _add(page)
+    # a long form (its default signup and signin items): read once its name is in
+    expect(page.locator("#field-name")).to_have_value(name, timeout=15_000)
     expect(page.locator("#field-displayName")).to_have_value(re.compile(r"^New Application - "))
     expect(page.locator("#field-organization")).to_have_text("built-in")
     expect(page.locator("#field-cert")).to_have_text("cert-built-in")
@@ -91,6 +93,22 @@ def test_the_list_and_add_with_the_defaults(visit, page, api_login, accounts):
     visit("/applications/admin/app-built-in")
     expect(page.locator("#field-name")).to_be_disabled()
     expect(page.locator("#field-isShared")).to_be_enabled()  # the global admin shares applications
+
+
+def test_a_new_application_can_be_signed_up_to(visit, page, context, api_login, accounts):
+    """Add then Save: the new application has the default signup items, and its signup page the form."""
+    api_login(accounts.admin)
+    visit("/applications")
+    name = _add(page)
+    expect(page.locator("#field-name")).to_have_value(name, timeout=15_000)  # a long form: read
+    expect(page.locator("#signup-items-table tbody tr .signup-items-name")).to_contain_text(
+        ["ID", "Username", "Display name", "Password", "Confirm password", "Email", "Phone", "Agreement"])
+    save(page)
+    context.clear_cookies()
+    visit(f"/signup/{name}")
+    for field in ("#signup-username", "#signup-password", "#signup-confirm-password", "#signup-email"):
+        expect(page.locator(field)).to_be_visible()
+    expect(page.locator("#signup-submit")).to_be_visible()
 
 
 def test_the_form_rules(visit, page, api_login, accounts):
@@ -184,23 +202,21 @@ def test_the_row_tables(visit, page, api_login, accounts):
     choose(page, captcha.locator(".providers-rule"), "Always")
     expect(captcha.locator(".providers-rule")).to_have_text("Always")
 
-    # signup items: ID has no visible switch, Password's required is fixed, Signup button stays
-    page.click("#signup-items-add")
+    # signup items: a new application's defaults; ID has no visible switch, Password's required is
+    # fixed, Signup button stays
     items = page.locator("#signup-items-table tbody tr")
+    defaults = ["ID", "Username", "Display name", "Password", "Confirm password", "Email", "Phone", "Agreement",
+                "Signup button", "Providers"]
+    expect(items.locator(".signup-items-name")).to_have_text(defaults)
     first = items.nth(0)
-    expect(first.locator(".signup-items-name")).to_have_text("ID")
     expect(first.locator(".signup-items-visible")).to_have_count(0)
     choose(page, first.locator(".signup-items-rule"), "Incremental")
-    choose(page, first.locator(".signup-items-name"), "Password")
-    expect(first.locator(".signup-items-required")).to_be_disabled()
+    expect(items.nth(3).locator(".signup-items-required")).to_be_disabled()
+    button = items.nth(8)
+    expect(button.locator(".signup-items-required")).to_have_count(0)
+    expect(button.get_by_role("button", name="Delete")).to_be_disabled()
     page.click("#signup-items-add")
-    second = items.nth(1)
-    expect(second.locator(".signup-items-name")).to_have_text("ID")
-    choose(page, second.locator(".signup-items-name"), "Signup button")
-    expect(second.locator(".signup-items-required")).to_have_count(0)
-    expect(second.get_by_role("button", name="Delete")).to_be_disabled()
-    page.click("#signup-items-add")
-    third = items.nth(2)
+    third = items.nth(10)
     choose(page, third.locator(".signup-items-name"), "Gender")
     expect(third.locator(".signup-items-options input")).to_be_disabled()
     choose(page, third.locator(".signup-items-type"), "Single Choice")
@@ -215,8 +231,12 @@ def test_the_row_tables(visit, page, api_login, accounts):
     page.click("#field-enableSignUp")
 
     # signin items and SAML attributes
+    # a new application's are Casdoor's defaults: every named item; the next one is a text
+    signin = ["Back button", "Languages", "Logo", "Signin methods", "Username", "Password", "Agreement",
+              "Forgot password?", "Login button", "Signup link", "Providers"]
+    expect(page.locator("#signin-items-table tbody tr .signin-items-name")).to_have_text(signin)
     page.click("#signin-items-add")
-    expect(page.locator("#signin-items-table tbody tr .signin-items-name")).to_have_text(["Signin methods"])
+    expect(page.locator("#signin-items-table tbody tr .signin-items-name")).to_have_text([*signin, "Text 1"])
     page.click("#saml-attributes-add")
     page.locator("#saml-attributes-table tbody tr .saml-attributes-name input").fill("email")
     page.locator("#saml-attributes-table tbody tr .saml-attributes-value input").fill("$user.email")
@@ -225,9 +245,9 @@ def test_the_row_tables(visit, page, api_login, accounts):
     page.reload()
     expect(page.locator("#signin-methods-table tbody tr .signin-methods-name")).to_have_text(["WebAuthn"])
     expect(page.locator("#providers-table tbody tr .providers-rule")).to_have_text(["Always"])
-    expect(page.locator("#signup-items-table tbody tr .signup-items-name")).to_have_text(
-        ["Password", "Signup button", "Gender"])
-    expect(items.nth(2).locator(".signup-items-options input")).to_have_value("Female, Male")
+    expect(page.locator("#signup-items-table tbody tr .signup-items-name")).to_have_text([*defaults, "Gender"])
+    expect(items.nth(0).locator(".signup-items-rule")).to_have_text("Incremental")
+    expect(items.nth(10).locator(".signup-items-options input")).to_have_value("Female, Male")
     expect(page.locator("#saml-attributes-table tbody tr .saml-attributes-value input")).to_have_value("$user.email")
 
 
@@ -306,9 +326,9 @@ def test_an_organization_admin(visit, page, api_login, accounts):
     page.wait_for_url(re.compile(r"/applications$"))
     expect(_row(page, name)).to_contain_text("Acme portal")
 
-    # another organization's application is missing to them; an ordinary user is refused
+    # another organization's application is refused (the 403 page), a missing one is missing
     visit("/applications/admin/app-built-in")
-    page.wait_for_url(re.compile(r"/404$"))
+    page.wait_for_url(re.compile(r"/403$"))
     visit(f"/applications/admin/nothing-{uuid.uuid4().hex[:6]}")
     page.wait_for_url(re.compile(r"/404$"))
 

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from iam_console.services import builtin as b
 from tests import ldap_server
+from tests.e2e.steps import server_db
 
 PASSWORD = "E2e-ldap-pass-1"
 
@@ -222,3 +223,18 @@ def test_syncing_selected_users_from_the_directory(visit, page, server, director
     expect(page.locator("#user-menu")).to_be_visible(timeout=30_000)
     account = page.request.get("/api/get-account").json()["data"]
     assert (account["owner"], account["name"]) == (org, "user0299")
+
+
+def test_the_sync_pages_heading_names_the_server(visit, page, api_login, accounts, server):
+    """From the record, whether or not the directory answers: its name, else its ID."""
+    from iam_console import models as m
+
+    api_login(accounts.admin)
+    for server_name in ("Head office", ""):
+        ident = f"ldap-{uuid.uuid4().hex[:6]}"
+        with server_db(server) as db:
+            # a port nothing listens on: the directory's read fails, the heading stays
+            db.add(m.Ldap(owner="acme", name=ident, server_name=server_name, host="127.0.0.1", port=9,
+                          base_dn="dc=example,dc=org", username="cn=admin,dc=example,dc=org"))
+        visit(f"/ldap/sync/acme/{ident}")
+        expect(page.locator("#ldap-sync-heading")).to_have_text(f"LDAP sync: {server_name or ident}")

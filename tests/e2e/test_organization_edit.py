@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from iam_console.services import builtin as b
 from tests.e2e.state_probe import gone, held
-from tests.e2e.steps import choose, save
+from tests.e2e.steps import choose, pick, save
 
 
 def _seed_org(server) -> str:
@@ -346,3 +346,32 @@ def test_a_typed_master_password_is_kept_no_longer_than_its_save(visit, page, ap
     page.wait_for_url(re.compile(r"/users$"))
     assert gone(server, left)
     assert _master_password(server, name) == secret
+
+
+def test_choices_of_passwords_countries_and_languages_and_the_logo(visit, page, api_login, accounts, server):
+    """Password complexity options, country codes and languages are chosen from the kind's values
+    (searchable, several at a time, each removable); the logo URL shows its picture."""
+    name = _seed_org(server)
+    api_login(accounts.admin)
+    visit(f"/organizations/{name}")
+    expect(page.locator("#field-displayName")).to_have_value(name, timeout=15_000)  # a long form: read
+    pick(page, "passwordOptions", "AtLeast8")
+    pick(page, "passwordOptions", "Aa123")
+    pick(page, "countryCodes", "DE", typed="de")
+    pick(page, "countryCodes", "GB", typed="g")
+    pick(page, "languages", "fr", typed="f")
+    pick(page, "languages", "uk", typed="uk")
+    # no free text: a value not among the choices is not offered
+    page.click("#field-languages")
+    page.locator("input.pick-search, .pick-search input").first.fill("xx")
+    expect(page.locator(".pick-option")).to_have_count(0)
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Remove GB").click()
+    logo = "/favicon.ico"
+    page.fill("#field-logo", logo)
+    expect(page.locator("#logo-preview")).to_have_attribute("src", logo)
+    save(page)
+    stored = _stored(page, name)
+    assert stored["passwordOptions"] == ["AtLeast8", "Aa123"]
+    assert stored["countryCodes"] == ["DE"] and stored["languages"] == ["fr", "uk"]
+    assert stored["logo"] == logo

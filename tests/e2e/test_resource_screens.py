@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from iam_console.services.resources import Ownership
 from tests.e2e.axe import serious
+from tests.e2e.steps import server_db
 from tests.e2e.test_accessibility import report
 
 
@@ -363,3 +364,96 @@ def test_field_locks_for_an_ordinary_user_and_an_admin(visit, page, api_login, a
     expect(page.locator("#field-tag")).to_be_enabled()
     expect(page.locator("#field-isAdmin")).to_be_enabled()
     expect(page.locator("#field-owner")).to_be_disabled()  # only a global admin moves a user
+
+
+def test_what_the_server_refuses_is_not_offered(visit, page, api_login, accounts, server):
+    """An ordinary user sees no Add on /users and /applications, and no Delete she could use; an
+    organization admin sees a shared provider read-only: every field disabled, Back for Save, and
+    its Delete disabled in the list."""
+    from iam_console.models import Application
+
+    app = f"acme-app-{uuid.uuid4().hex[:6]}"
+    with server_db(server) as db:
+        db.add(Application(owner="admin", name=app, organization="acme", client_id=uuid.uuid4().hex,
+                           client_secret=uuid.uuid4().hex))
+    api_login(accounts.alice)
+    for route, name in (("/users", "alice"), ("/applications", app)):
+        visit(route)
+        _search_by_name(page, name)
+        expect(_row(page, name)).to_have_count(1)
+        expect(page.locator("#list-add")).to_have_count(0)
+        expect(_row(page, name).get_by_role("button", name="Delete")).to_be_disabled()
+    visit("/permissions")  # she may ask for permissions
+    expect(page.locator("#list-add")).to_be_visible()
+
+    page.context.clear_cookies()
+    api_login(accounts.boss)
+    visit("/providers")
+    expect(page.locator("#list-add")).to_be_visible()
+    _search_by_name(page, "provider_captcha_default")
+    expect(_row(page, "provider_captcha_default").get_by_role("button", name="Delete")).to_be_disabled()
+    visit("/providers/admin/provider_captcha_default")
+    expect(page.locator("#field-displayName")).to_have_value("Captcha Default")
+    expect(page.locator("#field-displayName")).to_be_disabled()
+    expect(page.locator("#field-name")).to_be_disabled()
+    expect(page.locator("#edit-save")).to_have_count(0)
+    expect(page.locator("#edit-back")).to_be_visible()
+    # their own record stays editable
+    visit("/users/acme/alice")
+    expect(page.locator("#edit-save")).to_be_visible()
+    expect(page.locator("#field-displayName")).to_be_enabled()
+
+
+# the row's Delete (every list with actions has one), clickable where it is drawn: the element
+# at its centre is the button itself, not a cell scrolled over it, and within the window; else
+# what is there instead, and the widths around it
+REACHABLE = """(button) => {
+  const box = button.getBoundingClientRect();
+  const x = box.left + box.width / 2, y = box.top + box.height / 2;
+  const inside = box.left >= 0 && box.right <= window.innerWidth && box.top >= 0 && box.bottom <= window.innerHeight;
+  const hit = document.elementFromPoint(x, y);
+  if (inside && hit !== null && button.contains(hit)) return "";
+  const table = button.closest(".rt-TableRoot"), viewport = button.closest(".rt-ScrollAreaViewport");
+  return JSON.stringify({button: [box.left, box.top, box.right, box.bottom], window: [innerWidth, innerHeight],
+                         hit: hit && (hit.tagName + "." + hit.className),
+                         table: table && table.getBoundingClientRect().width,
+                         viewport: viewport && [viewport.clientWidth, viewport.scrollWidth],
+                         page: document.documentElement.scrollWidth});
+}"""
+
+
+def _actions_reachable(page, row) -> None:
+    """The row's Delete is on screen at 1280 px, without scrolling the table sideways."""
+    assert page.viewport_size["width"] == 1280
+    delete = row.get_by_role("button", name="Delete")
+    expect(delete).to_have_count(1)
+    top = delete.evaluate("b => b.getBoundingClientRect().top")
+    page.evaluate("top => window.scrollBy(0, top - 300)", top)  # down only: the table stays unscrolled
+    off = delete.evaluate(REACHABLE)
+    assert off == "", f"the row's actions are off screen at 1280 px: {off}"
+
+
+@pytest.mark.parametrize("walk", [w for w in WALKS if not w.read_only], ids=lambda w: w.screen)
+def test_every_lists_actions_are_reachable_at_1280_px(walk, visit, page, api_login, accounts, server):
+    """A record of every list with actions, seen by the global admin in a 1280x800 window: its Delete
+    (and the column it is in) stays on screen however many columns the list has."""
+    from iam_console.ui import pages  # noqa: F401
+    from iam_console.ui.screens import SCREENS
+
+    screen = SCREENS[walk.screen]
+    owner = "admin" if screen.kind.ownership is Ownership.ADMIN else "built-in"
+    name = f"reach-{uuid.uuid4().hex[:6]}"
+    _seed(server, screen, owner, [name])
+    api_login(accounts.admin)
+    visit(screen.list_route)
+    _search_by_name(page, name)
+    expect(_row(page, name)).to_have_count(1)
+    _actions_reachable(page, _row(page, name))
+
+
+def test_the_group_trees_user_actions_are_reachable_at_1280_px(visit, page, api_login, accounts):
+    api_login(accounts.admin)
+    visit("/trees/built-in")
+    row = _row(page, "admin")
+    expect(row.first).to_be_visible()
+    _actions_reachable(page, row.first)

@@ -102,3 +102,35 @@ def test_upload_roles_from_an_xlsx_file(visit, page, api_login, accounts):
     # .xlsx only
     chooser.set_input_files(files=[{"name": "roles.csv", "mimeType": "text/csv", "buffer": b"name\nx\n"}])
     expect(_toast(page, "File failed to upload")).to_be_visible()
+
+
+def test_a_failed_save_keeps_the_chosen_organization(visit, page, api_login, accounts, server):
+    """A global admin's new role moved to acme, with an acme member: a save refused for its name
+    puts the name back and nothing else, so the next save stores the role in acme with its member."""
+    from iam_console.models import Role
+
+    suffix = uuid.uuid4().hex[:6]
+    taken = f"taken-{suffix}"
+    with server_db(server) as db:
+        db.add(Role(owner="acme", name=taken, display_name=taken, is_enabled=True))
+    api_login(accounts.admin)
+    visit("/roles")
+    page.click("#list-add")
+    expect(page).to_have_url(re.compile(r"/roles/built-in/role_\w+\?mode=add"))
+    expect(page.locator("#field-name")).to_have_value(re.compile(r"^role_"))
+    name = page.locator("#field-name").input_value()
+    pick(page, "owner", "acme")
+    pick(page, "users", "acme/alice", typed="alice")
+    page.fill("#field-displayName", f"Moved {suffix}")
+    page.fill("#field-name", taken)  # taken in acme: refused
+    page.click("#edit-save")
+    expect(_toast(page, re.compile("Failed to save: .*already exists"))).to_be_visible()
+    expect(page.locator("#field-name")).to_have_value(name)  # the name reverts
+    expect(page.locator("#field-owner")).to_contain_text("acme")  # the organization does not
+    expect(page.locator("#field-displayName")).to_have_value(f"Moved {suffix}")
+    page.mouse.move(0, 700)  # off the toasts: a toast under the pointer stays
+    _toast(page, re.compile("Failed to save")).wait_for(state="detached", timeout=15_000)
+    save(page)
+    expect(page).to_have_url(re.compile(f"/roles/acme/{name}"))
+    stored = page.request.get(f"/api/get-role?id=acme/{name}").json()["data"]
+    assert stored["users"] == ["acme/alice"] and stored["displayName"] == f"Moved {suffix}"

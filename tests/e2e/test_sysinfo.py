@@ -23,6 +23,9 @@ def test_the_global_admin_watches_the_server(visit, page, api_login, accounts):
     visit("/sysinfo")
     expect(page.locator(".sysinfo-core")).to_have_count(os.cpu_count())  # the server runs on this machine
     expect(page.locator("#sysinfo-memory-text")).to_have_text(re.compile(r"^\d+\.\d MB / \d+\.\d GB$"))
+    # what the figures are: this process, of the machine's total
+    expect(page.locator("#sysinfo-memory-caption")).to_have_text(
+        "This server process, of the machine's total memory")
     expect(page.locator("#sysinfo-version")).to_have_text(re.compile(r"^\S+( \(ahead\+\d+\))?$"))
     expect(page.locator("#sysinfo-commit")).to_have_text(re.compile(r"^([0-9a-f]{12})?$"))
     expect(page.get_by_role("progressbar", name="Memory usage")).to_be_visible()
@@ -61,6 +64,12 @@ def test_the_page_has_its_own_tour(visit, page, api_login, accounts):
     page.click("#tour-open")
     expect(page.locator("#tour-title")).to_have_text("CPU usage")
     page.click("#tour-skip")
+    expect(page.locator("#tour")).to_have_count(0)
+    # Escape closes it too, wherever the focus is
+    page.click("#tour-open")
+    expect(page.locator("#tour-title")).to_have_text("CPU usage")
+    page.locator("#sysinfo-memory").click()
+    page.keyboard.press("Escape")
     expect(page.locator("#tour")).to_have_count(0)
 
 

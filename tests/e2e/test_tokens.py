@@ -1,12 +1,13 @@
 """The tokens list and edit page: Revoke from the list, the parse box (header, claims and the
-signature against the application's cert: valid, invalid or expired; the parser's message for
-what is no JWT), the organization only a global admin changes, and no page or API answer that
+signature against the application's cert: valid, invalid or expired; what is wrong with a text
+that is no JWT), the organization only a global admin changes, and no page or API answer that
 holds a usable token."""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import time
 import uuid
@@ -121,11 +122,19 @@ def test_the_parse_box(visit, page, api_login, accounts, issued, engine):
     _parse(page, expired)
     expect(page.locator("#token-verdict")).to_have_text("Token expired")
 
-    # no JWT at all: the parser's message, and no verdict
+    # no JWT at all: what is wrong in the reader's words, and no verdict
     _parse(page, "not a token")
-    expect(page.locator("#token-parse-reason")).to_have_text("Not enough segments")
+    expect(page.locator("#token-parse-reason")).to_have_text(
+        "This is not a JWT: a JWT has three parts separated by dots, this text has 1")
     expect(page.locator("#token-verdict")).to_have_count(0)
     expect(page.locator("#token-parse-header")).to_have_count(0)
+    not_utf8 = base64.urlsafe_b64encode(b"\xff\xfe{").rstrip(b"=").decode()  # the codec's error before
+    _parse(page, f"{not_utf8}.{body}.{signature}")
+    expect(page.locator("#token-parse-reason")).to_have_text(
+        "This is not a JWT: its first part, the header, is not base64url-encoded JSON")
+    _parse(page, f"{head}.not-json.{signature}")
+    expect(page.locator("#token-parse-reason")).to_have_text(
+        "This is not a JWT: its second part, the claims, is not base64url-encoded JSON")
 
 
 def test_only_a_global_admin_changes_a_tokens_organization(visit, page, api_login, accounts, engine):
@@ -178,3 +187,39 @@ def test_no_page_or_api_answer_holds_a_usable_token(visit, page, api_login, acco
             expect(page.locator("#field-accessToken")).not_to_have_value("")  # the fingerprint is there
         content = page.content()
         assert not any(secret in content for secret in hidden), path
+
+
+def test_cancel_a_new_token_and_a_missing_one(visit, page, api_login, accounts, engine):
+    """Cancel deletes the token Add made; a token that does not exist is the 404 page; a token
+    deleted while its page is open is not 'saved'."""
+    from sqlmodel import select
+
+    from iam_console.db import session_scope
+    from iam_console.models import Token
+
+    api_login(accounts.admin)
+    visit("/tokens")
+    page.click("#list-add")
+    page.wait_for_url(re.compile(r"/tokens/token_\w+\?mode=add"))
+    name = page.url.split("/tokens/")[1].split("?")[0]
+    expect(page.locator("#field-name")).to_have_value(name)
+    page.click("#edit-cancel")
+    page.wait_for_url(re.compile(r"/tokens$"))
+    assert page.request.get(f"/api/get-token?id=admin/{name}").json()["data"] is None
+
+    visit(f"/tokens/none-such-{uuid.uuid4().hex[:6]}")
+    page.wait_for_url(re.compile(r"/404$"))
+
+    gone = f"token_gone_{uuid.uuid4().hex[:6]}"
+    with session_scope(engine) as db:
+        db.add(Token(owner="admin", name=gone, organization="acme", application="app-built-in", user="alice",
+                     expires_in=7200, scope="read", token_type="Bearer"))
+    visit(f"/tokens/{gone}")
+    expect(page.locator("#field-name")).to_have_value(gone)
+    with session_scope(engine) as db:
+        db.delete(db.exec(select(Token).where(Token.name == gone)).one())
+    page.fill("#field-scope", "write")
+    page.click("#edit-save")
+    expect(page.locator("[data-sonner-toast]").filter(
+        has_text=f"Failed to save: The token: admin/{gone} does not exist")).to_be_visible()
+    expect(page.get_by_text("Successfully saved")).to_have_count(0)

@@ -458,3 +458,57 @@ def test_what_an_ordinary_user_and_an_admin_see_of_the_same_user(visit, page, ap
     expect(page.locator("#groups-search")).to_be_visible()
     page.click("#password-open")
     expect(page.locator("#password-old")).to_be_visible()  # shown to all but a global admin
+
+
+def test_the_account_items_the_server_keeps_are_shown(visit, page, api_login, server):
+    """ID card info, Balance, 3rd-party logins, Is online, Managed accounts, Face ID and MFA
+    accounts, as the organization's account items show them: read-only, and without the managed
+    accounts' passwords, the face data or the authenticators' secret keys."""
+    from decimal import Decimal
+
+    from sqlmodel import Session, select
+
+    from iam_console.db import make_engine
+    from iam_console.models import User
+
+    world = _seed(server, properties={"idCardFront": "/favicon.ico"})
+    engine = make_engine(server.database_url)
+    try:
+        with Session(engine) as db:
+            user = db.exec(select(User).where(User.owner == world.org, User.name == "target")).one()
+            user.balance, user.is_online = Decimal("12.5"), True
+            user.managed_accounts = [{"application": "app-built-in", "username": "tina",
+                                      "password": "Managed-secret-9", "signinUrl": "https://sso.example.com"}]
+            user.face_ids = [{"name": "front camera", "faceIdData": [0.123456789, 0.987654321]}]
+            user.mfa_accounts = [{"issuer": "GitHub", "accountName": "tina@example.com",
+                                  "secretKey": "JBSWY3DPEHPK3PXP", "origin": "github.com"}]
+            db.add(user)
+            db.commit()
+    finally:
+        engine.dispose()
+    api_login(world.chief)
+    _open(visit, page, f"/users/{world.org}/target", "target")
+    expect(page.locator("#id-card-info .id-card-picture")).to_have_attribute("src", "/favicon.ico")
+    expect(page.locator("#id-card-info")).to_contain_text("ID card back")
+    expect(page.locator("#field-balance")).to_have_value("12.5")
+    expect(page.locator("#field-balance")).to_be_disabled()
+    expect(page.locator("#field-isOnline")).to_be_checked()
+    expect(page.locator("#field-isOnline")).to_be_disabled()
+    expect(page.locator("#linked-section")).to_contain_text("3rd-party logins")
+    expect(page.locator("#managed-accounts-table tbody tr .managed-accounts-username")).to_have_text(["tina"])
+    expect(page.locator("#managed-accounts-table tbody tr .managed-accounts-signin-url")).to_have_text(
+        ["https://sso.example.com"])
+    expect(page.locator("#face-ids-table tbody tr .face-ids-name")).to_have_text(["front camera"])
+    expect(page.locator("#mfa-accounts-table tbody tr .mfa-accounts-issuer")).to_have_text(["GitHub"])
+    expect(page.locator("#mfa-accounts-table tbody tr .mfa-accounts-account-name")).to_have_text(["tina@example.com"])
+    html = page.content()
+    for secret in ("Managed-secret-9", "0.123456789", "JBSWY3DPEHPK3PXP"):
+        assert secret not in html
+    assert serious(page) == []
+    # saved, they stay as the server holds them
+    page.fill("#field-displayName", "Tina")
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    stored = _stored(server, world.org, "target")
+    assert stored.managed_accounts[0]["password"] == "Managed-secret-9" and stored.balance == Decimal("12.5")
+    assert stored.mfa_accounts[0]["secretKey"] == "JBSWY3DPEHPK3PXP" and stored.display_name == "Tina"

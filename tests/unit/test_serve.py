@@ -82,3 +82,53 @@ def test_the_scheduler_tick_is_a_minute_unless_set(monkeypatch):
     assert settings.load().scheduler_tick_seconds == 2
     monkeypatch.setenv("IAM_SCHEDULER_TICK_SECONDS", "0")
     assert settings.load().scheduler_tick_seconds == 0.5  # never a busy loop
+
+
+REFLEX_BUILD_OUTPUT = """\
+──────────────── Compiling production app and preparing for export. ────────────────
+Warning: Your version (20.20.2) of Node.js is out of date. Upgrade to 22.0.0 or higher.
+Compiling: ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 100% 149/148 0:00:41
+Creating Production Build: ━━━━━━━━━━━━━━━━━━━━━━━━ 100% 12/12 0:01:02
+Run `uv run reflex run` to start the app.
+Run 'uv run reflex run' to start the app.
+"""
+
+
+def test_the_build_shows_its_progress_without_what_misleads(tmp_path, monkeypatch):
+    """The front end's build, through a stand-in for Reflex printing what Reflex prints: the
+    progress stays (its counter never past its total), Reflex's own next step and its version
+    warnings go, and the build's exit status is Reflex's."""
+    import io
+    import stat
+
+    fake = tmp_path / "reflex"
+    fake.write_text("#!/bin/sh\ncat <<'OUT'\n" + REFLEX_BUILD_OUTPUT + "OUT\necho 'an error' >&2\nexit 3\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(serve.sys, "executable", str(tmp_path / "python"))
+    out = io.StringIO()
+    assert serve.build(out) == 3
+    shown = out.getvalue().splitlines()
+    assert shown == [
+        "──────────────── Compiling production app and preparing for export. ────────────────",
+        "Compiling: ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 100% 148/148 0:00:41",
+        "Creating Production Build: ━━━━━━━━━━━━━━━━━━━━━━━━ 100% 12/12 0:01:02",
+        "an error",  # what goes wrong is shown
+    ]
+
+
+def test_the_serving_step_prints_where_to_sign_in():
+    assert serve.serving_line("http://localhost:3000/") == (
+        "Serving the IAM console on http://localhost:3000: sign in at http://localhost:3000/login")
+
+
+def test_a_generated_admin_password_is_printed_once(capsys, caplog):
+    from iam_console.services.seed import announce_generated_password
+
+    caplog.set_level("DEBUG")
+    announce_generated_password("Secret-Generated-1")
+    printed = capsys.readouterr()
+    assert printed.out.count("Secret-Generated-1") == 1 and printed.err == ""
+    assert printed.out == "IAM_ADMIN_PASSWORD generated: sign in as built-in/admin with password: Secret-Generated-1\n"
+    assert all("Secret-Generated-1" not in record.getMessage() for record in caplog.records)
+    announce_generated_password(None)  # a configured password, or an admin already there: nothing
+    assert capsys.readouterr().out == ""

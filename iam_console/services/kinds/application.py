@@ -85,6 +85,9 @@ def before_save(db: Session, actor: Actor, old: m.Application | None, row: m.App
     row.providers = [{**p, "provider": usable[p["name"]]} for p in entries if p["name"] in usable]
     # Google One Tap's rule is Casdoor's "OneTap"; "One Tap" is what the console once stored
     row.providers = [{**p, "rule": "OneTap"} if p.get("rule") == "One Tap" else p for p in row.providers]
+    if old is None:  # a new application naming no items (the console's Add, an API client's) gets the defaults
+        row.signup_items = row.signup_items or [dict(item) for item in b.DEFAULT_SIGNUP_ITEMS]
+        row.signin_items = row.signin_items or [dict(item) for item in b.DEFAULT_SIGNIN_ITEMS]
     row.signup_items = settle_signup_items(row.signup_items)
     row.signin_items = settle_signin_items(row.signin_items)
     # a setting left unset (a new record, or one stored before the rule) takes its default;

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import secrets
 
+import phonenumbers
 from sqlmodel import Session, delete, select
 
 from ... import models as m
@@ -19,6 +20,12 @@ from .common import Choice, KindRules, built_in
 from .user import TYPES as USER_TYPES
 
 OBFUSCATOR_TYPES = ("Plain", "AES", "DES")
+# What the console offers for an organization's languages and phone country codes: Casdoor's
+# languages, and the regions phone numbers are parsed for (ISO 3166 alpha-2). Offered, not
+# enforced: a write keeps the values it brings, as Casdoor's does.
+LANGUAGE_CHOICES = ("en", "zh", "es", "fr", "de", "id", "ja", "ko", "ru", "vi", "pt", "it", "ms", "tr", "ar", "he",
+                    "nl", "pl", "fi", "sv", "uk", "kk", "fa", "cs", "sk", "az")
+COUNTRY_CODE_CHOICES = tuple(sorted(phonenumbers.SUPPORTED_REGIONS))
 # An obfuscator key is hex: AES takes a 16, 24 or 32-byte key, DES an 8-byte one; a new key is
 # AES-128's or DES's size.
 OBFUSCATOR_KEY_LENGTHS = {"AES": (32, 48, 64), "DES": (16,)}

@@ -162,14 +162,14 @@ def _identity(screen: Screen) -> list[rx.Component]:
 def _buttons(screen: Screen, where: str, actions: tuple[rx.Component, ...] = ()) -> rx.Component:
     """The same buttons above and below the form; `where` keeps their ids apart.
     `actions`: the screen's own buttons after Save & Exit (top row only: their ids are unique).
-    A view-only screen has Back instead of Save and Save & Exit."""
+    A view-only screen, or a record the viewer may not change, has Back instead of Save and Save & Exit."""
     suffix = "" if where == "top" else "-bottom"
-    saving = (rx.link(rx.button(t("Back"), variant="soft"), href=screen.list_route, id=f"edit-back{suffix}"),) \
-        if screen.view_only else (
+    back = rx.link(rx.button(t("Back"), variant="soft"), href=screen.list_route, id=f"edit-back{suffix}")
+    saving = rx.fragment(
         rx.button(t("Save"), on_click=Editing.save(False), loading=Editing.busy, id=f"edit-save{suffix}"),
         rx.button(t("Save & Exit"), on_click=Editing.save(True), variant="soft", id=f"edit-save-exit{suffix}"))
     return rx.hstack(
-        *saving,
+        back if screen.view_only else rx.cond(Editing.read_only, back, saving),
         rx.cond(Editing.mode == "add",
                 rx.button(t("Cancel"), on_click=Editing.cancel, variant="soft", color_scheme="gray",
                           id=f"edit-cancel{suffix}")),

@@ -37,6 +37,8 @@ def linked_section() -> rx.Component:
             rx.cond(LinkedSection.is_self, rx.table.column_header_cell(t("Action"))))),
         rx.table.body(rx.foreach(LinkedSection.rows, _row)),
         width="100%", size="1", variant="surface", id="linked-table")
+    none = rx.text(t("No data"), size="2", color_scheme="gray", id="linked-none", padding_top="0.4em")
     return rx.cond(LinkedSection.shown, rx.grid(
-        rx.text(t("Linked accounts"), size="2", weight="medium", padding_top="0.4em"),
-        rx.box(table, width="100%"), columns="12em 1fr", spacing="3", width="100%", id="linked-section"))
+        rx.text(t("3rd-party logins"), size="2", weight="medium", padding_top="0.4em"),
+        rx.box(rx.cond(LinkedSection.rows.length() > 0, table, none), width="100%"), columns="12em 1fr",
+        spacing="3", width="100%", id="linked-section"))

@@ -92,6 +92,19 @@ def _cell(column: Column, row: rx.Var) -> rx.Component:
 
 
 RowActions = Callable[[rx.Var], list[rx.Component]]
+# The Action column stays at the table's right edge while its other columns scroll under it: a
+# list of many columns is wider than a 1280 px screen, and Edit and Delete stay in reach (the
+# table's scrollbar shows only on hover). Its background is the panel's, opaque, so that the
+# cells passing under it do not show through; a line marks its edge.
+STICKY_ACTIONS = {"position": "sticky", "right": "0", "z_index": "1", "background_color": "var(--color-panel-solid)",
+                  "box_shadow": "inset 1px 0 0 var(--gray-a5)"}
+# the surface table clips its <table> (overflow: hidden, for its rounded corners), which would be
+# the sticky cells' scroll container instead of the table's scroll area: it stays unclipped
+UNCLIPPED = {"& .rt-TableRootTable": {"overflow": "visible"}}
+
+
+def _actions_header() -> rx.Component:
+    return rx.table.column_header_cell(t("Action"), class_name="list-actions", style=STICKY_ACTIONS)
 
 
 def _actions(screen: Screen, row: rx.Var, extra: RowActions | None, state: type[Lists]) -> rx.Component:
@@ -107,7 +120,7 @@ def _actions(screen: Screen, row: rx.Var, extra: RowActions | None, state: type[
         delete,
         *(extra(row) if extra else []),
         spacing="2",
-    ))
+    ), class_name="list-actions", style=STICKY_ACTIONS)
 
 
 def _search(screen: Screen, state: type[Lists]) -> rx.Component:
@@ -194,22 +207,23 @@ def list_page(screen: Screen, row_actions: RowActions | None = None, state: type
     """`row_actions`: buttons after Edit and Delete, from the row's Var (the group view's Remove);
     `state`: the list's state (the list pages' `Listing` by default). A read-only screen has
     neither Add nor the actions column."""
-    add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, id="list-add") if screen.addable \
-        else rx.fragment()
+    # Add only for viewers the server lets add here (an ordinary user adds no user nor application)
+    add = rx.cond(state.may_add, rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, id="list-add")) \
+        if screen.addable else rx.fragment()
     if screen.add_global_admin_only:
         add = rx.cond(Account.is_global_admin, add, rx.fragment())
     if screen.upload:
         add = rx.hstack(add, rx.cond(Account.is_admin, _upload(screen, state), rx.fragment()), spacing="2")
     if screen.export:
         add = rx.hstack(add, _export(screen, state), spacing="2")
-    actions_header = () if screen.read_only else (rx.table.column_header_cell(t("Action")),)
+    actions_header = () if screen.read_only else (_actions_header(),)
     table = rx.table.root(
         rx.table.header(rx.table.row(*[_hideable(c, state, _header(c, state)) for c in screen.columns],
                                      *actions_header)),
         rx.table.body(rx.foreach(state.rows, lambda row: rx.table.row(
             *[_hideable(c, state, _cell(c, row)) for c in screen.columns],
             *(() if screen.read_only else (_actions(screen, row, row_actions, state),))))),
-        width="100%", size="1", variant="surface", id="list-table",
+        width="100%", size="1", variant="surface", id="list-table", style=UNCLIPPED,
     )
     return rx.cond(
         state.not_authorized,
@@ -236,10 +250,10 @@ def sublist(screen: Screen, state: type[Lists], title: str, ident: str) -> rx.Co
     `{ident}-delete` (the confirmation)."""
     table = rx.table.root(
         rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(c.label)) for c in screen.columns],
-                                     rx.table.column_header_cell(t("Action")))),
+                                     _actions_header())),
         rx.table.body(rx.foreach(state.rows, lambda row: rx.table.row(
             *[_cell(c, row) for c in screen.columns], _actions(screen, row, None, state)))),
-        size="1", variant="surface", width="100%", id=f"{ident}-table",
+        size="1", variant="surface", width="100%", id=f"{ident}-table", style=UNCLIPPED,
     )
     add = rx.button(rx.icon("plus", size=14), t("Add"), on_click=state.add, size="1", id=f"{ident}-add")
     return rx.cond(state.not_authorized | (state.error != ""), rx.fragment(), section(

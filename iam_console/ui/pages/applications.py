@@ -77,7 +77,7 @@ def _account(key: str, label: str) -> Cell:
 
 APPLICATIONS = screen(Screen(
     key="application", title="Applications", list_route="/applications", edit_route="/applications/{owner}/{name}",
-    edit_title="Application", admins_only=True, owner_label="Owner",
+    edit_title="Application", admins_only=True, foreign_is_forbidden=True, owner_label="Owner",
     name_locked=lambda record: record.get("name") == b.BUILT_IN_APP,
     protected=lambda record, me: record.get("name") == b.BUILT_IN_APP, sections=(Theme,),
     after_read=ApplicationTools.load, parts=lambda: (links(), saml(), theme_section("Follow organization theme")),

@@ -127,7 +127,7 @@ def _sync_page() -> rx.Component:
     )
     return rx.vstack(
         rx.hstack(
-            rx.heading(t("LDAP sync") + ": " + LdapSync.server_name, size="5"), rx.spacer(),
+            rx.heading(t("LDAP sync") + ": " + LdapSync.server_name, size="5", id="ldap-sync-heading"), rx.spacer(),
             rx.button(rx.icon("refresh-cw", size=14), t("Sync"), on_click=LdapSync.ask_sync,
                       disabled=LdapSync.selected.length() == 0, loading=LdapSync.syncing, id="ldap-sync"),
             rx.link(rx.button(t("Edit LDAP"), variant="soft"), href="/ldap/" + LdapSync.organization + "/"

@@ -9,8 +9,15 @@ import reflex as rx
 from ...services import accounts
 from ...services import builtin as b
 from ...services.kinds import choices
-from ...services.kinds.organization import mfa_items_problem, obfuscator_key
+from ...services.kinds.organization import (
+    COUNTRY_CODE_CHOICES,
+    LANGUAGE_CHOICES,
+    mfa_items_problem,
+    obfuscator_key,
+)
 from ...services.navigation import MENU
+from ...services.users import PASSWORD_OPTIONS
+from ..components.applications import logo_preview
 from ..components.listing import sublist
 from ..components.section import section
 from ..screens import Cell, Column, Field, Screen, screen
@@ -71,13 +78,14 @@ ORGANIZATIONS = screen(Screen(
         Field("displayName", "Display name"),
         # disabling the dark logo clears its URL (the service does it again on save)
         Field("enableDarkLogo", "Enable dark logo", "switch", then=lambda on: {} if on else {"logoDark": ""}),
-        Field("logo", "Logo"),
+        Field("logo", "Logo", addon=logo_preview),
         Field("logoDark", "Logo dark", shown_when=lambda values, flags: flags["enableDarkLogo"]),
         Field("favicon", "Favicon"),
         Field("websiteUrl", "Website URL"),
         Field("passwordType", "Password type", "select", options=choices("organization", "passwordType")),
         Field("passwordSalt", "Password salt"),
-        Field("passwordOptions", "Password complexity options", "list"),
+        Field("passwordOptions", "Password complexity options", "pick", multiple=True,
+              options=tuple(PASSWORD_OPTIONS)),
         # an empty type is Plain; choosing a type resets the key to the type's default
         Field("passwordObfuscatorType", "Password obfuscator", "select",
               options=choices("organization", "passwordObfuscatorType"), empty="Plain",
@@ -86,8 +94,8 @@ ORGANIZATIONS = screen(Screen(
               shown_when=lambda values, flags: (values["passwordObfuscatorType"] != "Plain")
               & (values["passwordObfuscatorType"] != "")),
         Field("passwordExpireDays", "Password expire days", "number", minimum=0),
-        Field("countryCodes", "Supported country codes", "list"),
-        Field("languages", "Languages", "list"),
+        Field("countryCodes", "Supported country codes", "pick", multiple=True, options=COUNTRY_CODE_CHOICES),
+        Field("languages", "Languages", "pick", multiple=True, options=LANGUAGE_CHOICES),
         Field("defaultAvatar", "Default avatar"),
         Field("defaultApplication", "Default application", "pick", kind="application"),
         Field("tags", "Tags", "list"),

@@ -56,7 +56,7 @@ def _history() -> rx.Component:
     return rx.recharts.line_chart(
         rx.recharts.line(data_key="cpu", name=t("CPU usage (%)"), stroke="#5470c6", dot=False,
                          is_animation_active=False),
-        rx.recharts.line(data_key="memory", name=t("Memory usage (%)"), stroke="#3ba272", dot=False,
+        rx.recharts.line(data_key="memory", name=t("Memory of this process (%)"), stroke="#3ba272", dot=False,
                          is_animation_active=False),
         rx.recharts.cartesian_grid(stroke_dasharray="3 3"),
         rx.recharts.x_axis(data_key="time"),
@@ -90,6 +90,9 @@ def sysinfo() -> rx.Component:
             _card("Memory usage",
                   rx.progress(value=SystemInfo.memory_percent.to(int), max=100, aria_label=t("Memory usage")),
                   rx.text(SystemInfo.memory_text, size="2", id="sysinfo-memory-text"),
+                  # what the figures are: this process's resident memory, of the machine's total
+                  rx.text(t("This server process, of the machine's total memory"), size="1", color_scheme="gray",
+                          id="sysinfo-memory-caption"),
                   id="sysinfo-memory"),
             columns=rx.breakpoints(initial="1", md="2"), gap="1em", width="100%",
         ),

@@ -17,7 +17,7 @@ from ..components.linked import linked_section
 from ..components.listing import pager
 from ..components.webauthn import webauthn_section
 from ..routes import LINKABLE
-from ..screens import Column, Field, Route, Screen, screen, workbook_upload
+from ..screens import Cell, Column, Field, Route, Screen, screen, workbook_upload
 from ..state.account import Account
 from ..state.editing import Editing
 from ..state.mfa import MfaSection
@@ -34,7 +34,7 @@ def _untouchable(record, me: str) -> bool:
 
 USERS = screen(Screen(
     key="user", title="Users", list_route="/users", edit_route="/users/{owner}/{name}",
-    protected=_untouchable, page_size=20, upload=workbook_upload(
+    protected=_untouchable, page_size=20, reverts_owner=True, upload=workbook_upload(
         "user", "Users uploaded successfully, refreshing the page", "Users failed to upload: %s"),
     after_read=UserEdit.load,
     restrictions=account_item_restrictions, edit_title="User", list_routes=("/organizations/[p0]/users",),
@@ -79,17 +79,30 @@ USERS = screen(Screen(
         Field("gender", "Gender"),
         Field("birthday", "Birthday"),
         Field("education", "Education"),
+        # what the server keeps (the balance moves with transactions, the online flag with sign-ins,
+        # the accounts with their own flows): shown, never sent
+        Field("balance", "Balance", "number", derived=True),
         Field("score", "Score", "number"),
         Field("karma", "Karma", "number"),
         Field("ranking", "Ranking", "number"),
         Field("signupApplication", "Signup application", "pick", kind="application"),
         Field("ipWhitelist", "IP whitelist"),
+        Field("isOnline", "Is online", "switch", derived=True),
         Field("isAdmin", "Is admin", "switch"),
         Field("isForbidden", "Is forbidden", "switch"),
         Field("isDeleted", "Is deleted", "switch"),
         Field("deletedTime", "Deleted time", locked_for=lambda record: True,
               shown_when=lambda values, flags: values["deletedTime"] != ""),
         Field("needUpdatePassword", "Need update password", "switch"),
+        # the accounts this user signs in to elsewhere, their face IDs and their authenticator
+        # accounts: names only (passwords, face data and secret keys stay on the server)
+        Field("managedAccounts", "Managed accounts", "rows", derived=True, columns=(
+            Cell("application", "Application", "text"), Cell("username", "Username", "text"),
+            Cell("signinUrl", "Signin URL", "text"))),
+        Field("faceIds", "Face ID", "rows", derived=True, columns=(Cell("name", "Name", "text"),)),
+        Field("mfaAccounts", "MFA accounts", "rows", derived=True, columns=(
+            Cell("issuer", "Issuer", "text"), Cell("accountName", "Account name", "text"),
+            Cell("origin", "Origin", "text"))),
     ),
 ))
 
@@ -347,8 +360,21 @@ def _mfa() -> rx.Component:
     return rx.cond(MfaSection.visible, section, rx.fragment())
 
 
+def _id_card_info() -> rx.Component:
+    """The ID card's pictures (the user's properties idCardFront, idCardBack, idCardWithPerson)."""
+    def picture(image: rx.Var) -> rx.Component:
+        return rx.vstack(rx.text(Prefs.tr[image["label"]], size="1", color_scheme="gray"),
+                         rx.cond(image["url"] != "",
+                                 rx.image(src=image["url"], alt=Prefs.tr[image["label"]], height="90px",
+                                          class_name="id-card-picture"),
+                                 rx.text("—", color_scheme="gray")),
+                         spacing="1")
+    return _labelled("ID card info", "ID card info", rx.hstack(rx.foreach(UserEdit.id_card_images, picture),
+                                                               spacing="4", wrap="wrap", id="id-card-info"))
+
+
 def _user_parts() -> tuple[rx.Component, ...]:
-    return (_password(), _reset_dialog(), _api_key(), _mfa(), _groups(),
+    return (_password(), _reset_dialog(), _id_card_info(), _api_key(), _mfa(), _groups(),
             _names("Roles", "Roles", UserEdit.roles, "/roles", "user-roles"),
             _names("Permissions", "Permissions", UserEdit.permissions, "/permissions", "user-permissions"),
             _properties(), webauthn_section(), linked_section())

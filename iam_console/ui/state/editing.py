@@ -1,7 +1,7 @@
 """The state of every edit page: add and
 edit modes, Save (stay and re-read, following a rename), Save & Exit, Cancel
-in add mode (deletes the just-created record), the name and owner reverting
-after a failed save, /404 for a missing record and /403 for a refused one.
+in add mode (deletes the just-created record), the name reverting after a
+failed save (and the owner, on the screens whose spec says so), /404 for a missing record and /403 for a refused one.
 Every rule is the service layer's: the page sends its fields back through
 crud.update_record, as a Casdoor client would."""
 
@@ -56,6 +56,7 @@ class Editing(Rows, Picking, rx.State):
     values: dict[str, str] = {}  # inputs, selects, numbers, comma-separated lists
     flags: dict[str, bool] = {}  # switches
     locked: list[str] = []  # wire names the viewer may not change
+    read_only: bool = False  # the viewer may not change the record at all (or the screen only shows it)
     hidden: list[str] = []  # wire names the viewer may not see
     choices: dict[str, list[list[str]]] = {}  # select options read with the record: [value, label]
     saved_owner: str = ""
@@ -101,12 +102,22 @@ class Editing(Rows, Picking, rx.State):
             if (screen.admins_only and not actor.is_admin) or (screen.global_admins_only
                                                                and not actor.is_global_admin):
                 raise ServiceError(policy.UNAUTHORIZED)
+            # a record that is missing (or out of the viewer's reach) is the /404 page, also for a
+            # kind whose get-X answers an error for it (tokens)
+            row = crud.readable_row(db, actor, screen.kind, owner, name)
+            if row is None:
+                if screen.foreign_is_forbidden and crud.exists(db, screen.kind, owner, name):
+                    raise ServiceError(policy.UNAUTHORIZED)
+                return None
             record = crud.get_record(db, actor, screen.kind, owner, name)
             if record is not None:
                 user = actor.user
                 self._viewer = {"name": user.name, "email": user.email or "",
                                 "phone": user.phone or ""} if user is not None else {}
-                self.locked, self.hidden = _restrictions(db, actor, screen, record)
+                # a record the viewer may read but not change (a shared provider to an organization
+                # admin) is shown read-only: every field locked, Back instead of Save
+                self.read_only = screen.view_only or not policy.allows(actor, screen.kind, row, row)
+                self.locked, self.hidden = _restrictions(db, actor, screen, record, self.read_only)
                 for part in parts:
                     part._load(db, actor, record)
                 self.choices = _choices(db, actor, screen, record, prefs)
@@ -181,6 +192,10 @@ class Editing(Rows, Picking, rx.State):
             return str(self._record.get(wire_name(kind.model, kind.organization_attr)) or self.saved_owner)
         # the organization as edited: a record moved to another organization picks from that one
         return self.values.get("owner") or self.saved_owner
+
+    def _pick_values(self, ident: str) -> tuple[str, ...] | None:
+        field = self._field(ident)
+        return field.options if field is not None and field.widget == "pick" and not field.kind else None
 
     def _pick_get(self, ident: str) -> list[str]:
         return [v.strip() for v in self.values.get(ident, "").split(",") if v.strip()]
@@ -304,7 +319,7 @@ class Editing(Rows, Picking, rx.State):
     @rx.event
     async def save(self, leave: bool = False):
         screen = self._screen
-        if screen.view_only:  # nothing to save (an event sent by hand)
+        if screen.view_only or self.read_only:  # nothing to save (an event sent by hand)
             return None
         self.busy = True
         try:
@@ -316,9 +331,15 @@ class Editing(Rows, Picking, rx.State):
         for part in screen.sections:
             changes |= (await self.get_state(part))._changes()
         request = await audit_request(self)
-        saved = await call(self, lambda db, actor: crud.update_record(db, actor, screen.kind, self.saved_owner,
-                                                                      self.saved_name, changes, request),
-                           failed=screen.messages.save_failed)
+        owner, name = self.saved_owner, self.saved_name
+
+        def update(db, actor):
+            if crud.update_record(db, actor, screen.kind, owner, name, changes, request) == crud.UNAFFECTED \
+                    and crud.readable_row(db, actor, screen.kind, owner, name) is None:
+                # deleted meanwhile: nothing was saved, and the page says so rather than "saved"
+                raise ServiceError("The %s: %s/%s does not exist", screen.kind.name, owner, name)
+
+        saved = await call(self, update, failed=screen.messages.save_failed)
         if saved.failed:
             self._revert()
             return saved.event
@@ -353,9 +374,13 @@ class Editing(Rows, Picking, rx.State):
             self._forget_secrets()
 
     def _revert(self) -> None:
-        """A failed save puts the saved name (and owner) back."""
+        """A failed save puts the saved name back, and the owner only where the screen's spec says
+        so (a user's): every other typed value stays, so that the next save sends what the user
+        chose (a role's members of the organization chosen for it)."""
         self.busy = False
-        self.values["owner"], self.values["name"] = self.saved_owner, self.saved_name
+        self.values["name"] = self.saved_name
+        if self._screen.reverts_owner:
+            self.values["owner"] = self.saved_owner
 
     async def _save_failed(self, message: str):
         self._revert()
@@ -443,8 +468,10 @@ def _typed(field: Field, text: str, before: Any) -> Any:
     return text
 
 
-def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(locked, hidden) wire names for this viewer on this record."""
+def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any],
+                  read_only: bool = False) -> tuple[list[str], list[str]]:
+    """(locked, hidden) wire names for this viewer on this record; everything is locked on a
+    read-only page."""
     locked = {f.key for f in screen.fields
               if (f.global_admin_only and not actor.is_global_admin) or (f.locked_for and f.locked_for(record))
               or f.derived}
@@ -452,7 +479,7 @@ def _restrictions(db, actor: Actor, screen: Screen, record: dict[str, Any]) -> t
         locked.add("owner")
     if screen.name_locked(record):
         locked.add("name")
-    if screen.view_only:
+    if read_only:
         locked |= {f.key for f in screen.fields} | {"owner", "name"}
     hidden: set[str] = set()
     if screen.restrictions is not None:

@@ -17,7 +17,7 @@ import reflex as rx
 from ...services import ldap
 from .listing import Paging
 from .prefs import Prefs
-from .service import REFUSALS, in_thread, message
+from .service import REFUSALS, call, in_thread, message
 
 PAGE_SIZE = 10  # the pager's first size
 ALL_GROUPS = "__all__"
@@ -32,10 +32,9 @@ def _display(user: dict[str, str], synced: dict[str, str], organization: str) ->
 
 
 def _read(owner: str, name: str, args: dict[str, Any]):
-    """The work of reading one page of the directory (the server first: it checks the viewer)."""
-    def read(db, actor) -> tuple[ldap.DirectoryPage, str]:
-        server_name = ldap.server(db, actor, owner, name).server_name
-        return ldap.directory_page(db, actor, owner, name, **args), server_name
+    """The work of reading one page of the directory."""
+    def read(db, actor) -> ldap.DirectoryPage:
+        return ldap.directory_page(db, actor, owner, name, **args)
     return read
 
 
@@ -64,13 +63,23 @@ class LdapSync(Paging, rx.State):
         return bool(mine) and all(u in self.selected for u in mine)
 
     @rx.event
-    def open(self):
-        """on_load: /ldap/sync/{organization}/{ldapId}."""
+    async def open(self):
+        """on_load: /ldap/sync/{organization}/{ldapId}. The heading names the server (its ID when it
+        has no name) from the record, before and whether or not its directory answers."""
         parts = [p for p in self.router.url.path.split("/") if p]
         self.organization, self.ldap_id = (parts[-2], parts[-1]) if len(parts) >= 4 else ("", "")
         self.page, self.page_size, self.sort_field, self.sort_order, self.group_id = 1, PAGE_SIZE, "", "", ""
         self.rows, self.total, self.selected, self.error, self.server_name = [], 0, [], "", ""
         self.confirming = False
+        owner, ident = self.organization, self.ldap_id
+        named = await call(self, lambda db, actor: ldap.server(db, actor, owner, ident).server_name,
+                           forbidden_page=True, quiet=True)
+        if named.failed:  # refused: the 403 page; missing: said in place, no directory to read
+            if named.event is not None:
+                return named.event
+            self.error = await message(self, named.error)
+            return None
+        self.server_name = named.value or self.ldap_id
         return LdapSync.load
 
     @rx.event(background=True)
@@ -89,7 +98,7 @@ class LdapSync(Paging, rx.State):
                 self.error = await message(self, read.error)
                 self.rows, self.total = [], 0
                 return
-            found, self.server_name = read.value
+            found = read.value
             self.error = ""
             self.rows = [_display(u, found.synced, self.organization) for u in found.rows]
             self.total, self.group_ids = found.total, found.group_ids

@@ -23,7 +23,8 @@ class LinkedSection(rx.State):
         self.is_self = actor.user is not None and (actor.user.owner, actor.user.name) == (target.owner, target.name)
         hidden = accounts.hidden_items(actor, lookup.organization(db, target.owner), target)
         self.rows = upstream.account_links(db, target) if ITEM not in hidden else []
-        self.shown = bool(self.rows)
+        # the account item is shown wherever the viewer may see it, its providers or none
+        self.shown = ITEM not in hidden
 
     @rx.event
     async def unlink(self, provider_type: str, provider_name: str):

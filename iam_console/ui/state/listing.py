@@ -11,10 +11,11 @@ from urllib.parse import quote, unquote, urlencode
 
 import reflex as rx
 
-from ...models.base import wire_name
-from ...services import crud, defaults, policy
+from ...models.base import Named, wire_name
+from ...services import builtin as b
+from ...services import crud, defaults, policy, wire
 from ...services.errors import ServiceError
-from ...services.resources import Ownership
+from ...services.resources import Kind, Ownership
 from ..screens import SCREENS, Screen, cell, link
 from .prefs import ALL_ORGANIZATIONS, Prefs
 from .service import REFUSALS, audit_request, call, failure, in_thread, message, say
@@ -79,6 +80,7 @@ class Lists(Paging, mixin=True):
     deleting: str = ""  # the row key waiting for the confirmation
     deleting_label: str = ""
     hidden_columns: list[str] = []  # the columns this viewer is not shown (Column.hidden_for)
+    may_add: bool = False  # the viewer may add a record here (policy.allows): Add is shown
     export_href: str = ""  # the screen's CSV export of the list as it is filtered now
 
     @property
@@ -138,7 +140,9 @@ class Lists(Paging, mixin=True):
         params = self._params()
         page = crud.list_records(db, actor, screen.kind, params, **filters)
         self.hidden_columns = [c.key for c in screen.columns if c.hidden_for and c.hidden_for(actor)]
-        self.rows = [_display(screen, row, actor.id) for row in page.rows]
+        self.rows = [_display(screen, row, actor.id, policy.allows(actor, screen.kind, _probe(screen.kind, row), None))
+                     for row in page.rows]
+        self.may_add = policy.allows(actor, screen.kind, None, _new_probe(screen.kind, owner or actor.organization))
         if screen.export:
             scope = {"organizationName": filters.get("owner") or filters.get("organization") or ""}
             unpaged = {k: v for k, v in (params | scope).items() if v and k not in ("p", "pageSize")}
@@ -291,7 +295,25 @@ def _route_organization(path: str, screen: Screen) -> str:
     return ""
 
 
-def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
+def _probe(kind: Kind, record: dict[str, Any]) -> Named:
+    """A listed record as a row the access policy judges (never saved)."""
+    row = kind.model()
+    try:
+        wire.apply(row, record)
+    except ServiceError:  # a field shown masked: the policy reads only owner, name and organization
+        row = kind.model(owner=record.get("owner", ""), name=record.get(wire_name(kind.model, "name"), ""))
+        setattr(row, kind.organization_attr, record.get(wire_name(kind.model, kind.organization_attr), ""))
+    return row
+
+
+def _new_probe(kind: Kind, organization: str) -> Named:
+    """A record the list's Add would make in that organization, as the access policy judges it."""
+    row = kind.model(owner=b.ADMIN_OWNER if kind.ownership is Ownership.ADMIN else organization, name="")
+    setattr(row, kind.organization_attr, organization)
+    return row
+
+
+def _display(screen: Screen, record: dict[str, Any], me: str, deletable: bool = True) -> dict[str, str]:
     name = str(record.get(wire_name(screen.kind.model, "name"), ""))
     row = {c.key: cell(c, c.value(record) if c.value else record.get(c.key)) for c in screen.columns}
     for c in screen.columns:
@@ -308,5 +330,6 @@ def _display(screen: Screen, record: dict[str, Any], me: str) -> dict[str, str]:
     row["__key"] = screen.row_key(record) if screen.row_key else f"{record.get('owner', '')}/{name}"
     row["__name"] = name
     row["__edit"] = screen.edit_url(record)
-    row["__protected"] = "true" if screen.protected(record, me) else "false"
+    # Delete is disabled where the server would refuse it (a shared record to an organization admin)
+    row["__protected"] = "true" if screen.protected(record, me) or not deletable else "false"
     return row

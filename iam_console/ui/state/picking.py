@@ -1,9 +1,10 @@
 """Pickers (`Field(widget="pick")`, and `Cell(widget="pick")` in a row table): a searchable
-select of records' names. The `Picking` mixin asks the service (services/choices.py) for one
-page of the names matching what was typed, through the list's access rules, and keeps that page
-only. A host state provides `_pick_spec(ident)` -> (kind, category, form) for each picker it
-shows (the browser names the picker, never the kind), `_pick_organization()`, and for pickers
-of several values `_pick_get(ident)` / `_pick_set(ident, values)`."""
+select of records' names, or of fixed values (`_pick_values`). The `Picking` mixin asks the
+service (services/choices.py) for one page of the names matching what was typed, through the
+list's access rules, and keeps that page only. A host state provides `_pick_spec(ident)` ->
+(kind, category, form) for each picker it shows (the browser names the picker, never the
+kind), `_pick_organization()`, and for pickers of several values `_pick_get(ident)` /
+`_pick_set(ident, values)`."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ class Picking(rx.State, mixin=True):
     def _pick_get(self, ident: str) -> list[str]:
         raise NotImplementedError
 
+    def _pick_values(self, ident: str) -> tuple[str, ...] | None:
+        """Fixed values the picker offers instead of records (None: it offers records)."""
+        return None
+
     def _pick_exclude(self, ident: str) -> str:
         """The owner/name of a record the picker never offers (none by default)."""
         return ""
@@ -36,6 +41,14 @@ class Picking(rx.State, mixin=True):
         raise NotImplementedError
 
     async def _pick_fetch(self, ident: str) -> None:
+        fixed = self._pick_values(ident)
+        if fixed is not None:  # the values containing what was typed, a page of them
+            typed, page = self.pick_typed.get(ident, "").lower(), self.pick_page.get(ident, 1)
+            matching = [value for value in fixed if typed in value.lower()]
+            size = choices.PAGE_SIZE
+            self.pick_found = {**self.pick_found, ident: matching[(page - 1) * size:page * size]}
+            self.pick_more = {**self.pick_more, ident: len(matching) > page * size}
+            return
         spec = self._pick_spec(ident)
         if spec is None:
             return

@@ -33,7 +33,10 @@ from .webauthn import WebauthnSection
 PROPERTY_PAGE_SIZE = 10  # the pager's first size
 GROUP_CHOICES = 20  # groups offered per search: never the whole organization
 MASKED = "••••••••••••"
-PAGE_ITEMS = ("Password", "API key", "Groups", "Roles", "Permissions", "Properties")
+PAGE_ITEMS = ("Password", "ID card info", "API key", "Groups", "Roles", "Permissions", "Properties")
+# the ID card's pictures: the user properties that hold their URLs, and their labels
+ID_CARD_PICTURES = (("idCardFront", "ID card front"), ("idCardBack", "ID card back"),
+                    ("idCardWithPerson", "ID card with person"))
 INCONSISTENT = "Your confirmed password is inconsistent with the password!"
 # what window.iamSetPassword refuses before posting
 BROWSER_REFUSALS = {"empty": "Empty input!", "mismatch": "Two passwords you typed do not match."}
@@ -64,6 +67,7 @@ def _text(value: Any) -> str:
 
 class UserEdit(rx.State):
     hidden_items: list[str] = []  # the PAGE_ITEMS this viewer does not see
+    id_card_images: list[dict[str, str]] = []  # {"label", "url"} of the ID card's pictures
     # the password dialog
     password_open: bool = False
     asks_old_password: bool = False  # the user has a password (or LDAP) and the viewer is no global admin
@@ -92,6 +96,8 @@ class UserEdit(rx.State):
         self._clear_hints()
         self.access_key = _text(record.get("accessKey"))
         self.access_secret = MASKED if record.get("accessSecret") else ""
+        properties = record.get("properties") if isinstance(record.get("properties"), dict) else {}
+        self.id_card_images = [{"label": label, "url": _text(properties.get(key))} for key, label in ID_CARD_PICTURES]
         (await self.get_state(Properties))._load(record)
         self.group_options = []
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
