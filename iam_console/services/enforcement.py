@@ -74,7 +74,8 @@ def _cached(db: Session, organization: str, key: tuple, build: Callable[[], Engi
 
 
 def _apply(engine: Engine, changes: list[tuple[str, list[str]]]) -> None:
-    """Policy lines added and removed, in order, through pycasbin's incremental calls."""
+    """Policy lines added and removed, in order, through pycasbin's incremental calls (the engine
+    keeps its index up to date: services/casbin_engine.py)."""
     for op, (ptype, *values) in changes:
         rule = engine.fitted(ptype, values)
         if rule is None:
@@ -85,8 +86,6 @@ def _apply(engine: Engine, changes: list[tuple[str, list[str]]]) -> None:
             (engine.add_named_grouping_policy if grouping else engine.add_named_policy)(ptype, *rule)
         elif op == "remove" and present:
             (engine.remove_named_grouping_policy if grouping else engine.remove_named_policy)(ptype, *rule)
-    if changes:
-        engine.reindex()
 
 
 # --- finding what an enforcer is built from ---
