@@ -25,6 +25,7 @@ from typing import Any
 import casbin
 from casbin import util as casbin_util
 from casbin.model import Model
+from casbin.model.policy_op import PolicyOp
 from simpleeval import FeatureNotAvailable, FunctionNotDefined, NameNotDefined, OperatorNotDefined
 
 from . import casbin_matchers
@@ -264,6 +265,39 @@ class Engine(casbin.Enforcer):
                 del counts[key]
             self._stale = self._stale or sec == "p"
             return key not in counts  # as pycasbin: False while an equal rule remains
+
+    def remove_rules(self, ptype: str, rules: list[list[str]]) -> None:
+        """Rules of one ptype removed in one pass over the policies (pycasbin's remove_named_policy
+        is one pass each), each as pycasbin removes it: its first occurrence."""
+        with self._lock:
+            counts = self._counts.get(ptype)
+            if not counts or ptype[:1] not in self.model.model or ptype not in self.model[ptype[:1]]:
+                return
+            removing: Counter = Counter()
+            for rule in rules:
+                key = tuple(rule)
+                if counts.get(key, 0) > removing[key]:
+                    removing[key] += 1
+            if not removing:
+                return
+            assertion, kept, gone = self.model[ptype[:1]][ptype], [], []
+            for rule in assertion.policy:
+                key = tuple(rule)
+                if removing.get(key):
+                    removing[key] -= 1
+                    counts[key] -= 1
+                    if not counts[key]:
+                        del counts[key]
+                        gone.append(rule)
+                    continue
+                kept.append(rule)
+            assertion.policy = kept
+            if ptype.startswith("g"):
+                if ptype in self.rm_map and gone:  # as pycasbin: a link goes with the last equal rule
+                    self.model.build_incremental_role_links(self.rm_map[ptype], PolicyOp.Policy_remove, "g", ptype,
+                                                            gone)
+            else:
+                self._stale = True
 
     # --- enforcing ---
 
