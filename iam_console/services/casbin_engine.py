@@ -33,6 +33,7 @@ from .casbin_functions import FUNCTIONS, ROLE_MATCHING
 from .errors import ServiceError
 
 ENFORCE_BUDGET = 2.0  # seconds of evaluation one call may take (docs/security.md, "Tenant patterns and matchers")
+CHECK_BUDGET = 1.0  # seconds the check of a model on save may evaluate its matcher
 SECTIONS = {"r": "request_definition", "p": "policy_definition", "e": "policy_effect", "m": "matchers"}
 _EQ = re.compile(r"^\(*\s*([rp]_\w+)\s*==\s*([rp]_\w+)\s*\)*$")
 
@@ -61,7 +62,7 @@ def _try(model: Model) -> None:
         plain = casbin_util.replace_eval(matcher, ["True"] * len(casbin_util.get_eval_value(matcher))) \
             if casbin_util.has_eval(matcher) else matcher
         casbin_matchers.checked(casbin_matchers.python_of(plain))
-        with casbin_matchers.time_budget(ENFORCE_BUDGET):
+        with casbin_matchers.time_budget(CHECK_BUDGET):
             engine = Engine(model)
             if casbin_util.has_eval(matcher) and "p" in model["p"]:
                 engine.load_lines([["p", *["True"] * len(model["p"]["p"].tokens)]])

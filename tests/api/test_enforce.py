@@ -293,7 +293,7 @@ def test_batch_policy_writes(admin):
     answer = admin.post("/api/add-policies", params={"id": eid}, json=[]).json()
     assert answer["msg"] == "The body must be a non-empty list of policy rules"
     # removal: every rule held, or none removed
-    missing = rules[:10] + [{"Ptype": "p", "V0": "nobody", "V1": "x", "V2": "read"}]
+    missing = [*rules[:10], {"Ptype": "p", "V0": "nobody", "V1": "x", "V2": "read"}]
     assert ok_body(admin.post("/api/remove-policies", params={"id": eid}, json=missing))["data"] == "Unaffected"
     assert ok_body(admin.post("/api/remove-policies", params={"id": eid}, json=rules[:40]))["data"] == "Affected"
     assert ok_body(admin.post("/api/batch-enforce", params={"enforcerId": eid}, json=batch))["data"] == [

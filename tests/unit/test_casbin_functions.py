@@ -64,7 +64,7 @@ def _glob_reference(text: str, pattern: str) -> bool:
     c, rest = pattern[0], pattern[1:]
     if c == "*":
         return any(_glob_reference(text[i:], rest) for i in range(len(text) + 1) if "/" not in text[:i])
-    if not text or text[0] == "/" and c in "?[":
+    if not text or (text[0] == "/" and c in "?["):
         return False
     if c == "?":
         return _glob_reference(text[1:], rest)
