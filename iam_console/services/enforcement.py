@@ -126,25 +126,33 @@ def _enforcer_parts(db: Session, enforcer: m.Enforcer) -> tuple[m.CasbinModel, m
     eid = f"{enforcer.owner}/{enforcer.name}"
     if not enforcer.model:
         raise ServiceError("The model for enforcer: %s should not be empty", eid)
-    if not enforcer.adapter:
-        raise ServiceError("The adapter for enforcer: %s should not be empty", eid)
+    adapter = _enforcer_adapter(db, enforcer)
     model = _named(db, m.CasbinModel, enforcer.owner, enforcer.model)
     if model is None:
         raise ServiceError("The model: %s for enforcer: %s is not found", enforcer.model, eid)
-    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter)
-    if adapter is None:
-        raise ServiceError("The adapter: %s for enforcer: %s is not found", enforcer.adapter, eid)
     return model, adapter
 
 
-def enforcer_engine(db: Session, enforcer: m.Enforcer) -> Engine:
+def _enforcer_adapter(db: Session, enforcer: m.Enforcer) -> m.Adapter:
+    eid = f"{enforcer.owner}/{enforcer.name}"
+    if not enforcer.adapter:
+        raise ServiceError("The adapter for enforcer: %s should not be empty", eid)
+    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter)
+    if adapter is None:
+        raise ServiceError("The adapter: %s for enforcer: %s is not found", enforcer.adapter, eid)
+    return adapter
+
+
+def enforcer_engine(db: Session, enforcer: m.Enforcer, adapter: m.Adapter | None = None) -> Engine:
+    """`adapter`: the enforcer's, when the caller has read it already."""
     def build() -> Engine:
         model, adapter = _enforcer_parts(db, enforcer)
         engine = Engine(parse_model(model.model_text))
         engine.load_lines(policy_store.lines(db, adapter))
         return engine
     key = ("enforcer", enforcer.owner, enforcer.name, enforcer.model, enforcer.adapter)
-    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter) if enforcer.adapter else None
+    if adapter is None and enforcer.adapter:
+        adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter)
     return _cached(db, enforcer.owner, key, build, policy_store.key(adapter) if adapter is not None else "")
 
 
@@ -348,10 +356,10 @@ def rule_of(body: Any) -> tuple[str, list[str]]:
 
 def _writable(db: Session, actor: Actor, enforcer_id: str) -> tuple[m.Adapter, Engine]:
     """The enforcer's adapter and engine: the engine applies the write at its next call, from the
-    counter's step (services/authz_version.py)."""
+    counter's step (services/authz_version.py). The model is read only when the engine is built."""
     enforcer = _row(db, actor, "enforcer", enforcer_id)
-    _, adapter = _enforcer_parts(db, enforcer)
-    return adapter, enforcer_engine(db, enforcer)
+    adapter = _enforcer_adapter(db, enforcer)
+    return adapter, enforcer_engine(db, enforcer, adapter)
 
 
 def _has(engine: Engine, ptype: str, rule: list[str]) -> bool:
