@@ -46,10 +46,12 @@ def make_engine(url: str) -> sa.Engine:
 def _make_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
+        on_disk = bool(path) and path != ":memory:" and "///" in url
+        if on_disk:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # an in-memory database has one connection per thread (SQLAlchemy's own pool for it)
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
-                                  hide_parameters=True)
+                                  hide_parameters=True, **(_pool_sizes() if on_disk else {}))
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(connection, _record):
@@ -61,7 +63,14 @@ def _make_engine(url: str) -> sa.Engine:
             cursor.close()
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, hide_parameters=True)
+    return sa.create_engine(url, pool_pre_ping=True, hide_parameters=True, **_pool_sizes())
+
+
+def _pool_sizes() -> dict[str, int]:
+    """Every worker thread (iam_console/workers.py) may hold a connection: a request waiting on a
+    slow destination inside its session keeps one, and the others must not queue behind it for
+    the pool. Ten stay open; the rest are opened when needed and closed when given back."""
+    return {"pool_size": 10, "max_overflow": settings.worker_threads}
 
 
 engine = make_engine(settings.database_url)

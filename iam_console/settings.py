@@ -44,6 +44,15 @@ class Settings:
     # how often each worker looks for scheduled work that is due (the LDAP auto sync, syncers, the
     # record purge); their intervals stay in minutes. Shorter only in tests.
     scheduler_tick_seconds: float = 60.0
+    # a Casdoor init_data.json whose records are added at start when missing (services/init_data.py)
+    init_data: str = ""
+    # the threads that run the API's routes and the console's service calls (iam_console/workers.py,
+    # IAM_WORKER_THREADS); a thread waiting on a slow destination costs little, so there are many
+    worker_threads: int = 64
+    # how many outbound calls one organization's records may have in progress at once in a process
+    # (services/outbound.py, IAM_OUTBOUND_PER_ORGANIZATION): more are refused, so that a tenant's
+    # slow receivers park at most this many of the worker threads
+    outbound_per_organization: int = 8
 
 
 def _default_database_url() -> str:
@@ -73,7 +82,10 @@ def load() -> Settings:
         google_jwks=os.environ.get("IAM_GOOGLE_JWKS", "") or "https://www.googleapis.com/oauth2/v3/certs",
         google_gsi_script=os.environ.get("IAM_GOOGLE_GSI_SCRIPT", "") or "https://accounts.google.com/gsi/client",
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),
+        init_data=os.environ.get("IAM_INIT_DATA", ""),
         scheduler_tick_seconds=max(0.5, float(os.environ.get("IAM_SCHEDULER_TICK_SECONDS", "") or 60)),
+        worker_threads=max(4, int(os.environ.get("IAM_WORKER_THREADS", "") or 64)),
+        outbound_per_organization=max(1, int(os.environ.get("IAM_OUTBOUND_PER_ORGANIZATION", "") or 8)),
     )
 
 

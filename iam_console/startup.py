@@ -1,8 +1,10 @@
-"""What the server does before it answers: migrate, then create the first-start data."""
+"""What the server does before it answers: migrate, create the first-start data, then add what
+Casdoor's init data file (IAM_INIT_DATA) holds that is not there yet."""
 
 from __future__ import annotations
 
 from .db import migrate, session_scope
+from .services import init_data
 from .services.seed import announce_generated_password, ensure_first_start_data
 from .settings import settings
 
@@ -12,6 +14,17 @@ def prepare_database() -> None:
     with session_scope() as db:
         generated = ensure_first_start_data(db, settings.admin_password)
     announce_generated_password(generated)
+    load_init_data()
+
+
+def load_init_data() -> init_data.Loaded | None:
+    if not settings.init_data:
+        return None
+    loaded = init_data.load_file(settings.init_data)
+    print(f"IAM_INIT_DATA {settings.init_data}: {loaded.summary()}", flush=True)
+    for record, reason in loaded.refused:
+        print(f"  refused {record}: {reason}", flush=True)
+    return loaded
 
 
 if __name__ == "__main__":

@@ -196,12 +196,14 @@ class _CountingServer(ThreadingHTTPServer):
 
 class HttpSink:
     """An HTTP endpoint on `host` (and `port`, else a free one; HTTPS with `tls`) answering every
-    request with `status` (and a Location header when `location` is set: a redirect) and keeping it."""
+    request with `status` and `body` (and a Location header when `location` is set: a redirect)
+    and keeping it."""
 
     def __init__(self, status: int = 200, host: str = "127.0.0.1", port: int = 0, location: str = "",
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, body: bytes = b'{"ok": true}') -> None:
         self.status = status
         self.location = location
+        self.body = body
         self.calls: list[HttpCall] = []
         sink = self
 
@@ -224,7 +226,7 @@ class HttpSink:
                     self.send_header("Location", sink.location)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
-                self.wfile.write(b'{"ok": true}')
+                self.wfile.write(sink.body)
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 
@@ -287,3 +289,58 @@ class TcpSink:
         self._stop.set()
         self._thread.join(10)
         self._socket.close()
+
+
+class HoldingHttpSink:
+    """An HTTP receiver that holds every request until `release()` (or until `hold_seconds` pass,
+    so that a test that fails cannot hang), then answers 200. `arrived` counts the requests
+    that are being held; `timed_out` says whether a hold ran out before it was released: the
+    availability tests assert by order (what completed while the receiver still held its caller),
+    not by timing."""
+
+    def __init__(self, hold_seconds: float = 8.0) -> None:
+        self.hold_seconds = hold_seconds
+        self.arrived = threading.Semaphore(0)
+        self.timed_out = False
+        self._released = threading.Event()
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                if length:
+                    self.rfile.read(length)
+                sink.arrived.release()
+                if not sink._released.wait(sink.hold_seconds):
+                    sink.timed_out = True
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            do_GET = do_POST = _handle
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def wait_arrived(self, timeout: float = 15) -> None:
+        assert self.arrived.acquire(timeout=timeout), "the held request never reached the receiver"
+
+    def release(self) -> None:
+        self._released.set()
+
+    def __enter__(self) -> HoldingHttpSink:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(10)

@@ -10,9 +10,9 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
 from swagger_ui_bundle import swagger_ui_path
 
+from .. import workers
 from ..services.errors import ServiceError
 from ..services.records import redacting_log_records
 from . import (
@@ -42,6 +42,7 @@ from . import (
 from .auditing import record_refusal
 from .envelope import error, service_error
 from .middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
+from .offload import Offload
 
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"
@@ -66,7 +67,8 @@ def create_api() -> FastAPI:
     @api.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
         response = service_error(request, exc)
-        await run_in_threadpool(record_refusal, request, json.loads(response.body))
+        # on the worker that serves the route (api/offload.py); sent there from the loop otherwise
+        await workers.run(record_refusal, request, json.loads(response.body))
         return response
 
     @api.exception_handler(Exception)
@@ -100,6 +102,8 @@ def create_api() -> FastAPI:
     api.include_router(saml.router)
     api.include_router(system.router)
 
+    # innermost: the routes and what they do run on the worker pool (api/offload.py)
+    api.add_middleware(Offload, route_paths=lambda: [path for _, path in route_table(api)])
     api.add_middleware(CrossOrigin)
     api.add_middleware(CsrfGuard)
     api.add_middleware(SecurityHeaders)

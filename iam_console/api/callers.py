@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+from urllib.parse import unquote_plus
 
 from fastapi import Request, Response
 from sqlmodel import Session
 from starlette.requests import cookie_parser
 
 from ..models import AuthSession, User
-from ..services import access, addresses, auth, credentials
+from ..services import access, addresses, auth, credentials, outbound
 from ..services.auth import account_for_token
 from ..services.errors import ServiceError
 from ..settings import settings
@@ -45,7 +46,10 @@ def signed_in(db: Session, request: Request) -> tuple[User, AuthSession] | None:
     return account_for_token(db, session_token(request))
 
 
-def basic_credentials(request: Request) -> tuple[str, str] | None:
+def basic_credentials(request: Request, *, form_encoded: bool = False) -> tuple[str, str] | None:
+    """The HTTP Basic pair. `form_encoded`: an OAuth client's, whose id and secret are each
+    form-encoded before they are joined (RFC 6749 §2.3.1), so both are decoded after the split;
+    elsewhere the pair is taken as sent (the SDKs' clientId:clientSecret, as Casdoor takes it)."""
     header = request.headers.get("authorization", "")
     if not header.lower().startswith("basic "):
         return None
@@ -53,6 +57,8 @@ def basic_credentials(request: Request) -> tuple[str, str] | None:
         user, _, password = base64.b64decode(header[6:].strip()).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError):
         return None
+    if form_encoded:
+        return unquote_plus(user), unquote_plus(password)
     return user, password
 
 
@@ -76,6 +82,14 @@ def other_credentials(request: Request) -> bool:
 
 
 def actor(db: Session, request: Request) -> access.Actor:
+    """Who is calling; the outbound calls the request makes count against their organization
+    (services/outbound.py, note_caller)."""
+    found = _credentials_actor(db, request)
+    outbound.note_caller(found.organization)
+    return found
+
+
+def _credentials_actor(db: Session, request: Request) -> access.Actor:
     token = bearer_token(request)
     if token:
         return credentials.from_bearer(db, token)

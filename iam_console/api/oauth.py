@@ -69,8 +69,8 @@ async def _parameters(request: Request) -> dict[str, str]:
 
 
 def _client_credentials(request: Request, values: dict[str, str]) -> tuple[str, str]:
-    """client_id/client_secret from the body, else HTTP Basic."""
-    basic = basic_credentials(request)
+    """client_id/client_secret from the body, else HTTP Basic (client_secret_basic: form-encoded)."""
+    basic = basic_credentials(request, form_encoded=True)
     if values.get("client_id"):
         secret = values.get("client_secret", "")
         if not secret and basic and basic[0] == values["client_id"]:

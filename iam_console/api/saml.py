@@ -77,6 +77,8 @@ def _sso(request: Request, owner: str, application: str, params: dict[str, str],
         if not redirect_binding:  # on as a GET of the same request: the browser's session cookie comes along
             return RedirectResponse(saml_idp.resume_path(sso, saml_idp.redeflate(params.get("SAMLRequest", ""))),
                                     status_code=303, headers=NO_STORE)
+        if saml_idp.name_id_refused(sso):  # answered before anyone signs in: no user would change it
+            return page(saml_idp.invalid_name_id_policy_page(db, sso))
         here = saml_idp.resume_path(sso, "", raw_query)
         account = signed_in(db, request)
         user = account[0] if account is not None else None
@@ -160,8 +162,8 @@ def _acs(request: Request, form: dict[str, str]) -> Response:
     saml_response = form.get("SAMLResponse", "")
     with session_scope() as db:
         request_id = saml_sp.answered_request(saml_response)
-        started = upstream.peek(db, request_id)
-        if started is not None and upstream.kind_of(started) == upstream.SAML:  # a provider button's sign-in
+        started = upstream.saml_start(db, request_id)
+        if started is not None:  # a provider button's sign-in
             if not request.cookies.get(upstream.COOKIE) and not form.get(BOUNCED):
                 # posted from the IdP's site, the browser left out its SameSite=Lax binding cookie:
                 # posted again from here, it comes along
@@ -229,15 +231,20 @@ async def acs(request: Request) -> Response:
 def login_with_saml(request: Request, body: dict) -> Response:
     """Casdoor's /api/login with samlResponse (its front end posts what /api/acs received): the
     Response checked as /api/acs checks it (saml_sp.accept: its request used up), for the
-    application and provider that request named. Answered as /api/login answers a password
-    sign-in (type login: the session; with an authorization request in the query: the code), or
-    NextMfa and the methods when the account owes a second factor."""
+    application and provider that request named. A Response to a provider button's request (bound
+    to the browser that started it) is taken from that browser only, as at /api/acs. Answered as
+    /api/login answers a password sign-in (type login: the session; with an authorization request
+    in the query: the code), or NextMfa and the methods when the account owes a second factor."""
     from .account import authorization_in  # /api/login's own checks and answer
     from .account import signed_in as answered
 
     with session_scope() as db:
         checked = authorization_in(db, dict(request.query_params))
-        assertion = saml_sp.accept(db, field(body, "samlResponse", str, ""))
+        saml_response = field(body, "samlResponse", str, "")
+        request_id = saml_sp.answered_request(saml_response)
+        if upstream.saml_start(db, request_id) is not None:  # a provider button's: the browser that started it
+            upstream.consume(db, request_id, request.cookies.get(upstream.COOKIE, ""), kind=upstream.SAML)
+        assertion = saml_sp.accept(db, saml_response)
         named = field(body, "application", str, "")
         if checked is not None:
             named = checked.application.name

@@ -102,7 +102,7 @@ def challenge(db: Session, application_id: str, client_ip: str) -> dict[str, Any
 def picture(db: Session, client_ip: str) -> dict[str, str]:
     """A new Default captcha: its id (what verify checks an answer against) and its picture
     (PNG, base64), counted against the asking address."""
-    throttle.hit(db, f"captcha:{client_ip}", *PER_ADDRESS)
+    throttle.hit(db, f"captcha:{client_ip}", *PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     digits, nonce, expires = _answer(), secrets.token_hex(12), int(time.time()) + LIFETIME_SECONDS
     drawn = _drawer.generate(digits).getvalue()
     return {"captchaId": f"{nonce}.{expires}.{_mac(db, nonce, expires, digits)}",

@@ -85,21 +85,40 @@ def check_pair(algorithm: str, bit_size: int, cert_pem: str, key_pem: str) -> x5
     check_settings(algorithm, bit_size)
     certificate = parse_certificate(cert_pem)
     key = parse_private_key(key_pem)
-    if algorithm in _CURVES:
-        fits = isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, _CURVES[algorithm])
-    else:
-        fits = isinstance(key, rsa.RSAPrivateKey)
-    if not fits:
-        raise ServiceError("The private key does not fit the crypto algorithm %s", algorithm)
-    if algorithm not in _CURVES and key.key_size != bit_size:
-        raise ServiceError("The private key has %d bits, not %d", key.key_size, bit_size)
-    try:
-        certified = _spki(certificate.public_key())
-    except (ValueError, UnsupportedAlgorithm):
-        raise ServiceError("The certificate is not a valid PEM X.509 certificate") from None
-    if _spki(key.public_key()) != certified:
+    _check_fit(algorithm, bit_size, key, "private key")
+    if _spki(key.public_key()) != _certified(certificate):
         raise ServiceError("The private key does not match the certificate")
     return certificate
+
+
+def check_certificate(algorithm: str, bit_size: int, cert_pem: str) -> x509.Certificate:
+    """A pasted certificate without its private key (another party's: a SAML service provider's,
+    whose signatures it checks): it parses and its public key fits the settings as a key would."""
+    check_settings(algorithm, bit_size)
+    certificate = parse_certificate(cert_pem)
+    _certified(certificate)
+    _check_fit(algorithm, bit_size, certificate.public_key(), "certificate's key")
+    return certificate
+
+
+def _certified(certificate: x509.Certificate) -> bytes:
+    try:
+        return _spki(certificate.public_key())
+    except (ValueError, UnsupportedAlgorithm):
+        raise ServiceError("The certificate is not a valid PEM X.509 certificate") from None
+
+
+def _check_fit(algorithm: str, bit_size: int, key, what: str) -> None:
+    """A private or public key of the algorithm's family, and of the bit size for RSA and PSS."""
+    if algorithm in _CURVES:
+        fits = isinstance(key, ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey) \
+            and isinstance(key.curve, _CURVES[algorithm])
+    else:
+        fits = isinstance(key, rsa.RSAPrivateKey | rsa.RSAPublicKey)
+    if not fits:
+        raise ServiceError(f"The {what} does not fit the crypto algorithm %s", algorithm)
+    if algorithm not in _CURVES and key.key_size != bit_size:
+        raise ServiceError(f"The {what} has %d bits, not %d", key.key_size, bit_size)
 
 
 def not_after(certificate: x509.Certificate) -> datetime:

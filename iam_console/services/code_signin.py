@@ -70,7 +70,7 @@ def send_code(db: Session, application_id: str, address: str, *, country_code: s
     if not address.strip():
         raise ServiceError(verifications.EMPTY_DEST[kind_of(address)])
     captcha.check(db, application, client_ip, captcha_type, captcha_token, captcha_id)
-    throttle.hit(db, f"code-signin:{client_ip}", *SENDS_PER_ADDRESS)
+    throttle.hit(db, f"code-signin:{client_ip}", *SENDS_PER_ADDRESS, throttle.TOO_MANY_CODES)
     organization = lookup.organization(db, application.organization)
     if organization is None:
         raise ServiceError("The organization: %s does not exist", application.organization)

@@ -182,6 +182,7 @@ def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: st
             options = _amounts(product.recharge_options)
             if product.disable_custom_recharge and price not in options:
                 raise ServiceError("The amount %s is not one of the product's recharge options", str(price))
+            balance.check_recharge(db, user, product.currency)  # a balance has one currency
         else:
             price = product.price
             if product.sold + quantity > product.quantity:
@@ -368,8 +369,10 @@ def settle(db: Session, payment: m.Payment, order: m.Order, provider: m.Provider
     recharge = sum((money_of(i.get("price", 0)) * int(i.get("quantity") or 1) for i in infos
                     if i.get("isRecharge")), Decimal(0))
     if recharge:
+        if user is None:
+            raise ServiceError("the user: %s does not exist", payment.user)
         transaction("Recharge", recharge)
-        balance.give(db, payment.owner, payment.user, recharge)
+        balance.give(db, user, recharge, order.currency)
     for info in infos:
         if info.get("planName"):
             _subscribe(db, payment, str(info.get("pricingName", "")), str(info["planName"]), now)

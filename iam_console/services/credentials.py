@@ -39,6 +39,26 @@ def from_client_credentials(db: Session, client_id: str, client_secret: str) -> 
     return Actor(application=application)
 
 
+KEY_IN_USE = "This access key is already in use: choose another"
+
+
+def check_access_key_free(db: Session, access_key: str, *, user: User | None = None, key: Key | None = None) -> None:
+    """An access key names one user or one Key record across every organization (from_access_key
+    looks a key up by itself): one equal to another's would never work, or open the other. `user`
+    or `key` is the record being saved, which may keep its own. The refusal names no holder."""
+    if not access_key:
+        return
+    users = select(User.pk).where(User.access_key == access_key)
+    keys = select(Key.pk).where(Key.access_key == access_key)
+    if user is not None and user.pk is not None:
+        users = users.where(User.pk != user.pk)
+    if key is not None and key.pk is not None:
+        keys = keys.where(Key.pk != key.pk)
+    with db.no_autoflush:
+        if db.exec(users.limit(1)).first() is not None or db.exec(keys.limit(1)).first() is not None:
+            raise ServiceError(KEY_IN_USE)
+
+
 def from_access_key(db: Session, access_key: str, access_secret: str) -> Actor:
     """A user's own access key (add-user-keys), else an API key (add-key): active, not
     expired, acting as its user or as the client of its application, both of the key's

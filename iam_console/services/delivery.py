@@ -21,7 +21,8 @@
   base URLs are settings (IAM_TELEGRAM_API, IAM_SLACK_API, IAM_DISCORD_API), so that a local
   stand-in can receive them.
 - All connect through services/outbound.py: an internal address is refused unless
-  IAM_OUTBOUND_ALLOW lists it, and the whole exchange has a time limit.
+  IAM_OUTBOUND_ALLOW lists it, the whole exchange has a time limit, and it counts against the
+  provider's organization's outbound calls in progress (outbound.on_behalf_of).
 - Every other type needs a third-party service on the internet and is refused with a clear
   message rather than pretending to send.
 """
@@ -84,8 +85,8 @@ def _smtp(provider: Provider) -> Iterator[smtplib.SMTP]:
     port = provider.port or (SMTPS_PORT if security == "smtps" else 25)
     context = ssl.create_default_context()
     try:
-        with outbound.smtp(host, port, implicit_tls=security == "smtps", context=context,
-                           timeout=TIMEOUT_SECONDS) as client:
+        with outbound.on_behalf_of(provider.owner), outbound.smtp(
+                host, port, implicit_tls=security == "smtps", context=context, timeout=TIMEOUT_SECONDS) as client:
             client.ehlo()
             if security != "smtps":
                 if client.has_extn("starttls"):
@@ -147,7 +148,7 @@ def send_sms(provider: Provider, phone: str, text: str, code: str = "") -> None:
     else:
         request = {"data": fields}
     try:
-        with outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
+        with outbound.on_behalf_of(provider.owner), outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
             answer = client.request(method, endpoint, headers=headers, **request)
     except (httpx.HTTPError, outbound.OutboundError) as exc:
         raise ServiceError("Failed to send the SMS: %s", str(exc)[:300]) from None
@@ -179,7 +180,7 @@ def _send_chat(provider: Provider, content: str) -> None:
     `"ok": false` on a 200) is the error."""
     url, headers, body = _chat_request(provider, content)
     try:
-        with outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
+        with outbound.on_behalf_of(provider.owner), outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
             answer = client.post(url, headers=headers, json=body)
     except (httpx.HTTPError, outbound.OutboundError) as exc:
         raise ServiceError("Failed to send the notification: %s", str(exc)[:300]) from None
@@ -212,7 +213,7 @@ def send_notification(provider: Provider, content: str, recipient: str) -> None:
         raise ServiceError("The Notification provider %s has an unsupported method: %s", provider.name, method)
     fields = {provider.title or "content": content, **({"recipient": recipient} if recipient else {})}
     try:
-        with outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
+        with outbound.on_behalf_of(provider.owner), outbound.http_client(timeout=TIMEOUT_SECONDS) as client:
             answer = client.request(method, endpoint, **({"params": fields} if method == "GET" else {"data": fields}))
     except (httpx.HTTPError, outbound.OutboundError) as exc:
         raise ServiceError("Failed to send the notification: %s", str(exc)[:300]) from None

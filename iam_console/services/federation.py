@@ -13,11 +13,11 @@ kept.
 
 Order of `resolve`, as Casdoor's /api/login with a provider: the user linked to the upstream id
 signs in; else, when the application's enableLinkWithEmail is on, the user of the application's
-organization with the identity's email (only an email the provider says is verified) is linked and
-signs in; else a user is signed up when the application and the provider row allow it, under the
-sign-up form's invitation rules (services/signup.invitation_for). The
-application's provider row must allow sign-in (canSignIn) for every sign-in, and its country
-codes bound where a signed-up account may come from."""
+organization with the identity's email (only an email the provider says is verified, and only to an
+account whose own email is trusted: `email_trusted`) is linked and signs in; else a user is
+signed up when the application and the provider row allow it, under the sign-up form's invitation
+rules (services/signup.invitation_for). The application's provider row must allow sign-in
+(canSignIn) for every sign-in, and its country codes bound where a signed-up account may come from."""
 
 from __future__ import annotations
 
@@ -55,6 +55,8 @@ NOT_ALLOWED_VIA = ("The account for provider: %s and username: %s (%s) does not 
 LINKED_ELSEWHERE = ("The account for provider: %s and username: %s (%s) is already linked to another account: "
                     "%s (%s)")
 FORBIDDEN = "The user is forbidden to sign in, please contact the administrator"
+UNVERIFIED_EMAIL = ("The account with the email %s has not verified it, so it is not linked by email: sign in to "
+                    "it and link the provider from the account page, or ask an administrator")
 REGION_REFUSED = "Your region is not allow to signup by phone"
 
 
@@ -225,6 +227,14 @@ def _link(db: Session, user: m.User, provider: m.Provider, identity: UpstreamIde
     db.flush()
 
 
+def email_trusted(user: m.User) -> bool:
+    """Whether an account's email may receive a link by email: the account proved it (a code, or a
+    provider that vouched for it), or the account was not made by sign-up (an admin's add-user, an
+    import, a syncer, LDAP: an administrator gave the address). A self-made account's unproven email
+    is anyone's claim (docs/security.md, "Upstream identity providers")."""
+    return user.email_verified or user.register_type != signup.SELF_SIGN_UP
+
+
 def _usable(user: m.User) -> m.User:
     if user.is_deleted or user.is_forbidden:
         raise ServiceError(FORBIDDEN)
@@ -273,7 +283,7 @@ def _sign_up(db: Session, application: m.Application, organization: m.Organizati
         "emailVerified": bool(email) and identity.email_verified, "avatar": identity.avatar or
         organization.default_avatar, "countryCode": identity.country_code, "region": identity.country_code,
         "score": organization.init_score, "isAdmin": False, "signupApplication": application.name,
-        "groups": groups, "tag": application.default_tag, "registerType": "Application Signup",
+        "groups": groups, "tag": application.default_tag, "registerType": signup.SELF_SIGN_UP,
         "invitation": invitation.name if invitation is not None else "",
         "invitationCode": invitation_code.strip() if invitation is not None else "",
         "registerSource": f"{organization.name}/{application.name}", "createdIp": client_ip[:100],
@@ -329,6 +339,8 @@ def resolve(db: Session, application: m.Application, provider: m.Provider, row: 
             user = _usable(matches[0])
             if not row.can_sign_in:
                 raise ServiceError(NO_SIGN_IN, provider.name, application.name)
+            if not email_trusted(user):
+                raise ServiceError(UNVERIFIED_EMAIL, identity.email)
             if linked_value(user, provider.type):
                 raise ServiceError(LINKED_ELSEWHERE, provider.type, identity.username, identity.display_name,
                                    user.name, user.display_name)

@@ -126,5 +126,5 @@ def info_by_code(db: Session, application_id: str, code: str, client_ip: str) ->
         raise ServiceError("The application: %s does not exist", application_id[:200])
     if not code:
         raise ServiceError("Invitation code is invalid")
-    throttle.hit(db, f"invitation-code:{client_ip}", *CODE_CHECKS)
+    throttle.hit(db, f"invitation-code:{client_ip}", *CODE_CHECKS, throttle.TOO_MANY_REQUESTS)
     return {**to_wire(find_by_code(db, application, code)), **HIDDEN}

@@ -117,17 +117,19 @@ def directory_user(attributes: dict[str, Any]) -> dict[str, str]:
 def users(row: Ldap) -> Iterator[dict[str, str]]:
     """The directory's users under the record's base DN and filter, as LdapUsers, one
     page of PAGE_SIZE at a time: the whole directory is never in memory."""
-    conn = connect(row)
-    try:
-        entries = conn.extend.standard.paged_search(row.base_dn, _filter(row), SUBTREE, attributes=list(ATTRIBUTES),
-                                                    paged_size=PAGE_SIZE, generator=True)
-        for entry in entries:
-            if entry.get("type") == "searchResEntry":
-                yield directory_user(entry.get("attributes") or {})
-    except LDAPException as exc:
-        raise ServiceError("Failed to search the LDAP server: %s", _reason(exc)) from None
-    finally:
-        conn.unbind()
+    with outbound.on_behalf_of(row.owner):  # the directory is the organization's: one of its outbound calls
+        conn = connect(row)
+        try:
+            entries = conn.extend.standard.paged_search(row.base_dn, _filter(row), SUBTREE,
+                                                        attributes=list(ATTRIBUTES), paged_size=PAGE_SIZE,
+                                                        generator=True)
+            for entry in entries:
+                if entry.get("type") == "searchResEntry":
+                    yield directory_user(entry.get("attributes") or {})
+        except LDAPException as exc:
+            raise ServiceError("Failed to search the LDAP server: %s", _reason(exc)) from None
+        finally:
+            conn.unbind()
 
 
 # --- sign-in by bind ---
@@ -151,6 +153,11 @@ def bind_user(db: Session, user: User, password: str) -> bool:
     an account backed by the directory from a missing one."""
     if not password:
         return False  # an empty simple bind is an anonymous bind that "succeeds"
+    with outbound.on_behalf_of(user.owner):  # the directories are the organization's: one of its outbound calls
+        return _bind_user(db, user, password)
+
+
+def _bind_user(db: Session, user: User, password: str) -> bool:
     found = False
     for row in db.exec(select(Ldap).where(Ldap.owner == user.owner).order_by(Ldap.pk)).all():
         query = auth_filter(row, user)

@@ -69,7 +69,7 @@ def provider(db: Session, actor: Actor, category: str, name: str = "") -> m.Prov
 
 def count(db: Session, actor: Actor, calls: int) -> None:
     for _ in range(calls):
-        throttle.hit(db, f"send:{actor.id}", SENDS, WINDOW_SECONDS)
+        throttle.hit(db, f"send:{actor.id}", SENDS, WINDOW_SECONDS, throttle.TOO_MANY_SENT)
 
 
 def send_email(db: Session, actor: Actor, data: dict, request: Request) -> None:

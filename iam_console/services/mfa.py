@@ -125,8 +125,10 @@ def _audit(db: Session, actor: Actor, user: m.User, action: str, request: Reques
 def limit_checks(db: Session, user: m.User, client_ip: str) -> None:
     """Count one code check against the account and the client address (committed);
     refuse it past either limit, before anything is compared."""
-    throttle.hit(db, f"code-check:user:{user.owner}/{user.name}", CHECKS_PER_ACCOUNT, CHECK_WINDOW_SECONDS)
-    throttle.hit(db, f"code-check:ip:{client_ip or '-'}", CHECKS_PER_ADDRESS, CHECK_WINDOW_SECONDS)
+    throttle.hit(db, f"code-check:user:{user.owner}/{user.name}", CHECKS_PER_ACCOUNT, CHECK_WINDOW_SECONDS,
+                 throttle.FROZEN)
+    throttle.hit(db, f"code-check:ip:{client_ip or '-'}", CHECKS_PER_ADDRESS, CHECK_WINDOW_SECONDS,
+                 throttle.FROZEN)
 
 
 def _totp_matches(db: Session, user: m.User, secret: str, passcode: str) -> bool:

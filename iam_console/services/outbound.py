@@ -21,9 +21,22 @@ The rule:
   server that answers one byte at a time cannot hold a worker. An HTTP answer is read whole
   within it, up to `max_bytes`. LDAP, whose directory sync streams for as long as the directory
   is large, has ldap3's limits per operation instead (to connect, to receive).
+- A host is a host name or an IP address written the usual way (`check_host`): the other
+  spellings of IPv4 that resolvers take (0177.0.0.1, 0x7f.1, 127.1, 2130706433, 127.000.000.001)
+  are refused, as is a port outside 0-65535. The same check refuses them when an administrator
+  saves a destination (`check_url`, `check_host`; services/kinds/).
 
-A refused destination, an unknown host, a passed time limit or an oversized answer is an
-OutboundError (a ServiceError: its message reaches the caller and names the host).
+An organization's calls are counted (`on_behalf_of`, around each exchange with a destination an
+organization's record names; else each call within a time limit counts against the caller's
+organization, `note_caller`): at most IAM_OUTBOUND_PER_ORGANIZATION of them at once in a process,
+one more being refused at once. The calls run on worker threads (iam_console/workers.py), and a
+call waiting on a slow destination parks its thread for up to its time limit: the cap keeps one
+organization from parking them all (docs/security.md, "Availability").
+
+A refused destination, a malformed host or URL, an unknown host, a passed time limit, an
+oversized answer or a call beyond the organization's cap is an OutboundError (a ServiceError: its
+message reaches the caller and names the host or the organization), whichever library would have
+raised.
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ import socket
 import ssl
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -45,6 +59,7 @@ from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
@@ -124,6 +139,125 @@ class AllowList:
 ALLOWED = AllowList.parse(settings.outbound_allow)
 
 
+# --- calls per organization ---
+
+PER_ORGANIZATION = settings.outbound_per_organization
+_in_progress: Counter[str] = Counter()
+_counting = threading.Lock()
+_serving: ContextVar[str | None] = ContextVar("outbound_serving", default=None)
+
+
+@contextmanager
+def on_behalf_of(organization: str) -> Iterator[None]:
+    """The outbound calls inside serve a record of `organization` (its provider, directory,
+    syncer): while they run they count against its PER_ORGANIZATION, and beyond it the call is
+    refused at once rather than parking another worker thread. Inside another, the outer one
+    counts; the server's own calls (no organization's record) are not counted."""
+    if _serving.get() is not None or not organization:
+        yield
+        return
+    with _counting:
+        if _in_progress[organization] >= PER_ORGANIZATION:
+            raise OutboundError("The organization %s already has %d outbound calls in progress: try again when "
+                                "one has finished", organization, PER_ORGANIZATION)
+        _in_progress[organization] += 1
+    token = _serving.set(organization)
+    try:
+        yield
+    finally:
+        with _counting:
+            _in_progress[organization] -= 1
+            if not _in_progress[organization]:
+                del _in_progress[organization]
+        # a generator (ldap_client.users) closed from another context cannot reset it there
+        with suppress(ValueError):
+            _serving.reset(token)
+
+
+_caller: ContextVar[str] = ContextVar("outbound_caller", default="")
+
+
+def note_caller(organization: str) -> None:
+    """The organization of the caller a request or console event serves (api/callers.py, the
+    console's viewer): a call that no record's organization claims (on_behalf_of) counts
+    against it. Set in the context of that one request or event."""
+    _caller.set(organization)
+
+
+def in_progress(organization: str) -> int:
+    """How many of the organization's outbound calls are running in this process."""
+    with _counting:
+        return _in_progress[organization]
+
+
+# --- the shape of a destination ---
+
+# a name whose last label is a number is an IPv4 address to URL parsers (the WHATWG URL standard)
+NUMERIC_LABEL = re.compile(r"0x[0-9a-f]*|[0-9]+")
+USUAL_IPV4 = ("The host %s is not an IP address as usually written: an IPv4 address is four decimal "
+              "numbers from 0 to 255 without leading zeros")
+
+
+def check_host(host: str) -> str:
+    """The host as the guard judges it (host_key), when it is a host name (an internationalized
+    one in its ASCII form) or an IP address written the usual way; OutboundError otherwise.
+    Resolvers also read 0177.0.0.1 (octal), 0x7f.1 (hex), 127.1 (short), 2130706433 (one number)
+    and 127.000.000.001 (leading zeros) as IPv4 addresses, and libraries disagree on them (httpx
+    refuses some; the C resolver reads 010 as 8): such a host names no address for certain, so
+    it is refused before anything is resolved."""
+    name = host_key(host)
+    if not name:
+        raise OutboundError("The destination has no host")
+    try:
+        ipaddress.ip_address(name)  # four decimal numbers without leading zeros, or IPv6
+        return name
+    except ValueError:
+        pass
+    try:
+        ascii_name = name.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise OutboundError("The host %s is not a valid host name or IP address", name[:200]) from None
+    if NUMERIC_LABEL.fullmatch(ascii_name.rsplit(".", 1)[-1]):
+        raise OutboundError(USUAL_IPV4, name[:200])
+    if not HOST_NAME.fullmatch(ascii_name):
+        raise OutboundError("The host %s is not a valid host name or IP address", name[:200])
+    return name
+
+
+def check_port(port: int) -> None:
+    if not 0 <= port <= 65535:  # the resolver would wrap a larger one around to another port
+        raise OutboundError("The port %d is not between 0 and 65535", port)
+
+
+def _check_host_of(url: str) -> None:
+    """check_host on a URL httpx refused, whose refusal says best what is wrong with its host."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return
+    if host:
+        check_host(host)
+
+
+def check_url(url: str, what: str) -> None:
+    """A URL the guarded HTTP client can call: http or https, with a host check_host takes and a
+    valid port. `what` names the field in the refusal ("webhook URL")."""
+    if url != url.strip():
+        raise OutboundError("The %s cannot start or end with a space", what)
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        _check_host_of(url)
+        raise OutboundError("The %s is not a valid URL: %s", what, str(exc)[:200]) from None
+    if parsed.scheme not in ("http", "https"):
+        raise OutboundError("The %s must be an http or https URL: %s", what, url[:200])
+    if not parsed.raw_host:
+        raise OutboundError("The %s has no host: %s", what, url[:200])
+    check_host(parsed.raw_host.decode("ascii"))
+    if parsed.port is not None:
+        check_port(parsed.port)
+
+
 # --- the time limit ---
 
 class _Deadline:
@@ -174,17 +308,18 @@ def time_limit(host: str, seconds: float = TIMEOUT_SECONDS) -> Iterator[None]:
     if _deadline.get() is not None:
         yield
         return
-    deadline = _Deadline(seconds)
-    token = _deadline.set(deadline)
-    try:
-        yield
-    except Exception as exc:
-        if time.monotonic() >= deadline.at:
-            raise OutboundError("The host %s did not answer within %s seconds", host, f"{seconds:g}") from exc
-        raise
-    finally:
-        _deadline.reset(token)
-        deadline.close()
+    with on_behalf_of(_caller.get()):  # unless a record's organization counts it already
+        deadline = _Deadline(seconds)
+        token = _deadline.set(deadline)
+        try:
+            yield
+        except Exception as exc:
+            if time.monotonic() >= deadline.at:
+                raise OutboundError("The host %s did not answer within %s seconds", host, f"{seconds:g}") from exc
+            raise
+        finally:
+            _deadline.reset(token)
+            deadline.close()
 
 
 def _remaining(timeout: float | None) -> float:
@@ -213,9 +348,8 @@ _resolver = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbound-resol
 def resolve(host: str, port: int, timeout: float | None = None) -> list[tuple]:
     """getaddrinfo's TCP entries for host and port, every address checked; the connection must
     go to one of these. OutboundError when the host is refused or does not resolve in time."""
-    name = host_key(host)
-    if not name:
-        raise OutboundError("The destination has no host")
+    name = check_host(host)
+    check_port(port)
     wait = _remaining(timeout)
     lookup = _resolver.submit(socket.getaddrinfo, name, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     try:
@@ -309,6 +443,19 @@ def http_client(*, timeout: float = TIMEOUT_SECONDS, verify: ssl.SSLContext | bo
     return guarded_client(httpx.Client, timeout=timeout, verify=verify, max_bytes=max_bytes, **options)
 
 
+@contextmanager
+def _url_errors(url: object = "") -> Iterator[None]:
+    """httpx's refusals of a URL (a malformed one, another scheme) as OutboundError, the error
+    every caller of the guard handles (httpx.InvalidURL is no httpx.HTTPError)."""
+    try:
+        yield
+    except httpx.InvalidURL as exc:
+        _check_host_of(str(url))
+        raise OutboundError("The URL is not valid: %s", str(exc)[:200]) from None
+    except httpx.UnsupportedProtocol as exc:
+        raise OutboundError("The URL must be an http or https URL: %s", str(exc)[:200]) from None
+
+
 @functools.cache
 def _guarded(client_class: type[httpx.Client]) -> type[httpx.Client]:
     """client_class whose every send, the redirects' hops included, runs within one time limit.
@@ -318,8 +465,12 @@ def _guarded(client_class: type[httpx.Client]) -> type[httpx.Client]:
             super().__init__(**options)
             self._time_limit = time_limit
 
+        def build_request(self, method: str, url: httpx.URL | str, **options) -> httpx.Request:
+            with _url_errors(url):
+                return super().build_request(method, url, **options)
+
         def send(self, request: httpx.Request, **options) -> httpx.Response:
-            with time_limit(request.url.host, self._time_limit):
+            with _url_errors(), time_limit(request.url.host, self._time_limit):
                 return super().send(request, **options)
 
     Guarded.__name__ = Guarded.__qualname__ = f"Guarded{client_class.__name__}"

@@ -63,7 +63,7 @@ def _account(db: Session, organization: str, username: str) -> m.User:
 
 def contacts(db: Session, organization: str, username: str, client_ip: str) -> tuple[dict, str]:
     """(the account's name, email and phone, how `username` named it: email, phone or username)."""
-    throttle.hit(db, f"recovery:{client_ip}", *PER_ADDRESS)
+    throttle.hit(db, f"recovery:{client_ip}", *PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     user = _account(db, organization, username)
     typed = username.strip()
     if user.email and typed.lower() == user.email.lower():
@@ -119,7 +119,7 @@ def send_code(db: Session, application_id: str, check_user: str, dest: str, kind
         raise ServiceError(verifications.EMPTY_DEST[kind])
     application = application_for(db, application_id)
     captcha.check(db, application, client_ip, solved.type, solved.token, solved.captcha_id)
-    throttle.hit(db, f"recovery:{client_ip}", *PER_ADDRESS)
+    throttle.hit(db, f"recovery:{client_ip}", *PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     organization = lookup.organization(db, application.organization)
     if organization is None:
         raise ServiceError("Organization does not exist")

@@ -3,7 +3,11 @@ on each kind (Kind.references), are checked on every write. Each name must be a 
 that exists in the record's own organization, or a shared one where the declaration
 allows it, so that no record reaches into another organization through what it lists:
 a role cannot hold another organization's users, a group cannot hang under another
-organization's group, an application cannot sign with another organization's cert."""
+organization's group, an application cannot sign with another organization's cert.
+
+A global admin (a user of the built-in organization acting as its admin, not an application's
+client) writes Casdoor's data as Casdoor takes it: its references may name an existing record
+of any organization (docs/security.md "References")."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from . import builtin as b
+from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY, Kind, Ownership, Ref, organization_of
 
@@ -20,9 +25,17 @@ CHUNK = 500  # names asked for in one query
 # db.info key: the references found in this session, {(target kind, shared): {(organization, name)}};
 # bulk writes ask once per name, and a bulk upload puts its own rows there (known)
 FOUND = "references"
+ACROSS = "across"  # the key of what an across check found (any organization's records)
 
 
-def check(db: Session, kind: Kind, row: m.Named) -> None:
+def reaches_across(actor: Actor) -> bool:
+    """Whether the actor's references may name records of other organizations: a global admin
+    user's alone (an application's client and an organization admin stay within one)."""
+    return actor.user is not None and actor.is_global_admin
+
+
+def check(db: Session, kind: Kind, row: m.Named, *, across: bool = False) -> None:
+    """`across`: names of other organizations' records are taken (reaches_across)."""
     organization = organization_of(kind, row)
     for ref in kind.references:
         if ref.when is not None and getattr(row, ref.when[0]) not in ref.when[1]:
@@ -34,13 +47,14 @@ def check(db: Session, kind: Kind, row: m.Named) -> None:
             owner, name = _split(kind, ref, value, organization)
             if ref.wildcard and name == "*" and owner == organization:
                 continue
-            if owner != organization and not (ref.shared and owner == b.ADMIN_OWNER):
+            if owner != organization and not (ref.shared and owner == b.ADMIN_OWNER) and not across:
                 raise _not_ours(kind, ref, value, organization)
             wanted[(owner, name)] = value
-        missing = set(wanted) - _existing(db, ref, organization, set(wanted))
+        missing = set(wanted) - _existing(db, ref, organization, set(wanted), across)
         if missing:
             value = wanted[min(missing)]
-            if REGISTRY[ref.target].ownership is Ownership.ADMIN:  # named across organizations: one answer
+            # named across organizations: one answer for another organization's and a missing record
+            if REGISTRY[ref.target].ownership is Ownership.ADMIN and not across:
                 raise _not_ours(kind, ref, value, organization)
             raise ServiceError("The field %s names %s, which does not exist",
                                m.wire_name(kind.model, ref.attribute), value[:200])
@@ -48,7 +62,7 @@ def check(db: Session, kind: Kind, row: m.Named) -> None:
 
 def known(found: dict, kind: Kind, rows: list[m.Named]) -> None:
     """Take these rows as existing (a workbook's rows, named by rows of the same upload)."""
-    for shared in (False, True):
+    for shared in (False, True, ACROSS):
         found.setdefault((kind.name, shared), set()).update((organization_of(kind, row), row.name) for row in rows)
 
 
@@ -75,8 +89,11 @@ def _split(kind: Kind, ref: Ref, value: str, organization: str) -> tuple[str, st
     return owner, name
 
 
-def _existing(db: Session, ref: Ref, organization: str, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    found: set[tuple[str, str]] = db.info.setdefault(FOUND, {}).setdefault((ref.target, ref.shared), set())
+def _existing(db: Session, ref: Ref, organization: str, wanted: set[tuple[str, str]],
+              across: bool = False) -> set[tuple[str, str]]:
+    # an across check finds more than an ordinary one: its findings are kept apart
+    found: set[tuple[str, str]] = db.info.setdefault(FOUND, {}).setdefault(
+        (ref.target, ACROSS if across else ref.shared), set())
     asked = sorted(wanted - found)
     target = REGISTRY[ref.target]
     for start in range(0, len(asked), CHUNK):
@@ -86,9 +103,14 @@ def _existing(db: Session, ref: Ref, organization: str, wanted: set[tuple[str, s
             for name, owner, is_shared in db.exec(select(model.name, model.organization, model.is_shared).where(
                     model.owner == b.ADMIN_OWNER, model.name.in_([n for _, n in chunk]))).all():
                 # the organization's own, or one every organization signs in through
-                if owner == organization or (ref.shared and (is_shared or name == b.BUILT_IN_APP)):
+                if across or owner == organization or (ref.shared and (is_shared or name == b.BUILT_IN_APP)):
                     found.add((organization, name))
             continue
+        home = {organization, *([b.ADMIN_OWNER] if ref.shared and target.ownership is Ownership.SHARED else [])}
+        away = [(o, n) for o, n in chunk if o not in home] if across else []
+        for owner in sorted({o for o, _ in away}):  # owner/name of another organization: that one's record
+            found.update((owner, n) for n in _names(db, target, [n for o, n in away if o == owner], owner))
+        chunk = [pair for pair in chunk if pair not in away]
         if target.ownership is Ownership.SHARED:  # a bare name: the organization's own, else a shared one
             own = set(_names(db, target, [n for o, n in chunk if o == organization], organization))
             shared = set(_names(db, target, [n for o, n in chunk if o == b.ADMIN_OWNER or n not in own],

@@ -45,9 +45,11 @@ def validate_identity(db: Session, kind: Kind, row: m.Named) -> None:
     """owner and name well formed, the record's organization existing (add-record uses it alone)."""
     if not row.owner or not row.name:
         raise ServiceError("The owner and name cannot be empty")
-    if not NAME_PATTERN.match(row.name) or wire.CONTROL_CHARACTERS.search(row.name):
+    if not NAME_PATTERN.match(row.name) or wire.NAME_CONTROLS.search(row.name):
         raise ServiceError(NAME_RULE)
-    if wire.CONTROL_CHARACTERS.search(row.owner):
+    if not row.name.strip("."):  # "." and ".." are path segments: in URLs, file paths and ids
+        raise ServiceError("The name cannot be only dots")
+    if wire.NAME_CONTROLS.search(row.owner):
         raise ServiceError("The owner cannot contain control characters")
     if kind.ownership is Ownership.ADMIN and row.owner != b.ADMIN_OWNER:
         raise ServiceError("The owner of a %s must be admin", kind.name)
@@ -67,7 +69,7 @@ def validate(db: Session, actor: Actor, kind: Kind, row: m.Named) -> None:
         choice.check(getattr(row, choice.attribute))
     if own.validate:
         own.validate(db, actor, row)
-    references.check(db, kind, row)
+    references.check(db, kind, row, across=references.reaches_across(actor))
 
 
 def before_save(db: Session, actor: Actor, kind: Kind, old: m.Named | None, row: m.Named, changed: set[str]) -> None:

@@ -15,7 +15,12 @@ Response. docs/security.md, "SAML 2.0", states the rules.
   samlHashAlgorithm says so), the assertion too when enableSamlAssertionSignature is on; with
   inclusive C14N 1.0, or exclusive C14N 1.0 when enableSamlC14n10 is on (what most service
   providers, pysaml2 among them, ask for); deflated when enableSamlCompress is on. The
-  NameID is the user's name, or the email with useEmailAsSamlNameId; the attributes are Email,
+  NameID follows the request's NameIDPolicy Format (SAML core 3.4.1.1): emailAddress is the
+  user's email, persistent an opaque identifier of the user for that service provider alone
+  (the same at every sign-in), transient a new one at each; unspecified, or no policy, is the
+  user's name, or the email with useEmailAsSamlNameId. Any other format, or an email format for a
+  user without one, is answered with a Response of status Requester / InvalidNameIDPolicy (no
+  assertion). The metadata lists these four formats. The attributes are Email,
   Name, DisplayName and Roles, then the application's samlAttributes (none with
   disableSamlAttributes). The assertion is valid for five minutes.
 - ForceAuthn="true": a session signed in before the request was issued is not enough; the user
@@ -25,6 +30,9 @@ Response. docs/security.md, "SAML 2.0", states the rules.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote, urlencode
@@ -35,7 +43,7 @@ from sqlmodel import Session, select
 from .. import models as m
 from ..settings import settings
 from . import builtin as b
-from . import jwt_tokens, lookup, redirects
+from . import jwt_tokens, lookup, redirects, server_keys
 from . import saml_xml as x
 from .errors import ServiceError
 
@@ -49,8 +57,8 @@ ACS_REFUSED = "The AssertionConsumerServiceURL: %s doesn't exist in the allowed 
 NO_ACS = "The SAML request has no AssertionConsumerServiceURL and the application has no SAML reply URL"
 NOT_AUTHN_REQUEST = "The SAML message is not an AuthnRequest"
 SIGNATURE_REQUIRED = "The SAML request must be signed with the application's client cert"
-NAME_ID_FORMATS = (x.NAME_ID_EMAIL, "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent",
-                   "urn:oasis:names:tc:SAML:2.0:nameid-format:transient")
+# the NameID formats a request may ask for, listed in the metadata: the default first
+NAME_ID_FORMATS = (x.NAME_ID_UNSPECIFIED, x.NAME_ID_EMAIL, x.NAME_ID_PERSISTENT, x.NAME_ID_TRANSIENT)
 
 
 def application_of(db: Session, application_id: str) -> m.Application:
@@ -115,6 +123,7 @@ class SsoRequest:
     force_authn: bool = False
     is_passive: bool = False
     issued: datetime | None = None  # the request's IssueInstant
+    name_id_format: str = ""  # the request's NameIDPolicy Format ("" when it asks for none)
 
 
 def _client_cert(db: Session, application: m.Application):
@@ -163,8 +172,32 @@ def check_request(db: Session, owner: str, name: str, saml_request: str, relay_s
     issued = x.parse_instant(document.get("IssueInstant"))
     if force_authn and (issued is None or issued > x.now() + x.CLOCK_SKEW):
         raise ServiceError(x.BAD_MESSAGE)  # its time decides whether a session is recent enough
+    policy = document.find("samlp:NameIDPolicy", x.NS)
     return SsoRequest(application, request_id, issuer, acs, relay_state or "", force_authn,
-                      document.get("IsPassive", "").strip().lower() in ("true", "1"), issued)
+                      document.get("IsPassive", "").strip().lower() in ("true", "1"), issued,
+                      (policy.get("Format") or "").strip()[:200] if policy is not None else "")
+
+
+def name_id_refused(sso: SsoRequest) -> bool:
+    """The request asks for a NameID format this server does not give (answered InvalidNameIDPolicy)."""
+    return bool(sso.name_id_format) and sso.name_id_format not in NAME_ID_FORMATS
+
+
+def _name_id(db: Session, sso: SsoRequest, user: m.User) -> tuple[str, dict[str, str]] | None:
+    """The user's NameID for the request, with its attributes; None when the user has none of the
+    requested format (an email format for a user without an email)."""
+    wanted = sso.name_id_format
+    if wanted == x.NAME_ID_EMAIL or (wanted in ("", x.NAME_ID_UNSPECIFIED)
+                                     and sso.application.use_email_as_saml_name_id and user.email):
+        return (user.email, {"Format": x.NAME_ID_EMAIL}) if user.email else None
+    if wanted == x.NAME_ID_PERSISTENT:  # pairwise: no two service providers can tell it is the same user
+        key = server_keys.derived_key(db, "saml persistent name id")
+        subject = hmac.new(key, f"{sso.issuer}\0{user.owner}/{user.uuid or user.name}".encode(), hashlib.sha256)
+        return (base64.urlsafe_b64encode(subject.digest()).rstrip(b"=").decode(),
+                {"Format": x.NAME_ID_PERSISTENT, "NameQualifier": entity_id(), "SPNameQualifier": sso.issuer})
+    if wanted == x.NAME_ID_TRANSIENT:
+        return x.new_id(), {"Format": x.NAME_ID_TRANSIENT}
+    return user.name, {"Format": x.NAME_ID_UNSPECIFIED}
 
 
 def needs_fresh_sign_in(sso: SsoRequest, signed_in_at: datetime | None) -> bool:
@@ -224,9 +257,13 @@ def _attribute_values(db: Session, user: m.User, value: str) -> list[str]:
     return [value]
 
 
-def response(db: Session, sso: SsoRequest, user: m.User) -> str:
-    """The signed Response for a signed-in user, base64 (deflated first with enableSamlCompress)."""
+def response(db: Session, sso: SsoRequest, user: m.User) -> str | None:
+    """The signed Response for a signed-in user, base64 (deflated first with enableSamlCompress);
+    None when the user has no NameID of the requested format."""
     application = sso.application
+    name_id = _name_id(db, sso, user)
+    if name_id is None:
+        return None
     cert_row = _signing_cert(db, application)
     issued = x.now()
     expires = issued + timedelta(minutes=ASSERTION_MINUTES)
@@ -244,9 +281,7 @@ def response(db: Session, sso: SsoRequest, user: m.User) -> str:
     if application.enable_saml_assertion_signature:
         assertion.append(x.placeholder())
     subject = etree.SubElement(assertion, a + "Subject")
-    by_email = application.use_email_as_saml_name_id
-    _text(subject, a + "NameID", (user.email if by_email else user.name) or user.name,
-          {"Format": x.NAME_ID_EMAIL if by_email else x.NAME_ID_UNSPECIFIED})
+    _text(subject, a + "NameID", name_id[0], name_id[1])
     confirmation = etree.SubElement(subject, a + "SubjectConfirmation", {"Method": x.BEARER})
     etree.SubElement(confirmation, a + "SubjectConfirmationData", {
         "InResponseTo": sso.request_id, "Recipient": sso.acs_url, "NotOnOrAfter": x.instant(expires)})
@@ -278,13 +313,27 @@ def response(db: Session, sso: SsoRequest, user: m.User) -> str:
 
 
 def answer_page(db: Session, sso: SsoRequest, user: m.User) -> str:
-    """The page that posts the Response (and the RelayState) to the service provider."""
-    return x.auto_post_page(sso.acs_url, {"SAMLResponse": response(db, sso, user), "RelayState": sso.relay_state})
+    """The page that posts the Response (and the RelayState) to the service provider; an
+    InvalidNameIDPolicy one when the user has no NameID of the requested format."""
+    answer = response(db, sso, user)
+    if answer is None:
+        return invalid_name_id_policy_page(db, sso)
+    return x.auto_post_page(sso.acs_url, {"SAMLResponse": answer, "RelayState": sso.relay_state})
 
 
 def no_passive_page(db: Session, sso: SsoRequest) -> str:
     """IsPassive without a usable session: the page that posts the signed Response saying so
     (status Responder, sub-status NoPassive; no assertion) to the service provider."""
+    return _status_page(db, sso, x.RESPONDER, x.NO_PASSIVE)
+
+
+def invalid_name_id_policy_page(db: Session, sso: SsoRequest) -> str:
+    """A NameID format this server does not give, or the user has not: the page that posts the
+    signed Response saying so (status Requester, sub-status InvalidNameIDPolicy; no assertion)."""
+    return _status_page(db, sso, x.REQUESTER, x.INVALID_NAME_ID_POLICY)
+
+
+def _status_page(db: Session, sso: SsoRequest, top: str, second: str) -> str:
     cert_row = _signing_cert(db, sso.application)
     p = f"{{{x.PROTOCOL}}}"
     response_id = x.new_id()
@@ -292,8 +341,8 @@ def no_passive_page(db: Session, sso: SsoRequest) -> str:
         "ID": response_id, "Version": "2.0", "IssueInstant": x.instant(x.now()), "Destination": sso.acs_url,
         "InResponseTo": sso.request_id}, nsmap={"samlp": x.PROTOCOL, "saml": x.ASSERTION})
     _text(root, f"{{{x.ASSERTION}}}Issuer", entity_id())
-    status = etree.SubElement(etree.SubElement(root, p + "Status"), p + "StatusCode", {"Value": x.RESPONDER})
-    etree.SubElement(status, p + "StatusCode", {"Value": x.NO_PASSIVE})
+    status = etree.SubElement(etree.SubElement(root, p + "Status"), p + "StatusCode", {"Value": top})
+    etree.SubElement(status, p + "StatusCode", {"Value": second})
     root.insert(1, x.placeholder())
     c14n = x.EXC_C14N10 if sso.application.enable_saml_c14n10 else x.C14N10
     root = x.sign(root, response_id, cert_row.private_key, cert_row.certificate,

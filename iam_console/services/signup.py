@@ -26,12 +26,14 @@ from .access import Actor
 from .crud import NO_REQUEST, Request
 from .errors import ServiceError
 from .html import safe
+from .kinds.application import TEXT_ITEM, takes_value
 from .records import audit
 from .resources import REGISTRY
 from .wire import EMAIL
 
 NOT_ENABLED = "The application does not allow to sign up new account"
 NO_VERIFICATION = "No verification"
+SELF_SIGN_UP = "Application Signup"  # the registerType of an account made by sign-up (the form or a provider)
 SENDS_PER_ADDRESS = (20, 600)  # sign-up code sends a client address may make per window
 SIGNUPS_PER_ADDRESS = (20, 600)  # sign-up attempts a client address may make per window
 WHITESPACE = re.compile(r"\s")
@@ -97,10 +99,7 @@ class Items:
     def custom(self) -> list[dict]:
         """Items that are not a built-in field (text items, choices): their values go to properties."""
         return [item for name, item in self.by_name.items()
-                if name not in ITEM_FIELDS and item.get("type") and not is_html_text(name)]
-
-
-TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
+                if name not in ITEM_FIELDS and item.get("type") and takes_value(name)]
 
 
 def is_html_text(name: str) -> bool:
@@ -275,7 +274,7 @@ def _new_id(db: Session, application: m.Application, organization: str) -> str:
 def sign_up(db: Session, form: SignupForm, request: Request = NO_REQUEST) -> tuple[m.User, m.Organization,
                                                                                    m.Application]:
     """Check everything, then add the user; the caller opens its session."""
-    throttle.hit(db, f"signup:{form.client_ip}", *SIGNUPS_PER_ADDRESS)
+    throttle.hit(db, f"signup:{form.client_ip}", *SIGNUPS_PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     application = application_of(db, form.application)
     if not application.enable_sign_up:
         raise ServiceError(NOT_ENABLED)
@@ -316,7 +315,7 @@ def sign_up(db: Session, form: SignupForm, request: Request = NO_REQUEST) -> tup
         "avatar": organization.default_avatar, "score": organization.init_score, "isAdmin": False,
         "signupApplication": application.name, "groups": groups,
         "invitation": invitation.name if invitation is not None else "", "invitationCode": form.invitation_code,
-        "registerType": "Application Signup", "registerSource": f"{organization.name}/{application.name}",
+        "registerType": SELF_SIGN_UP, "registerSource": f"{organization.name}/{application.name}",
         "properties": {item["name"]: form.extra[item["name"].lower()][:1000] for item in items.custom()
                        if item["name"].lower() in form.extra},
     }
@@ -347,7 +346,7 @@ def send_code(db: Session, application_id: str, kind: str, dest: str, *, country
     if not items.visible(item) or items.rule(item) == NO_VERIFICATION:
         raise ServiceError("The application does not verify the %s at sign-up", item.lower())
     captcha.check(db, application, client_ip, captcha_type, captcha_token, captcha_id)
-    throttle.hit(db, f"signup-code:{client_ip}", *SENDS_PER_ADDRESS)
+    throttle.hit(db, f"signup-code:{client_ip}", *SENDS_PER_ADDRESS, throttle.TOO_MANY_CODES)
     organization = _organization(db, application)
     to = verifications.receiver(Actor(), organization, kind, dest, country_code)
     if kind == verifications.EMAIL_KIND:

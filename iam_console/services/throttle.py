@@ -1,9 +1,10 @@
 """Counters and one-time marks in the database, shared by every worker.
 
 - `hit`: count an attempt under a key within a fixed window; past the limit the
-  attempt is refused before anything is compared. The count is committed at once,
-  so a request that fails afterwards (a wrong code) still counts, and parallel
-  requests cannot slip past the limit: the database increments atomically.
+  attempt is refused before anything is compared, with the caller's message (what was
+  limited). The count is committed at once, so a request that fails afterwards (a wrong
+  code) still counts, and parallel requests cannot slip past the limit: the database
+  increments atomically.
 - `claim`: mark a key once; a second claim of the same key is refused (a TOTP code
   already used in its time step).
 - `take`: remove a key that is still alive, once: two requests racing for the same mark
@@ -27,7 +28,12 @@ from sqlmodel import Session
 from ..models import Throttle
 from .errors import ServiceError
 
+# What a refused `hit` says: what was limited, and in how many minutes to try again. The password
+# lockout's words are for checks of a password or code only; a limit on sending or asking says so.
 FROZEN = "You have entered the wrong password or code too many times, please wait for %d minutes and try again"
+TOO_MANY_SENT = "Too many messages were sent, please wait for %d minutes and try again"
+TOO_MANY_CODES = "Too many codes were asked for from this address, please wait for %d minutes and try again"
+TOO_MANY_REQUESTS = "Too many requests from this address, please wait for %d minutes and try again"
 TABLE = Throttle.__table__
 
 
@@ -60,9 +66,9 @@ def _sweep(db: Session, now: int) -> None:
     db.execute(sa.delete(TABLE).where(TABLE.c.expires < now))
 
 
-def hit(db: Session, key: str, limit: int, window_seconds: int) -> None:
-    """Count one attempt under `key`; refuse it (ServiceError, nothing compared) when the
-    window already holds `limit` attempts. Commits."""
+def hit(db: Session, key: str, limit: int, window_seconds: int, message: str) -> None:
+    """Count one attempt under `key`; refuse it (ServiceError `message`, with the minutes left in
+    the window; nothing compared) when the window already holds `limit` attempts. Commits."""
     now = _now()
     window = now // window_seconds
     expires = (window + 1) * window_seconds
@@ -72,7 +78,7 @@ def hit(db: Session, key: str, limit: int, window_seconds: int) -> None:
     db.commit()
     count = db.execute(sa.select(TABLE.c.count).where(TABLE.c.key == full_key)).scalar_one()
     if count > limit:
-        raise ServiceError(FROZEN, max(1, math.ceil((expires - now) / 60)))
+        raise ServiceError(message, max(1, math.ceil((expires - now) / 60)))
 
 
 def claim(db: Session, key: str, ttl_seconds: int) -> bool:

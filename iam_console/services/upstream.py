@@ -105,7 +105,7 @@ def _base(provider: m.Provider, default: str, label: str) -> str:
 def _discover(provider: m.Provider) -> dict[str, Any]:
     """The issuer's OpenID configuration, whose issuer must be the one configured."""
     issuer = _url(provider.issuer_url.strip().rstrip("/"), "issuer URL", provider)
-    with outbound.http_client(headers={"Accept": "application/json"}) as client:
+    with outbound.on_behalf_of(provider.owner), outbound.http_client(headers={"Accept": "application/json"}) as client:
         answer = client.get(issuer + DISCOVERY)
     if answer.status_code != 200:
         raise ServiceError("The discovery of %s answered HTTP %d", issuer, answer.status_code)
@@ -189,7 +189,7 @@ def _checked_start(db: Session, *, application_name: str, provider_name: str, me
                    user: m.User | None, client_ip: str) -> tuple[m.Application, m.Provider, federation.ProviderRow]:
     """The application and provider a new state is for, once the start is allowed. Each client
     address opens at most 60 states per 10 minutes."""
-    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS)
+    throttle.hit(db, f"upstream-start:{client_ip}", *STARTS_PER_ADDRESS, throttle.TOO_MANY_REQUESTS)
     if method not in federation.METHODS:
         raise ServiceError("Unknown method: %s", str(method)[:100])
     application = lookup.application(db, str(application_name or "")[:100])
@@ -312,8 +312,9 @@ def one_tap_identity(provider: m.Provider, row: federation.ProviderRow, state: m
     the state's nonce: the browser's word (the script's decoding of it) is not taken."""
     if not is_one_tap(provider, row):
         raise ServiceError(NOT_ONE_TAP, provider.name)
-    claims = id_tokens.verify(credential, id_tokens.Expected(settings.google_jwks, GOOGLE_ISSUERS,
-                                                             provider.client_id, state.nonce))
+    with outbound.on_behalf_of(provider.owner):  # Google's keys, when they are not cached
+        claims = id_tokens.verify(credential, id_tokens.Expected(settings.google_jwks, GOOGLE_ISSUERS,
+                                                                 provider.client_id, state.nonce))
     return identity_of(provider, claims)
 
 
@@ -368,6 +369,14 @@ def peek(db: Session, state: str) -> m.UpstreamState | None:
     if not state or len(state) > 200:
         return None
     return db.exec(select(m.UpstreamState).where(m.UpstreamState.state_hash == _hash(state))).first()
+
+
+def saml_start(db: Session, request_id: str) -> m.UpstreamState | None:
+    """The state of a provider button's SAML request (bound to the browser that started it), or
+    None for a request started otherwise (/api/get-saml-login). A Response to a button's request
+    is completed only by that browser, at /api/acs or /api/login alike (`consume`, kind SAML)."""
+    row = peek(db, request_id)
+    return row if row is not None and kind_of(row) == SAML else None
 
 
 def _claim(document: dict, path: str) -> Any:
@@ -447,6 +456,11 @@ def fetch_identity(provider: m.Provider, code: str, verifier: str, nonce: str = 
     tokens themselves are not kept."""
     if not code or len(code) > 2000:
         raise ServiceError("Failed to login in: %s", "the provider sent no code")
+    with outbound.on_behalf_of(provider.owner):  # the whole exchange is one call of the provider's organization
+        return _exchange(provider, code, verifier, nonce)
+
+
+def _exchange(provider: m.Provider, code: str, verifier: str, nonce: str) -> federation.UpstreamIdentity:
     found = endpoints(provider)
     with _client(provider, found.scope) as client:
         try:

@@ -123,7 +123,7 @@ def issue_nonce(db: Session, application_name: str, organization_name: str, prov
     application, _, provider, row = _provider(db, application_name, organization_name, provider_name)
     if not row.can_sign_in:
         raise ServiceError(federation.NO_SIGN_IN, provider.name, application.name)
-    throttle.hit(db, f"web3-nonce:{client_ip}", *NONCES_PER_CLIENT)
+    throttle.hit(db, f"web3-nonce:{client_ip}", *NONCES_PER_CLIENT, throttle.TOO_MANY_REQUESTS)
     now = utcnow()
     db.exec(delete(m.Web3Nonce).where(m.Web3Nonce.expires_at <= now))
     nonce = secrets.token_urlsafe(24)

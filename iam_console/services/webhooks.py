@@ -186,11 +186,21 @@ def verify(secret: str, timestamp: str, body: bytes, header: str, *, tolerance: 
     return age <= tolerance and hmac.compare_digest(signature(secret, timestamp, body), header)
 
 
+def _kept(text: str) -> str:
+    """A receiver's answer or an error as the event keeps it: cut, and without NUL (which no
+    database column takes: one such answer would lose the outcomes of its whole batch)."""
+    return text[:KEPT_RESPONSE].replace("\x00", "\ufffd")
+
+
 @dataclass(frozen=True)
 class Attempt:
     status_code: int = 0
     response: str = ""
     error: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "response", _kept(self.response))
+        object.__setattr__(self, "error", _kept(self.error))
 
     @property
     def succeeded(self) -> bool:
@@ -225,8 +235,8 @@ def send(hook: m.Webhook, event: m.WebhookEvent) -> Attempt:
     try:
         answer = _client().request(hook.method or "POST", hook.url, content=body, headers=headers)
     except (httpx.HTTPError, outbound.OutboundError, ValueError) as exc:
-        return Attempt(error=str(exc)[:KEPT_RESPONSE] or type(exc).__name__)
-    text = answer.text[:KEPT_RESPONSE]
+        return Attempt(error=str(exc) or type(exc).__name__)
+    text = answer.text
     if not answer.is_success:
         return Attempt(answer.status_code, text, f"The receiver answered {answer.status_code}")
     return Attempt(answer.status_code, text)
@@ -294,7 +304,13 @@ def deliver_due(sessions: Sessions, limit: int = BATCH) -> int:
 
     def attempt(event: m.WebhookEvent) -> Attempt | None:
         hook = hooks.get(event.webhook)
-        return send(hook, event) if hook is not None and hook.is_enabled else None
+        if hook is None or not hook.is_enabled:
+            return None
+        try:
+            return send(hook, event)
+        except Exception as exc:  # whatever one delivery raises is its failed attempt: the batch goes on
+            log.warning("webhook %s: the delivery of %s failed", event.webhook, event.name, exc_info=True)
+            return Attempt(error=f"{type(exc).__name__}: {exc}")
 
     attempts = list(_senders.map(attempt, events))
     at = now()

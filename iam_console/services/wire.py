@@ -35,6 +35,11 @@ MASK = "***"
 # breaks PostgreSQL, the search index and file paths; the others hide in logs and
 # screens); free text refuses only NUL, which no database column can keep everywhere
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# names and owners also refuse Unicode's bidirectional controls (Bidi_Control: the marks U+061C,
+# U+200E, U+200F, the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069): a name
+# holding one is shown in another order than it is stored, so "evil\u202egnp.exe" reads as
+# another name on every screen and in every log
+NAME_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # the shape of an email address wherever one is given (verification codes, invoices)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # what an integer column holds on every database: INTEGER is 32 bits on PostgreSQL and

@@ -8,7 +8,7 @@ from sqlmodel import func, select
 from iam_console import models as m
 from iam_console.api.app import api, route_table
 from iam_console.db import engine, session_scope
-from iam_console.services import kinds
+from iam_console.services import kinds, rules
 from iam_console.services.resources import REGISTRY, Ownership
 from tests.api.test_migrations import empty_database  # noqa: F401 (a fixture)
 from tests.conftest import unique
@@ -84,6 +84,34 @@ def test_wrong_types_and_over_long_strings(admin, kind_name):
         body = {"owner": owner_for(kind_name), name_key: "bad-input-record", **extra}
         assert_clear_error(admin.post(f"/api/add-{kind_name}", json=body).json())
     assert total_rows() == before
+
+
+# issue 26: "..", and names holding a right-to-left override, were taken by the newer kinds
+DOT_ONLY = [".", "..", "..."]
+BIDI_CONTROLS = ["\u202e", "\u202a", "\u202b", "\u202c", "\u202d", "\u2066", "\u2067", "\u2068", "\u2069",
+                 "\u200e", "\u200f", "\u061c"]
+
+
+@pytest.mark.parametrize("kind_name", WRITABLE)
+def test_dot_only_names_and_bidirectional_controls_are_refused(admin, kind_name):
+    name_key = m.wire_name(REGISTRY[kind_name].model, "name")
+    before = total_rows()
+    for name, message in (*((n, "The name cannot be only dots") for n in DOT_ONLY),
+                          *((f"evil{c}txt.exe", rules.NAME_RULE) for c in BIDI_CONTROLS)):
+        answer = admin.post(f"/api/add-{kind_name}", json={"owner": owner_for(kind_name), name_key: name}).json()
+        assert answer["status"] == "error" and answer["msg"] == message, (name, answer)
+    assert total_rows() == before
+
+
+def test_a_rename_to_such_a_name_is_refused_and_dots_within_a_name_are_fine(admin, make_org):
+    org = make_org().name
+    user = unique("dotted.name")
+    assert admin.post("/api/add-user", json={"owner": org, "name": user}).json()["status"] == "ok"
+    stored = admin.get("/api/get-user", params={"id": f"{org}/{user}"}).json()["data"]
+    for name, message in (("..", "The name cannot be only dots"), ("a\u202eb", rules.NAME_RULE)):
+        answer = admin.post("/api/update-user", params={"id": f"{org}/{user}"}, json={**stored, "name": name}).json()
+        assert answer["msg"] == message, answer
+    assert admin.get("/api/get-user", params={"id": f"{org}/{user}"}).json()["data"]["name"] == user
 
 
 @pytest.mark.parametrize("kind_name", sorted(REGISTRY))

@@ -183,6 +183,34 @@ def test_a_pasted_pair_that_does_not_fit_is_refused_and_nothing_written(admin, f
     assert _stored("built-in", name) is None
 
 
+def test_a_certificate_alone_is_kept_alone(admin):
+    """Another party's certificate (a SAML service provider's): stored without a key, none made up."""
+    name = unique("cert")
+    answer = admin.post("/api/add-cert", json=_cert("built-in", name, certificate=RS_1024[0])).json()
+    assert answer["data"] == "Affected", answer
+    stored = _stored("built-in", name)
+    assert (stored.certificate, stored.private_key) == (RS_1024[0], "")
+    not_after = x509.load_pem_x509_certificate(RS_1024[0].encode()).not_valid_after_utc
+    assert stored.expire_time.replace(tzinfo=timezone.utc) == not_after.replace(microsecond=0)
+    # kept on an update that leaves it alone; a key pasted later must be its own
+    renamed = admin.post("/api/update-cert", params={"id": f"built-in/{name}"},
+                         json={**_get(admin, "built-in", name), "displayName": "sp"}).json()
+    assert renamed["data"] == "Affected", renamed
+    assert _stored("built-in", name).private_key == ""
+    wrong = admin.post("/api/update-cert", params={"id": f"built-in/{name}"}, json={
+        "owner": "built-in", "name": name, "privateKey": OTHER_RS_1024[1]}).json()
+    assert wrong["msg"] == "The private key does not match the certificate"
+    # a certificate alone that does not fit the settings, or is none, is refused and nothing written
+    for fields, message in (({"cryptoAlgorithm": "ES256"}, "The certificate's key does not fit the crypto algorithm "
+                                                           "ES256"),
+                            ({"bitSize": 2048}, "The certificate's key has 1024 bits, not 2048")):
+        other = unique("cert")
+        refused = admin.post("/api/add-cert", json=_cert("built-in", other, certificate=RS_1024[0], **fields)).json()
+        assert refused["msg"] == message and _stored("built-in", other) is None
+    garbage = admin.post("/api/add-cert", json=_cert("built-in", unique("cert"), certificate="not a cert")).json()
+    assert garbage["msg"] == "The certificate is not a valid PEM X.509 certificate"
+
+
 def test_the_masked_private_key_sent_back_keeps_the_stored_one(admin):
     name = unique("cert")
     admin.post("/api/add-cert", json=_cert("built-in", name, certificate=RS_1024[0], privateKey=RS_1024[1]))

@@ -103,6 +103,33 @@ def test_insufficient_balance_is_refused_and_writes_nothing(shop):
     assert (_count(m.Order, shop.org), _count(m.Transaction, shop.org)) == before
 
 
+def test_a_balance_has_one_currency_and_is_never_paid_into_or_from_in_another(shop, admin):
+    """The balance is in the user's balanceCurrency, else the organization's, else USD (issue 26: a
+    JPY recharge of 100 raised a USD balance by 100, which then paid a 100 USD product)."""
+    yen = unique("yen")
+    ok_body(admin.post("/api/add-product", json={
+        "owner": shop.org, "name": yen, "isRecharge": True, "currency": "JPY", "state": "Published",
+        "providers": ["dummy", "balance"]}))
+    before = (_count(m.Order, shop.org), _count(m.Transaction, shop.org))
+    balance = ok_body(shop.other.get("/api/get-account"))["data"]["balance"]
+    refused = _buy(shop, shop.other, "dummy", id=f"{shop.org}/{yen}", customPrice=100)
+    assert refused["status"] == "error", refused
+    assert refused["msg"] == "The balance is kept in USD: a recharge in JPY cannot be added to it"
+    assert ok_body(shop.other.get("/api/get-account"))["data"]["balance"] == balance
+    assert (_count(m.Order, shop.org), _count(m.Transaction, shop.org)) == before
+    # a balance in JPY takes JPY recharges and pays JPY, but not the USD book
+    ok_body(admin.post("/api/add-user", json={"owner": shop.org, "name": "yen-holder", "password": PASSWORD,
+                                              "balance": 100, "balanceCurrency": "JPY"}))
+    holder = sign_in(shop.org, "yen-holder", PASSWORD)
+    refused = _buy(shop, holder, "balance")
+    assert refused["msg"] == "The balance is kept in JPY: it cannot pay an amount in USD", refused
+    assert ok_body(holder.get("/api/get-account"))["data"]["balance"] == 100
+    assert ok_body(holder.post("/api/buy-product", params={
+        "id": f"{shop.org}/{yen}", "providerName": "dummy", "customPrice": 50}))["data"]["currency"] == "JPY"
+    account = ok_body(holder.get("/api/get-account"))["data"]
+    assert (account["balance"], account["balanceCurrency"]) == (150, "JPY")
+
+
 def test_place_pay_and_cancel_orders(shop):
     placed = ok_body(shop.buyer.post("/api/place-order", params={"owner": shop.org}, json={
         "productInfos": [{"name": shop.product, "quantity": 2}]}))["data"]

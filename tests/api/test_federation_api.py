@@ -18,6 +18,7 @@ from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.services import upstream
 from tests.api.test_oauth import REDIRECT, make_app
+from tests.api.test_signup import items
 from tests.conftest import reload_user, unique
 from tests.upstream_stub import ACCESS_TOKEN, UpstreamStub
 
@@ -303,3 +304,27 @@ def test_bad_starts_are_refused_with_nothing_written(make_org, github, params, m
     location = TestClient(api).get("/api/federation/start", params=query, follow_redirects=False).headers["location"]
     assert error_of(location) == message
     assert live_states() == before and github.calls == []
+
+
+def test_link_by_email_never_lands_in_an_account_that_claimed_the_address_unproven(make_org, google):
+    """Issue 26: with enableLinkWithEmail on and sign-up email verification off, an attacker signs
+    up with the victim's address; the victim's later sign-in at a provider that vouches for it
+    (email_verified: true) must not land in the attacker's account."""
+    org, app, provider = setup(make_org, google, "Google", app_fields={
+        "enable_link_with_email": True, "signup_items": items(Email={"rule": "No verification"})})
+    attacker = TestClient(api)
+    signed_up = attacker.post("/api/signup", json={
+        "application": app.name, "organization": org.name, "username": "squatter", "name": "Squatter",
+        "password": "Squat-pass-123", "email": GOOGLE_USER["email"]}).json()
+    assert signed_up["status"] == "ok", signed_up
+    victim = TestClient(api)
+    state = parse_qs(urlsplit(begin(victim, app, provider)).query)["state"][0]
+    answer = victim.post("/api/login", json={"application": app.name, "provider": provider, "code": "the-code",
+                                             "state": state, "type": "login"}).json()
+    assert answer["status"] == "error", answer
+    assert answer["msg"].startswith(f"The account with the email {GOOGLE_USER['email']} has not verified it")
+    assert victim.get("/api/get-account").json()["status"] == "error"  # no session
+    squatter = reload_user(org.name, "squatter")
+    assert not (squatter.third_party_ids or {}).get("google") and "oauth_Google_id" not in (squatter.properties or {})
+    with session_scope() as db:
+        assert db.exec(select(func.count()).select_from(m.User).where(m.User.owner == org.name)).one() == 1

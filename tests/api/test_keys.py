@@ -11,6 +11,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
+from iam_console.services import credentials
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 
@@ -129,3 +130,37 @@ def test_bad_keys_are_refused_and_nothing_is_written(admin, orgs):
         body = admin.post("/api/add-key", json={"owner": a, "name": unique("key"), **fields}).json()
         assert body["status"] == "error" and message in body["msg"], (fields, body)
     assert len(ok_body(admin.get("/api/get-keys", params={"owner": a}))["data"]) == before
+
+
+def test_an_access_key_is_unique_across_users_keys_and_organizations(admin, orgs):
+    """Issue 26: a key equal to another organization's user's was saved and silently never worked
+    (the lookup found the other user first). Now it is refused on save, by a message that names
+    neither the holder nor its organization."""
+    a, b = orgs
+    theirs = unique("ak-theirs")
+    user_b = ok_body(admin.get("/api/get-user", params={"id": f"{b}/alice"}))["data"]
+    ok_body(admin.post("/api/update-user", params={"id": f"{b}/alice"},
+                       json={**user_b, "accessKey": theirs, "accessSecret": "theirs-secret-123456"}))
+    boss = sign_in(a, "boss", PASSWORD)
+    alice_a = ok_body(boss.get("/api/get-user", params={"id": f"{a}/alice"}))["data"]
+    name, mine, _ = _key(boss, a, type="User", user="alice")
+    key = ok_body(boss.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]
+    before = len(ok_body(admin.get("/api/get-keys", params={"owner": a}))["data"])
+    for route, params, body in (
+            ("update-user", {"id": f"{a}/alice"}, {**alice_a, "accessKey": theirs}),  # another's user's
+            ("add-key", {}, {"owner": a, "name": unique("key"), "user": "alice", "accessKey": theirs}),
+            ("update-key", {"id": f"{a}/{name}"}, {**key, "accessKey": theirs}),
+            ("update-user", {"id": f"{a}/alice"}, {**alice_a, "accessKey": mine})):  # a Key record's
+        answer = boss.post(f"/api/{route}", params=params, json=body).json()
+        assert answer["status"] == "error" and answer["msg"] == credentials.KEY_IN_USE, (route, answer)
+        assert b not in answer["msg"]
+    assert len(ok_body(admin.get("/api/get-keys", params={"owner": a}))["data"]) == before
+    assert ok_body(boss.get("/api/get-key", params={"id": f"{a}/{name}"}))["data"]["accessKey"] == mine
+    assert ok_body(boss.get("/api/get-user", params={"id": f"{a}/alice"}))["data"]["accessKey"] == ""
+    # the holder's own key still opens their account; saving a record keeps its own key
+    assert _me(_as(theirs, "theirs-secret-123456"), b, "alice")["data"]["name"] == "alice"
+    user_b = ok_body(admin.get("/api/get-user", params={"id": f"{b}/alice"}))["data"]
+    ok_body(admin.post("/api/update-user", params={"id": f"{b}/alice"}, json={**user_b, "displayName": "Alice B"}))
+    ok_body(boss.post("/api/update-key", params={"id": f"{a}/{name}"}, json={**key, "displayName": "Kept"}))
+    keys = ok_body(boss.post("/api/add-user-keys", json={"owner": a, "name": "alice"}))["data2"]
+    assert keys["accessKey"] not in (theirs, mine)

@@ -5,10 +5,16 @@ nothing, and bad input is refused before anything is sent."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from fastapi.testclient import TestClient
+from sqlmodel import select
 
+from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.db import session_scope
+from iam_console.services import outbound
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 from tests.sinks import HttpSink, SmtpSink
@@ -82,6 +88,40 @@ def test_sms_and_notifications_reach_their_gateways(orgs, sinks):
     assert note.path == "/notify" and note.fields == {"text": "Deploy done", "recipient": "ops"}
 
 
+@contextmanager
+def stored_as(owner: str, name: str, **fields):
+    """The provider's fields rewritten in the database (as a record saved before destinations were
+    checked on save), put back afterwards."""
+    with session_scope() as db:
+        row = db.exec(select(m.Provider).where(m.Provider.owner == owner, m.Provider.name == name)).one()
+        before = {field: getattr(row, field) for field in fields}
+        for field, value in fields.items():
+            setattr(row, field, value)
+    try:
+        yield
+    finally:
+        with session_scope() as db:
+            row = db.exec(select(m.Provider).where(m.Provider.owner == owner, m.Provider.name == name)).one()
+            for field, value in before.items():
+                setattr(row, field, value)
+
+
+@pytest.mark.parametrize("address", ["127.000.000.001", "0177.0.0.1"])
+def test_a_gateway_at_an_unusual_address_is_an_error_envelope(orgs, sinks, address):
+    """Issue 26: such an endpoint or receiver made send-sms and send-notification answer HTTP 500."""
+    a = orgs["a"]
+    refusal = outbound.USUAL_IPV4 % address
+    sent = len(sinks["sms"].calls), len(sinks["hook"].calls)
+    with stored_as(a, f"{a}-sms", endpoint=f"http://{address}:{sinks['sms'].port}/sms"), \
+            stored_as(a, f"{a}-hook", receiver=f"http://{address}:{sinks['hook'].port}/notify"):
+        sms = orgs["boss"].post("/api/send-sms", json={"content": "c", "receivers": ["+15550199"]})
+        assert sms.status_code == 200 and sms.json()["status"] == "error", sms.text
+        assert sms.json()["msg"] == f"Failed to send the SMS: {refusal}"
+        note = orgs["boss"].post("/api/send-notification", json={"content": "c"})
+        assert note.status_code == 200 and note.json()["msg"] == f"Failed to send the notification: {refusal}"
+    assert (len(sinks["sms"].calls), len(sinks["hook"].calls)) == sent
+
+
 def test_nobody_sends_through_another_organizations_provider_nor_as_an_ordinary_user(orgs, sinks):
     to = f"{unique('victim')}@mail.test"
     foreign = orgs["boss"].post("/api/send-email", json={"title": "x", "content": "y", "sender": "z",
@@ -134,3 +174,21 @@ def test_an_invitation_goes_only_where_it_should(orgs, sinks, caller, ident, bod
                                json=body).json()
     assert answer["status"] == "error" and message in answer["msg"], answer
     assert len(sinks["smtp"].mails) == sent
+
+
+def test_the_send_limit_says_what_was_limited(orgs, sinks, monkeypatch):
+    """Issue 26: past the send limit, send-email and send-sms answered the password lockout's
+    message; they say that too many messages were sent."""
+    from iam_console.services import messages
+
+    monkeypatch.setattr(messages, "SENDS", 2)
+    boss = sign_in(orgs["b"], "boss", PASSWORD)
+    receivers = [f"{unique('many')}@mail.test" for _ in range(3)]
+    answer = boss.post("/api/send-email", json={"title": "Hi", "content": "<p>x</p>", "sender": "B",
+                                                "receivers": receivers}).json()
+    assert answer["status"] == "error", answer
+    assert answer["msg"].startswith("Too many messages were sent, please wait for "), answer
+    assert not {r for mail in sinks["smtp"].mails for r in mail.recipients} & set(receivers)
+    chinese = boss.post("/api/send-email", headers={"Accept-Language": "zh-CN"}, json={
+        "title": "Hi", "content": "<p>x</p>", "sender": "B", "receivers": receivers[:1]}).json()
+    assert chinese["status"] == "error" and chinese["msg"].startswith("发送的消息过多"), chinese

@@ -10,7 +10,7 @@ import json
 import secrets
 import uuid
 from datetime import timedelta
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote_plus, urlsplit
 
 import jwt
 import pytest
@@ -556,6 +556,30 @@ def test_a_client_id_in_the_body_with_its_secret_in_basic_auth(app_):
                                     data={"grant_type": "client_credentials", "client_id": app_.client_id},
                                     auth=(app_.client_id, app_.client_secret))
     assert response.status_code == 200, response.json()
+
+
+def test_client_secret_basic_is_form_decoded(world):
+    """RFC 6749 §2.3.1: the id and secret are each form-encoded before they are joined with ':' and
+    base64-encoded; a secret holding + / = % & : is accepted under Basic as under POST."""
+    app = make_app(world[0].name, client_id=f"id:{secrets.token_hex(4)}+x", client_secret="s+e/c=r%e&t:" +
+                   secrets.token_hex(8))
+    pair = f"{quote_plus(app.client_id)}:{quote_plus(app.client_secret)}"
+    header = {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+    basic = TestClient(api).post("/api/login/oauth/access_token", data={"grant_type": "client_credentials"},
+                                 headers=header)
+    assert basic.status_code == 200, basic.json()
+    posted = TestClient(api).post("/api/login/oauth/access_token", data={
+        "grant_type": "client_credentials", "client_id": app.client_id, "client_secret": app.client_secret})
+    assert posted.status_code == 200, posted.json()
+    # the introspection and revocation endpoints read the client the same way
+    token = basic.json()["access_token"]
+    answer = TestClient(api).post("/api/login/oauth/introspect", data={"token": token}, headers=header).json()
+    assert answer["active"] is True, answer
+    # the pair as it was before encoding is another pair: the '+' is a space
+    raw = "Basic " + base64.b64encode(f"{app.client_id}:{app.client_secret}".encode()).decode()
+    refused = TestClient(api).post("/api/login/oauth/access_token", data={"grant_type": "client_credentials"},
+                                   headers={"Authorization": raw})
+    assert refused.status_code == 401, refused.json()
 
 
 def test_a_refresh_token_forged_with_the_public_key_is_refused(world, app_):

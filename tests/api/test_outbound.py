@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pytest
 from fastapi.testclient import TestClient
 
+from iam_console.services import outbound
 from tests import ldap_server
 from tests.api.conftest import sign_in
 from tests.conftest import require_service, unique
@@ -64,7 +65,6 @@ def _sms_gateway(boss: Admin, endpoint: str) -> str:
     ("http://127.0.0.1:{port}/send", "127.0.0.1"),
     ("http://[::1]:{port6}/send", "::1"),
     ("http://loopback.test:{port}/send", "loopback.test"),  # a name resolving to loopback
-    ("http://2130706433:{port}/send", "2130706433"),  # 127.0.0.1 as one number
     ("http://[::ffff:127.0.0.1]:{port}/send", "::ffff:127.0.0.1"),
     ("http://0.0.0.0:{port}/send", "0.0.0.0"),
     ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
@@ -160,3 +160,78 @@ def test_a_directory_cannot_refer_the_server_to_another_host(boss, allow):
         answer = boss.client.get("/api/get-ldap-users", params={"id": f"{boss.org}/{ident}"}).json()
         assert answer["status"] == "ok" and answer["data"]["users"] == []
         assert elsewhere.connections == 0
+
+
+# --- destinations checked on save ---
+
+UNUSUAL = ["0177.0.0.1", "127.000.000.001", "127.1", "0x7f.1", "2130706433"]
+
+
+def _destinations(org: str, host: str) -> list[tuple[str, dict]]:
+    """(kind, body) of a record of each kind whose `host` the server would itself connect to."""
+    url = f"http://{host}:8080/x"
+    def provider() -> dict:
+        return {"owner": org, "name": unique("provider"),
+                "userMapping": {"id": "sub", "username": "preferred_username", "displayName": "name"}}
+
+    return [
+        ("webhook", {"owner": "admin", "name": unique("hook"), "organization": org, "url": url}),
+        ("provider", {**provider(), "category": "SMS", "type": "Custom HTTP SMS", "endpoint": url}),
+        ("provider", {**provider(), "category": "SMS", "type": "Custom HTTP SMS", "providerUrl": url}),
+        ("provider", {**provider(), "category": "Notification", "type": "Custom HTTP", "receiver": url}),
+        ("provider", {**provider(), "category": "Email", "type": "Default", "host": host, "port": 25}),
+        ("provider", {**provider(), "category": "Storage", "type": "MinIO", "endpoint": url}),
+        ("provider", {**provider(), "category": "OAuth", "type": "Custom", "customTokenUrl": url}),
+        ("provider", {**provider(), "category": "OAuth", "type": "Custom", "customUserInfoUrl": url}),
+        ("provider", {**provider(), "category": "OAuth", "type": "Custom", "issuerUrl": url}),
+        ("provider", {**provider(), "category": "OAuth", "type": "GitLab", "domain": host}),
+        ("provider", {**provider(), "category": "OAuth", "type": "Okta", "domain": url}),
+        ("ldap", {"owner": org, "id": unique("ldap"), "host": host, "port": 389}),
+        ("syncer", {"owner": "admin", "name": unique("syncer"), "organization": org, "databaseType": "mysql",
+                    "host": host, "port": 3306}),
+        ("syncer", {"owner": "admin", "name": unique("syncer"), "organization": org, "databaseType": "mysql",
+                    "host": "db.example.com", "port": 3306, "sshType": "password", "sshHost": host}),
+        ("adapter", {"owner": org, "name": unique("adapter"), "useSameDb": False, "type": "Database",
+                     "databaseType": "mysql", "host": host, "port": 3306}),
+    ]
+
+
+@pytest.mark.parametrize("host", UNUSUAL)
+def test_a_destination_the_guard_would_refuse_is_refused_on_save(admin, make_org, host):
+    """Issue 26: http://0177.0.0.1/x was saved as a webhook's URL and broke the worker. Every field
+    naming a place the server itself calls refuses what the guard would, and nothing is written."""
+    org = make_org().name
+    for kind, body in _destinations(org, host):
+        answer = admin.post(f"/api/add-{kind}", json=body).json()
+        assert answer["status"] == "error", (kind, body, answer)
+        assert answer["msg"] == outbound.USUAL_IPV4 % host, (kind, body, answer)
+        ident = f"{body['owner']}/{body.get('name') or body['id']}"
+        assert admin.get(f"/api/get-{kind}", params={"id": ident}).json()["data"] is None
+
+
+def test_the_same_records_at_usual_addresses_are_saved_and_updates_are_checked(admin, make_org):
+    org = make_org().name
+    for kind, body in _destinations(org, "8.8.8.8"):
+        assert admin.post(f"/api/add-{kind}", json=body).json()["status"] == "ok", (kind, body)
+    kind, body = _destinations(org, "hooks.example.com")[0]
+    assert admin.post(f"/api/add-{kind}", json=body).json()["status"] == "ok"
+    ident = f"admin/{body['name']}"
+    stored = admin.get("/api/get-webhook", params={"id": ident}).json()["data"]
+    refused = admin.post("/api/update-webhook", params={"id": ident},
+                         json={**stored, "url": "ftp://hooks.example.com/x"}).json()
+    assert refused["msg"] == "The URL must be an http or https URL: ftp://hooks.example.com/x"
+    assert admin.get("/api/get-webhook", params={"id": ident}).json()["data"]["url"] == body["url"]
+
+
+def test_fields_the_server_never_calls_keep_what_casdoor_keeps(admin, make_org):
+    """The same fields of other types are not destinations: a Telegram provider's receiver is a
+    chat ID, a Custom HTTP SMS provider's issuer URL its content type, a SAML provider's endpoint
+    the browser's."""
+    org = make_org().name
+    for fields in ({"category": "Notification", "type": "Telegram", "receiver": "-1001234567"},
+                   {"category": "SMS", "type": "Custom HTTP SMS", "endpoint": "https://sms.example.com/send",
+                    "providerUrl": "not a url", "issuerUrl": "application/json"},
+                   {"category": "OAuth", "type": "GitHub", "issuerUrl": "127.1", "customAuthUrl": ""},
+                   {"category": "OAuth", "type": "AzureAD", "domain": "72f988bf-86f1-41af-91ab-2d7cd011db47"}):
+        answer = admin.post("/api/add-provider", json={"owner": org, "name": unique("provider"), **fields}).json()
+        assert answer["status"] == "ok", (fields, answer)

@@ -41,6 +41,22 @@ def test_every_category_takes_its_default_type_and_refuses_another_categorys(adm
     assert bogus["status"] == "error" and bogus["msg"].startswith("The category must be Captcha, Email")
 
 
+def test_the_types_casdoor_stores_beyond_its_page_are_accepted(admin, make_org):
+    """Casdoor's SDKs' own data holds an Email provider of type SMTP (Casdoor sends any Email type
+    it has no other sender for through SMTP); its captcha keeps its first reCAPTCHA name, and its
+    newer categories are stored as given."""
+    org = make_org().name
+    for category, type_ in (("Email", "SMTP"), ("Captcha", "reCAPTCHA"), ("MFA", "RADIUS"), ("Log", "System Log"),
+                            ("Face ID", "Local UniFace"), ("ID Verification", "Jumio"), ("Scan", "MCP Scan")):
+        name = unique("p")
+        ok_body(admin.post("/api/add-provider", json={"owner": org, "name": name, "category": category,
+                                                      "type": type_}))
+        saved = admin.get("/api/get-provider", params={"id": f"{org}/{name}"}).json()["data"]
+        assert (saved["category"], saved["type"]) == (category, type_)  # stored as given
+    assert _add(admin, org, category="SMS", type="SMTP")["msg"] == "The type SMTP is not a type of the category SMS"
+    assert _add(admin, org, category="MFA", type="Jumio")["status"] == "error"
+
+
 def test_sub_types_belong_to_their_type(admin, make_org):
     org = make_org().name
     ok_body(admin.post("/api/add-provider", json={"owner": org, "name": unique("p"), "category": "OAuth",
@@ -95,10 +111,11 @@ def _tool(actor: Actor, owner: str, name: str, changes: dict, run):
         return run(db, provider)
 
 
-def test_send_test_email_delivers_the_content_with_the_test_code(boss):
+@pytest.mark.parametrize("type_", ["Default", "SMTP"])
+def test_send_test_email_delivers_the_content_with_the_test_code(boss, type_):
     org, actor = boss
     with SmtpSink("mailer", "pw") as smtp:
-        name = _provider(org, category="Email", type="Default", host="127.0.0.1", port=smtp.port, disable_ssl=True,
+        name = _provider(org, category="Email", type=type_, host="127.0.0.1", port=smtp.port, disable_ssl=True,
                          client_id="mailer", client_secret="pw", client_id2="noreply@example.com")
         # the page's unsaved title and content are what is sent
         _tool(actor, org, name, {"title": "Hello test", "content": "<p>Code %s within 5 minutes</p>"},

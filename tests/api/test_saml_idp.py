@@ -268,6 +268,26 @@ def test_signed_requests_when_the_application_names_a_client_cert(world, tmp_pat
     assert "signature" in _refused(path).lower()
 
 
+def test_the_client_cert_is_set_from_the_service_providers_certificate_alone(admin, world, tmp_path):
+    """The service provider hands over its certificate only: add-cert keeps it as given (no key
+    pair is made in its place) and its signed requests are checked against it."""
+    from saml2.xmldsig import SIG_RSA_SHA256
+    sp_certificate, sp_key = certs.generate("RS256", 2048, 1, "sp.example.com")
+    name = unique("spcert")
+    added = admin.post("/api/add-cert", json={"owner": "admin", "name": name, "scope": "JWT", "type": "x509",
+                                              "cryptoAlgorithm": "RS256", "bitSize": 2048,
+                                              "certificate": sp_certificate}).json()
+    assert added["data"] == "Affected", added
+    with session_scope() as db:
+        stored = db.exec(select(m.Cert).where(m.Cert.owner == "admin", m.Cert.name == name)).one()
+        assert (stored.certificate, stored.private_key) == (sp_certificate, "")
+    app = make_app(world.name, client_cert=name)
+    signing = sp_client(metadata(app), tmp_path, key_pem=sp_key, cert_pem=sp_certificate)
+    request_id, path = redirect_request(signing, sigalg=SIG_RSA_SHA256)
+    _, fields = signed_in_answer(app, path)
+    check_response(signing, request_id, fields["SAMLResponse"])
+
+
 def test_user_of_another_organization_gets_no_assertion(world, make_org, make_user, tmp_path):
     other = make_org()
     make_user(owner=other.name, name="bob", password=PASSWORD)
@@ -338,6 +358,56 @@ def test_is_passive_answers_at_once_or_no_passive(world, tmp_path):
     request_id, path = redirect_request(sp, is_passive="true", force_authn="true")
     with pytest.raises(StatusNoPassive):
         check_response(sp, request_id, posted_form(client.get(path, follow_redirects=False).text)[1]["SAMLResponse"])
+
+
+def test_a_requested_name_id_format_is_given_or_refused(world, make_user, tmp_path):
+    """SAML core 3.4.1.1: the NameIDPolicy's Format is honoured, else InvalidNameIDPolicy; with none
+    asked, the Response's format is one the metadata lists."""
+    from saml2.response import StatusInvalidNameidPolicy
+
+    app = make_app(world.name)
+    idp_metadata = metadata(app)
+    listed = [e.text for e in etree.fromstring(idp_metadata.encode()).findall("md:IDPSSODescriptor/md:NameIDFormat",
+                                                                               x.NS)]
+    assert set(listed) == {x.NAME_ID_UNSPECIFIED, x.NAME_ID_EMAIL, x.NAME_ID_PERSISTENT, x.NAME_ID_TRANSIENT}
+    sp = sp_client(idp_metadata, tmp_path)
+
+    def answered(name_id_format: str = "", client=None):
+        request_id, path = redirect_request(sp, **({"nameid_format": name_id_format} if name_id_format else {}))
+        page = (client or sign_in(world.name, "alice", PASSWORD)).get(path, follow_redirects=False)
+        assert page.status_code == 200, page.text[:300]
+        action, fields = posted_form(page.text)
+        assert action == SP_ACS
+        return request_id, fields["SAMLResponse"]
+
+    default = check_response(sp, *answered()).name_id
+    assert default.text == "alice" and default.format in listed
+    email = check_response(sp, *answered(x.NAME_ID_EMAIL)).name_id
+    assert (email.text, email.format) == ("alice@example.com", x.NAME_ID_EMAIL)
+    first, again = (check_response(sp, *answered(x.NAME_ID_PERSISTENT)).name_id for _ in range(2))
+    assert first.format == x.NAME_ID_PERSISTENT and first.text == again.text  # stable for this service provider
+    assert "alice" not in first.text and first.sp_name_qualifier == SP_ENTITY
+    other_sp = sp_client(idp_metadata, tmp_path, entity=SP_ACS)  # another service provider: another identifier
+    request_id, path = redirect_request(other_sp, nameid_format=x.NAME_ID_PERSISTENT)
+    _, fields = signed_in_answer(app, path)
+    assert check_response(other_sp, request_id, fields["SAMLResponse"]).name_id.text != first.text
+    one, two = (check_response(sp, *answered(x.NAME_ID_TRANSIENT)).name_id for _ in range(2))
+    assert one.format == x.NAME_ID_TRANSIENT and one.text != two.text and "alice" not in one.text
+    # a format this server does not give: InvalidNameIDPolicy at once, signed in or not, and no assertion
+    for client in (TestClient(api), None):
+        request_id, answer = answered("urn:oasis:names:tc:SAML:1.1:nameid-format:X509SubjectName", client)
+        root = etree.fromstring(base64.b64decode(answer))
+        assert root.find("samlp:Status/samlp:StatusCode", x.NS).get("Value") == x.REQUESTER
+        assert root.find("samlp:Status/samlp:StatusCode/samlp:StatusCode", x.NS).get("Value") == \
+            x.INVALID_NAME_ID_POLICY
+        assert root.find("saml:Assertion", x.NS) is None
+        with pytest.raises(StatusInvalidNameidPolicy):
+            check_response(sp, request_id, answer)
+    # an email format for a user without an email: the same answer
+    make_user(owner=world.name, name="bob", password=PASSWORD)
+    request_id, answer = answered(x.NAME_ID_EMAIL, sign_in(world.name, "bob", PASSWORD))
+    with pytest.raises(StatusInvalidNameidPolicy):
+        check_response(sp, request_id, answer)
 
 
 def test_force_authn_request_from_the_future_is_refused(world):

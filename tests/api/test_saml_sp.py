@@ -684,3 +684,22 @@ def test_saml_sign_up_spends_the_invitation_code(world, make_org):
         [user] = db.exec(select(m.User).where(m.User.owner == app.organization)).all()
         used = db.exec(select(m.Invitation.used_count).where(m.Invitation.owner == app.organization)).one()
     assert user.groups == [f"{app.organization}/invited"] and used == 1
+
+
+def test_api_login_takes_a_button_started_response_from_its_browser_only(world):
+    """Issue 26: a provider button's SAML request started in one browser could be completed by
+    another client posting the Response to /api/login; /api/acs already refused that."""
+    org, _, provider, app = world
+    browser = TestClient(api)
+    started = start(browser, app, provider, **{"from": "/account"})
+    fields = idp_answer(org.name, started.headers["location"])
+    body = {"application": app.name, "provider": provider.name, "type": "login", "samlResponse": fields["SAMLResponse"]}
+    stranger = TestClient(api)
+    refused_there = stranger.post("/api/login", json=body).json()
+    assert refused_there["status"] == "error" and "another browser" in refused_there["msg"], refused_there
+    assert stranger.get("/api/get-account").json()["status"] == "error"
+    # the browser that started it signs in with the same Response (the refusal used nothing up)
+    answer = browser.post("/api/login", json=body).json()
+    assert answer["status"] == "ok" and answer["data"] == f"{org.name}/alice", answer
+    assert browser.get("/api/get-account").json()["data"]["name"] == "alice"
+    assert "already been used" in TestClient(api).post("/api/login", json=body).json()["msg"]

@@ -249,4 +249,39 @@ def test_sign_ups_from_one_address_are_limited(smtp):
     visitor = TestClient(api)
     answers = [visitor.post("/api/signup", json=_form(org, "a")).json()["msg"] for _ in range(21)]
     assert answers[:20] == ["Username must have at least 2 characters"] * 20
-    assert "too many times" in answers[20]
+    assert answers[20].startswith("Too many requests from this address, please wait for "), answers[20]
+
+
+def test_code_sends_from_one_address_are_limited_and_say_so(smtp, monkeypatch):
+    """Issue 26: the send limit answered the password lockout's message."""
+    from iam_console.services import signup
+
+    monkeypatch.setattr(signup, "SENDS_PER_ADDRESS", (1, 600))
+    org = _org(smtp)
+    visitor = TestClient(api)
+    assert _send(visitor, org, "first-code@corp.test")["status"] == "ok"
+    refused = _send(visitor, org, "second-code@corp.test")
+    assert refused["msg"].startswith("Too many codes were asked for from this address, please wait for "), refused
+
+
+def test_items_set_through_the_api_leave_the_form_signing_up(smtp, admin):
+    """Issue 26: the Signup button that settling appends was a required Input, so once the items
+    were set through the API every sign-up answered "Please input your Signup button!". Items that
+    take no value (the button, the providers, a Text item) are never required."""
+    org = _org(smtp, signup_items=items(Email={"rule": "No verification"}))
+    ident = {"id": f"admin/{org.application}"}
+    application = admin.get("/api/get-application", params=ident).json()["data"]
+    sent = [item for item in items(Email={"rule": "No verification"}) if item["name"] != "Signup button"]
+    sent += [{"name": "Providers", "visible": True, "required": True, "type": "Input", "rule": "big"},
+             {"name": "Text 1", "visible": True, "required": True, "type": "Input", "label": "<p>Welcome</p>"}]
+    saved = admin.post("/api/update-application", params=ident, json={**application, "signupItems": sent}).json()
+    assert saved["status"] == "ok", saved
+    stored = {i["name"]: i for i in admin.get("/api/get-application", params=ident).json()["data"]["signupItems"]}
+    assert [stored[n]["required"] for n in ("Signup button", "Providers", "Text 1")] == [False, False, False]
+    answer = TestClient(api).post("/api/signup", json=_form(org, "viaapi")).json()
+    assert answer["status"] == "ok" and answer["data"] == f"{org.name}/viaapi", answer
+    # an application stored before the fix, with the required Input button, signs up too
+    stored_before = _org(smtp, signup_items=items(Email={"rule": "No verification"}, Signup_button={
+        "required": True, "type": "Input"}))
+    answer = TestClient(api).post("/api/signup", json=_form(stored_before, "stored")).json()
+    assert answer["status"] == "ok", answer

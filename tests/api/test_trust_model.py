@@ -362,6 +362,47 @@ def test_every_reference_names_a_record_of_the_records_own_organization(two_orgs
         crud.update_record(db, god, kind, own["owner"], name, foreign[0] | {m.wire_name(kind.model, "name"): name})
 
 
+def _across(ref, org: str, name: str):
+    """The value naming `name` of organization `org` from another organization's record."""
+    target = REGISTRY[ref.target]
+    value = name if target.ownership is Ownership.ADMIN or ref.form == "name" else f"{org}/{name}"
+    return {ref.key: value} if ref.key else value
+
+
+@pytest.mark.parametrize(("kind", "ref"), [p for p in REFERENCES if not p.values[1].dropped])
+def test_a_global_admin_names_an_existing_record_of_any_organization(two_orgs, kind, ref):
+    """Casdoor's data, as its global admin writes it (a user of one organization signed up through
+    an application of another): a global admin user's references may name any organization's
+    existing record; a made-up or missing one is still refused (the client above stays within one)."""
+    a, b = two_orgs
+    target = REGISTRY[ref.target]
+    with session_scope() as db:
+        root = Actor(user=lookup.user(db, "built-in", "admin"))
+    theirs = unique(ref.target)
+    with session_scope() as db:
+        crud.add_record(db, root, target, {**_target_body(target, b, theirs), **_valid(target, b)})
+    wire = m.wire_name(kind.model, ref.attribute)
+
+    def naming(value) -> dict:
+        body = _naming(kind, ref, a, unique("placeholder"))
+        body[wire] = [value] if isinstance(body[wire], list) else value
+        return body
+
+    by_name_only = ref.form == "name" and target.ownership is not Ownership.ADMIN  # a bare name is one's own
+    body = naming(_across(ref, b, theirs))
+    if by_name_only:
+        with session_scope() as db, pytest.raises(ServiceError, match="names"):
+            crud.add_record(db, root, kind, body)
+    else:
+        with session_scope() as db:
+            assert crud.add_record(db, root, kind, body) in ("Affected", body[m.wire_name(kind.model, "name")])
+    for value in (_across(ref, unique("no-such-org"), theirs), _across(ref, b, unique("missing"))):
+        if target.ownership is Ownership.ADMIN and value == theirs:
+            continue  # an application is named by its name alone
+        with session_scope() as db, pytest.raises(ServiceError, match="names"):
+            crud.add_record(db, root, kind, naming(value))
+
+
 def _saved_without(god, kind: Kind, ref, body: dict) -> None:
     """A reference whose foreign entries are dropped: the record is saved with none of them."""
     body = {**body, m.wire_name(kind.model, "name"): unique(kind.name)}

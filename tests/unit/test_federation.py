@@ -92,6 +92,21 @@ def test_link_by_email_only_when_enabled_and_verified(world, make_user):
     assert reload_user(org.name, existing.name).third_party_ids == {"github": "2"}
 
 
+def test_link_by_email_only_to_an_account_whose_own_email_is_trusted(world, make_user):
+    """A self-made account's unproven email is anyone's claim (issue 26): the link is refused and
+    nothing is written; a proven one, or one an administrator gave, is linked."""
+    org, app, provider = world(link_with_email=True)
+    claimed = make_user(owner=org.name, email="octo@example.com", register_type="Application Signup")
+    with pytest.raises(ServiceError, match=r"The account with the email octo@example\.com has not verified it"):
+        run(app, provider, identity("1"))
+    assert reload_user(org.name, claimed.name).third_party_ids in ({}, None) and users_of(org.name) == 1
+    proven = make_user(owner=org.name, email="proven@example.com", register_type="Application Signup",
+                       email_verified=True)
+    assert run(app, provider, identity("2", email="proven@example.com")).user.name == proven.name
+    given = make_user(owner=org.name, email="given@example.com", register_type="Add User")
+    assert run(app, provider, identity("3", email="given@example.com")).user.name == given.name
+
+
 def test_without_link_with_email_a_new_account_is_made(world, make_user):
     org, app, provider = world(link_with_email=False)
     existing = make_user(owner=org.name, email="octo@example.com")

@@ -91,12 +91,75 @@ def test_a_bad_allow_list_stops_the_server_from_starting():
 
 # --- resolving ---
 
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "2130706433", "0x7f000001", "127.1", "0177.0.0.1",
-                                  "[::1]", "::ffff:127.0.0.1", "0.0.0.0", "LOCALHOST."])
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "::ffff:127.0.0.1", "0.0.0.0", "LOCALHOST."])
 def test_every_spelling_of_loopback_is_refused(allow, host):
     with pytest.raises(OutboundError) as refused:
         outbound.resolve(host, 80)
     assert str(refused.value) == REFUSED % outbound.host_key(host)
+
+
+UNUSUAL_IPV4 = ["2130706433", "0x7f000001", "127.1", "0177.0.0.1", "127.000.000.001", "0x7f.1", "0X7F.0.0.1",
+                "010.8.8.8", "134744072", "8.8.2056", "1.2.3.04", "example.0x1f"]
+
+
+@pytest.mark.parametrize("host", UNUSUAL_IPV4)
+def test_the_other_spellings_of_ipv4_are_refused_even_when_allowed(allow, host):
+    """The resolver reads them as IPv4 addresses (loopback, or public ones), libraries disagree on
+    which: the guard refuses them, before resolving, whatever the allow list says."""
+    allow("0.0.0.0/0, ::/0")
+    message = exactly(outbound.USUAL_IPV4 % host.lower())
+    with pytest.raises(OutboundError, match=message):
+        outbound.resolve(host, 80)
+    with pytest.raises(OutboundError, match=message):
+        outbound.check_url(f"http://{host}/x", "webhook URL")
+
+
+@pytest.mark.parametrize("host", ["example.com", "EXAMPLE.com.", "mail_1.corp.test", "8.8.8.8", "[2001:db8::1]",
+                                  "::ffff:127.0.0.1", "bücher.example", "123.example", "0x.example"])
+def test_usual_hosts_pass_the_shape_check(host):
+    assert outbound.check_host(host) == outbound.host_key(host)
+    outbound.check_url(f"https://{host if ':' not in host or host.startswith('[') else f'[{host}]'}:443/p", "URL")
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("ftp://example.com/x", "The webhook URL must be an http or https URL: ftp://example.com/x"),
+    ("example.com/x", "The webhook URL must be an http or https URL: example.com/x"),
+    ("http:///x", "The webhook URL has no host: http:///x"),
+    (" https://example.com", "The webhook URL cannot start or end with a space"),
+    ("http://exa mple.com/", "The host exa%20mple.com is not a valid host name or IP address"),
+    ("http://a..b/", "The host a..b is not a valid host name or IP address"),
+    ("http://example.com:99999/", "The port 99999 is not between 0 and 65535"),
+    ("http://[::1/", "The webhook URL is not a valid URL: Invalid port: ':1'"),
+    ("http://example.com/\x00", "The webhook URL is not a valid URL: Invalid non-printable ASCII character in URL, "
+                                "'\\x00' at position 19."),
+])
+def test_a_url_the_client_cannot_call_is_refused_clearly(url, message):
+    with pytest.raises(OutboundError, match=exactly(message)):
+        outbound.check_url(url, "webhook URL")
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("http://0177.0.0.1/x", outbound.USUAL_IPV4 % "0177.0.0.1"),  # httpx.InvalidURL
+    ("http://127.000.000.001/x", outbound.USUAL_IPV4 % "127.000.000.001"),
+    ("http://127.1/x", outbound.USUAL_IPV4 % "127.1"),  # resolvable: refused before resolving
+    ("http://[::1/", "The URL is not valid: Invalid port: ':1'"),
+    ("ftp://example.com/", "The URL must be an http or https URL: Request URL has an unsupported protocol 'ftp://'."),
+    ("http://127.0.0.1:99999/", "The port 99999 is not between 0 and 65535"),  # would wrap around to 34463
+])
+def test_the_client_refuses_a_bad_url_with_an_outbound_error(allow, url, message):
+    """Whatever httpx raises about an address (InvalidURL is not even an httpx.HTTPError) reaches
+    the caller as the guard's OutboundError: every channel answers it as an error."""
+    allow("127.0.0.0/8")
+    with outbound.http_client() as client, pytest.raises(OutboundError, match=exactly(message)):
+        client.post(url, content=b"x")
+
+
+def test_a_redirect_to_an_unusual_address_is_refused_at_the_hop(allow):
+    allow("127.0.0.0/8")
+    with HttpSink(status=307, location="http://127.1:9/x") as hop, outbound.http_client() as client:
+        with pytest.raises(OutboundError, match=exactly(outbound.USUAL_IPV4 % "127.1")):
+            client.get(f"{hop.url}/start")
+        assert len(hop.calls) == 1
 
 
 def test_one_internal_address_refuses_the_host(allow, fake_dns):

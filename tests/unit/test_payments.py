@@ -209,6 +209,46 @@ def test_a_recharge_raises_the_balance_and_is_not_paid_from_it(shop):
     assert balance_of(shop.buyer) == Decimal("35.5")
 
 
+def test_a_balance_is_in_the_organizations_currency_and_keeps_it(shop, make_org, make_user):
+    """With no balanceCurrency of its own, a user's balance is in the organization's: a recharge in
+    it is taken and pins it on the user; one in another currency is refused, nothing written."""
+    org = make_org(balance_currency="JPY").name
+    buyer = make_user(org)
+    with session_scope() as db:
+        db.add(m.Provider(owner=org, name="dummy", category="Payment", type="Dummy"))
+        db.add(m.Product(owner=org, name="yen", price=Decimal(0), currency="JPY", is_recharge=True,
+                         state="Published", providers=["dummy"]))
+        db.add(m.Product(owner=org, name="dollar", price=Decimal(0), currency="USD", is_recharge=True,
+                         state="Published", providers=["dummy"]))
+    actor = Shop(org, buyer, buyer).actor()
+    with session_scope() as db:
+        commerce.buy_product(db, actor, (org, "yen"), "dummy", custom_price="100")
+    stored = row(m.User, org, buyer.name)
+    assert (stored.balance, stored.balance_currency) == (Decimal(100), "JPY")
+    with pytest.raises(ServiceError, match="The balance is kept in JPY: a recharge in USD"), \
+            session_scope() as db:
+        commerce.buy_product(db, actor, (org, "dollar"), "dummy", custom_price="100")
+    assert row(m.User, org, buyer.name).balance == Decimal(100)
+    assert count(m.Order, owner=org) == 1
+
+
+def test_a_recharge_settled_after_the_balance_changed_currency_is_kept_for_a_refund(shop, stripe_api):
+    """A recharge paid elsewhere (Stripe) is settled later: if the balance's currency is no longer
+    the recharge's by then, nothing is added and the payment waits for a refund."""
+    name = product(shop, price="0", is_recharge=True)
+    payment = buy(shop, name, "stripe", custom_price="5")
+    with session_scope() as db:
+        user = db.exec(select(m.User).where(m.User.pk == shop.buyer.pk)).one()
+        user.balance_currency = "EUR"
+        db.add(user)
+    stripe_api.complete(payment.out_order_id)
+    with session_scope() as db:
+        checked = commerce.check_payment(db, shop.actor(), shop.org, payment.name)
+    assert checked.state == "Paid" and "a recharge in USD cannot be added to it" in checked.message
+    assert "to be refunded" in checked.message
+    assert balance_of(shop.buyer) == Decimal("10") and count(m.Transaction, payment=payment.name) == 0
+
+
 def test_sold_out_products_are_refused(shop):
     name = product(shop, quantity=1)
     buy(shop, name, "dummy")

@@ -41,9 +41,11 @@ def test_the_test_buttons_conditions():
 
 def test_the_selects_offer_the_kinds_lists():
     fields = {f.key: f for f in SCREENS["provider"].fields}
+    # Casdoor's page's lists; what Casdoor also stores (SMTP, its newer categories) is taken, not offered
     assert fields["category"].options == choices("provider", "category") == kind.CATEGORIES
     assert fields["type"].options_by == ("category", kind.TYPES)
     assert set(choices("provider", "type")) == {t for types in kind.TYPES.values() for t in types}
+    assert "SMTP" not in choices("provider", "type") and "SMTP" in kind.ACCEPTED["Email"]
     assert "Twilio SMS" in kind.TYPES["SMS"] and "Twilio SMS" not in kind.TYPES["Email"]
     column = next(c for c in SCREENS["provider"].columns if c.key == "type")
     assert [label for label, _ in column.filter_groups] == list(kind.CATEGORIES)

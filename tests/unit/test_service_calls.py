@@ -10,11 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 from iam_console.services import policy
+from iam_console.services.access import Actor
 from iam_console.services.errors import ServiceError
 from iam_console.ui.state import service
 from iam_console.ui.state.prefs import Prefs
 
-VIEWER = object()
+VIEWER = Actor()  # a viewer of its own, told apart by identity
 
 
 class _Prefs:

@@ -211,6 +211,59 @@ def test_deliveries_go_through_the_outbound_guard(database, make_org):
     assert event.state == webhooks.FAILED and "Refused to connect" in event.last_error
 
 
+def test_a_url_httpx_refuses_fails_its_own_delivery_and_the_batch_goes_on(database, make_org, sink):
+    """Issue 26: a webhook saved with http://0177.0.0.1/x before URLs were checked on save made
+    httpx raise InvalidURL inside the worker, and the whole claimed batch (other organizations'
+    events too) was lost. Now the guard refuses the host, and that one delivery fails."""
+    odd, other = make_org().name, make_org().name
+    broken = hook(odd, "http://0177.0.0.1/x")
+    fine = hook(other, sink.url + "/after-odd")
+    record(odd, "login")
+    record(other, "login")
+    deliver_all()
+    (failed,) = events_of(broken)
+    assert (failed.state, failed.attempt_count) == (webhooks.RETRYING, 1)
+    assert "0177.0.0.1" in failed.last_error and "usually written" in failed.last_error
+    (delivered,) = events_of(fine)
+    assert (delivered.state, delivered.attempt_count) == (webhooks.SUCCESS, 1)
+    assert len([c for c in sink.calls if c.path == "/after-odd"]) == 1
+
+
+def test_whatever_one_delivery_raises_is_its_failed_attempt(database, make_org, sink, monkeypatch):
+    """Any exception of one attempt (a library's bug included) is recorded on that event alone."""
+    odd, other = make_org().name, make_org().name
+    broken = hook(odd, sink.url + "/raises")
+    fine = hook(other, sink.url + "/beside")
+    real = webhooks.send
+
+    def send(row, event):
+        if row.name == broken.name:
+            raise KeyError("a library's bug")
+        return real(row, event)
+
+    monkeypatch.setattr(webhooks, "send", send)
+    record(odd, "login")
+    record(other, "login")
+    deliver_all()
+    (failed,) = events_of(broken)
+    assert (failed.state, failed.attempt_count) == (webhooks.RETRYING, 1)
+    assert failed.last_error == "KeyError: \"a library's bug\"" and failed.claim == ""
+    assert events_of(fine)[0].state == webhooks.SUCCESS
+
+
+def test_an_answer_holding_nul_is_kept_readable_and_the_batch_written(database, make_org, sink):
+    """A receiver's answer is kept on the event: NUL, which no database column takes, is replaced."""
+    org = make_org().name
+    with HttpSink(body=b"ok\x00then") as nul:
+        odd = hook(org, nul.url + "/nul")
+        fine = hook(org, sink.url + "/beside-nul")
+        record(org, "login")
+        deliver_all()
+    (event,) = events_of(odd)
+    assert (event.state, event.last_response) == (webhooks.SUCCESS, "ok\ufffdthen")
+    assert events_of(fine)[0].state == webhooks.SUCCESS
+
+
 def test_a_deleted_or_disabled_webhook_fails_its_events(database, make_org, sink):
     org = make_org().name
     row = hook(org, sink.url + "/gone")

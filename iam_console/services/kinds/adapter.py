@@ -8,7 +8,7 @@ from ... import models as m
 from ..access import Actor
 from ..errors import ServiceError
 from ..policy_store import DRIVERS
-from .common import BUILT_IN_CASBIN, Choice, KindRules, check_port, fixed
+from .common import BUILT_IN_CASBIN, Choice, KindRules, check_destinations, check_port, fixed
 
 TYPES = ("Database",)
 # the servers policy_store reaches through SQLAlchemy, and a SQLite file
@@ -18,6 +18,8 @@ DEFAULT_PORT = 3306
 
 def validate(db: Session, actor: Actor, row: m.Adapter) -> None:
     check_port(db, actor, row)
+    if not row.use_same_db and row.database_type in DRIVERS:
+        check_destinations(row, hosts=("host",))
     # a sqlite3 database is a file of the server's own disk: the server's operators' alone
     if not row.use_same_db and row.database_type == "sqlite3" and not actor.is_global_admin:
         raise ServiceError("Only a global admin may use a sqlite3 database")

@@ -3,6 +3,7 @@ what goes with an application deleted or renamed (services/leftovers.py)."""
 
 from __future__ import annotations
 
+import re
 import secrets
 
 from sqlmodel import Session, or_, select
@@ -19,6 +20,11 @@ SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID"
 TOKEN_FORMATS = ("JWT", "JWT-Empty", "JWT-Custom", "JWT-Standard")
 GRANT_TYPES = ("authorization_code", "password", "client_credentials", "token", "id_token", "refresh_token",
                DEVICE_GRANT)
+# grants Casdoor offers that the token endpoint here does not serve: an application naming them is
+# stored as given (Casdoor's data loads), and the grant is answered unsupported_grant_type
+# (docs/api.md "Deliberate differences")
+UNSERVED_GRANT_TYPES = ("urn:ietf:params:oauth:grant-type:jwt-bearer",
+                        "urn:ietf:params:oauth:grant-type:token-exchange")
 # the settings counted in hours, times and minutes: at least 1, with the defaults a new application has
 AT_LEAST_ONE = {"expire_in_hours": 168, "refresh_expire_in_hours": 168,
                 "failed_signin_limit": b.DEFAULT_FAILED_SIGNIN_LIMIT,
@@ -32,6 +38,8 @@ SIGNUP_RULES = {"ID": ("Random", "Incremental"), "Display name": ("None", "Real 
 CHOICE_TYPES = ("Single Choice", "Multiple Choices")
 SIGNUP_BUTTON = "Signup button"
 AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
+TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
+VALUELESS_ITEMS = frozenset({"ID", SIGNUP_BUTTON, "Providers"})  # shown (or not), never typed into
 
 
 def may_share(actor: Actor) -> bool:
@@ -105,10 +113,17 @@ def take_along(db: Session, row: m.Application) -> None:
     leftovers.release_application(db, row.name)
 
 
+def takes_value(name: str) -> bool:
+    """Whether a signup item is something the visitor types or picks: the ID, the Signup button,
+    the providers and the Text items are not, so they are never required."""
+    return name not in VALUELESS_ITEMS and not TEXT_ITEM.fullmatch(name)
+
+
 def settle_signup_items(items: list) -> list:
-    """Each item once; ID always shown and Password always required; a hidden item is optional;
-    a rule the item does not take becomes its first; options only for the choice types; the
-    Signup button stays (put back last when a list of items lost it)."""
+    """Each item once; ID always shown and Password always required; a hidden item, and one that
+    takes no value (`takes_value`), is optional; a rule the item does not take becomes its first;
+    options only for the choice types; the Signup button stays (put back last when a list of items
+    lost it)."""
     settled, seen = [], set()
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"] in seen:
@@ -118,7 +133,7 @@ def settle_signup_items(items: list) -> list:
         name = item["name"]
         if name == "ID":
             item["visible"] = True
-        if not item.get("visible", True):
+        if not item.get("visible", True) or not takes_value(name):
             item["required"] = False
         elif name == "Password":
             item["required"] = True
@@ -129,8 +144,8 @@ def settle_signup_items(items: list) -> list:
             item["options"] = []
         settled.append(item)
     if settled and SIGNUP_BUTTON not in seen:
-        settled.append({"name": SIGNUP_BUTTON, "visible": True, "required": True, "prompted": False,
-                        "type": "Input", "label": "", "customCss": "", "placeholder": "", "options": [],
+        settled.append({"name": SIGNUP_BUTTON, "visible": True, "required": False, "prompted": False,
+                        "type": "", "label": "", "customCss": "", "placeholder": "", "options": [],
                         "regex": "", "rule": "None"})
     return settled
 
@@ -166,7 +181,7 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 RULES = KindRules(
     choices=(Choice("token_format", TOKEN_FORMATS, message="Unknown token format: %s"),
              Choice("token_signing_method", certs.ALGORITHMS, message="Unknown token signing method: %s"),
-             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s")),
+             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s", also=UNSERVED_GRANT_TYPES)),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_APP), new=new,
     after_save=after_save, take_along=take_along,
 )

@@ -41,14 +41,21 @@ def validate(db: Session, actor: Actor, row: m.Cert) -> None:
 
 
 def before_save(db: Session, actor: Actor, old: m.Cert | None, row: m.Cert, changed: set[str]) -> None:
-    """An x509 cert saved without its certificate or private key (the console's
-    form clears both when the algorithm or bit size changes) gets a new key pair
-    and self-signed certificate; a pasted pair must parse and fit the settings."""
+    """An x509 cert saved without its certificate (the console's form clears it and the private key
+    when the algorithm or bit size changes) gets a new key pair and self-signed certificate; a
+    pasted pair must parse and fit the settings. A certificate alone is kept alone: another party's
+    (a SAML service provider's, naming the key its requests are signed with), which verifies and
+    never signs (services/jwt_tokens.py and saml_idp.py ask a signing cert for its key)."""
     if row.type != "x509":
         return
     if is_elliptic(row.crypto_algorithm):
         row.bit_size = 0
-    if not row.certificate or not row.private_key:
+    if row.certificate and not row.private_key:
+        if old is None or changed & MATERIAL:
+            row.expire_time = certs.not_after(certs.check_certificate(row.crypto_algorithm, row.bit_size,
+                                                                      row.certificate))
+        return
+    if not row.certificate:
         row.expire_in_years = row.expire_in_years or DEFAULT_YEARS
         if row.expire_in_years < 0:
             return  # refused by validate

@@ -11,6 +11,7 @@ from sqlmodel import Session
 from ... import models as m
 from ...models.base import utcnow
 from .. import builtin as b
+from .. import outbound
 from ..access import Actor
 from ..errors import ServiceError
 from ..resources import Kind
@@ -44,13 +45,16 @@ class Choice:
     Every write is checked against it, and the console's select and filter offer its values."""
 
     attribute: str
-    values: tuple[str, ...]
+    values: tuple[str, ...]  # what the console offers
     label: str = ""  # how the refusal names the field; the attribute in words by default
     message: str = ""  # the refusal, when not "The <label> must be a, b or c"; a "%s" gets the value
+    # taken too, never offered: values Casdoor itself stores and serves beyond what its pages offer
+    # (docs/api.md "Deliberate differences", Choices)
+    also: tuple[str, ...] = ()
 
     def check(self, value: Any) -> None:
         for entry in value if isinstance(value, list) else [value] if value else []:
-            if entry not in self.values:
+            if entry not in self.values and entry not in self.also:
                 raise ServiceError(self.refusal, *((str(entry)[:100],) if "%s" in self.refusal else ()))
 
     @property
@@ -98,6 +102,22 @@ def check_range(value: int, low: int, high: int | None, label: str) -> None:
 
 def check_port(db: Session, actor: Actor, row: Any) -> None:
     check_range(row.port, 0, 65535, "port")
+
+
+def check_destinations(row: Any, urls: tuple[str, ...] = (), hosts: tuple[str, ...] = ()) -> None:
+    """Fields naming a place the server itself connects to (a URL it calls, a host it opens a
+    connection to), checked as the outbound guard will judge them (services/outbound.py,
+    `check_url` and `check_host`): one the guard could never call is refused on save rather than
+    failing at every use. An empty field is unset. Only fields the server calls: links the
+    browser follows are the browser's."""
+    for attribute in urls:
+        value = getattr(row, attribute) or ""
+        if value:
+            outbound.check_url(value, attribute.replace("_", " ").replace("url", "URL"))
+    for attribute in hosts:
+        value = getattr(row, attribute) or ""
+        if value:
+            outbound.check_host(value)
 
 
 def stamp_updated(db: Session, actor: Actor, old: Any, row: Any, changed: set[str]) -> None:

@@ -12,12 +12,15 @@ from sqlmodel import Session
 
 from ... import models as m
 from ...models.base import utcnow
+from .. import credentials
 from ..access import Actor
 from ..errors import ServiceError
 from ..passwords import hash_secret
 from .common import Choice, KindRules
 
-TYPES = ("Organization", "Application", "User", "General")
+# Casdoor's types; a Prometheus key is stored as given (it reads Casdoor's metrics), and like every
+# key acts only as its user or its application's client (services/credentials.py)
+TYPES = ("Organization", "Application", "User", "General", "Prometheus")
 STATES = ("Active", "Inactive")
 
 
@@ -26,6 +29,7 @@ def validate(db: Session, actor: Actor, row: m.Key) -> None:
         raise ServiceError("The organization of a key must be its owner")
     if row.user and row.application:
         raise ServiceError("A key acts as a user or as an application, not both")
+    credentials.check_access_key_free(db, row.access_key, key=row)
 
 
 def before_save(db: Session, actor: Actor, old: m.Key | None, row: m.Key, changed: set[str]) -> None:

@@ -7,13 +7,14 @@ from sqlmodel import Session
 from ... import models as m
 from .. import ldap_client
 from ..access import Actor
-from .common import Choice, KindRules, check_range, fixed
+from .common import Choice, KindRules, check_destinations, check_range, fixed
 
 PASSWORD_TYPES = ("Plain", "SSHA", "MD5")
 
 
 def validate(db: Session, actor: Actor, row: m.Ldap) -> None:
     check_range(row.port, 0, 65535, "port")
+    check_destinations(row, hosts=("host",))
     check_range(row.auto_sync, 0, None, "auto sync interval")
 
 

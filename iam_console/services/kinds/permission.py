@@ -28,6 +28,10 @@ def validate(db: Session, actor: Actor, row: m.Permission) -> None:
 
 
 def before_save(db: Session, actor: Actor, old: m.Permission | None, row: m.Permission, changed: set[str]) -> None:
+    if actor.is_global_admin and old is None and not row.state:
+        # a global admin's new permission is approved unless it says otherwise, as the console's
+        # form makes it: Casdoor's data names no state (Casdoor enforces every permission)
+        row.state = "Approved"
     if not actor.is_global_admin:
         # only a global admin decides the state, and with it the approver; anyone else's new
         # permission starts Pending (docs/architecture.md, "The roles and permissions screens")

@@ -7,14 +7,14 @@ from sqlmodel import Session
 from ... import models as m
 from ..access import Actor
 from ..errors import ServiceError
-from .common import Choice, KindRules, check_port, check_range, fixed
+from .common import Choice, KindRules, check_destinations, check_port, check_range, fixed
 
 # Casdoor's syncers have many more types (LDAP, WeCom, Okta...): any type is stored, the editor
 # offers these two (the ones services/syncers.py runs), and the list filters Database and LDAP
 EDITOR_TYPES = ("Database", "Keycloak")
 LIST_TYPES = ("Database", "LDAP")
 DATABASE_TYPES = ("mysql", "postgres", "mssql", "oracle", "sqlite3")
-SSL_MODES = ("disable", "require", "verify-ca", "verify-full")
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")  # PostgreSQL's sslmode
 SSH_TYPES = ("none", "password", "cert")
 SSH_DATABASES = ("mysql", "mssql", "postgres")  # the SSH options are shown for these alone
 COLUMN_TYPES = ("string", "integer", "boolean")
@@ -24,6 +24,8 @@ def validate(db: Session, actor: Actor, row: m.Syncer) -> None:
     check_port(db, actor, row)
     check_range(row.ssh_port, 0, 65535, "SSH port")
     check_range(row.sync_interval, 0, None, "sync interval")
+    check_destinations(row, hosts=(*(("host",) if row.database_type != "sqlite3" else ()),
+                                   *(("ssh_host",) if row.ssh_type in ("password", "cert") else ())))
     columns = [c for c in row.table_columns if isinstance(c, dict)]
     if len(columns) != len(row.table_columns):
         raise ServiceError("Each table column must be an object")

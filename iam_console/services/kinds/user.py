@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from ... import models as m
 from ...models.base import utcnow
-from .. import accounts, auth, groups, leftovers, lookup, mfa_props
+from .. import accounts, auth, credentials, groups, leftovers, lookup, mfa_props
 from .. import builtin as b
 from ..access import Actor
 from ..errors import ServiceError
@@ -26,6 +26,7 @@ def validate(db: Session, actor: Actor, row: m.User) -> None:
     if len(row.face_ids or []) > MAX_FACE_IDS:
         raise ServiceError("At most 5 face IDs")
     groups.check_one_physical_group(db, row.groups)
+    credentials.check_access_key_free(db, row.access_key, user=row)
 
 
 def before_save(db: Session, actor: Actor, old: m.User | None, row: m.User, changed: set[str]) -> None:

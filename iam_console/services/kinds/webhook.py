@@ -8,7 +8,7 @@ from sqlmodel import Session
 
 from ... import models as m
 from ..access import Actor
-from .common import Choice, KindRules, check_range, fixed
+from .common import Choice, KindRules, check_destinations, check_range, fixed
 
 METHODS = ("POST", "GET", "PUT", "DELETE")
 CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
@@ -29,6 +29,7 @@ def before_save(db: Session, actor: Actor, old: m.Webhook | None, row: m.Webhook
 
 
 def validate(db: Session, actor: Actor, row: m.Webhook) -> None:
+    check_destinations(row, urls=("url",))
     check_range(row.max_retries, 0, 100, "maximum of retries")
     check_range(row.retry_interval, 0, 86_400, "retry interval")
 

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 
 import reflex as rx
 
-from ...db import session_scope
+from ... import workers
 from ...services import auth, lookup, mfa, oauth, page_script, prompt, redirects, upstream, wallet, webauthn
 from ...services.errors import ServiceError
 from ..components.provider_buttons import provider_buttons
@@ -28,6 +28,7 @@ from ..shell import themed
 from ..state.account import Account
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
+from ..state.service import with_db
 from ..text import t
 from .login import pending_mfa_script
 
@@ -78,13 +79,14 @@ class Authorize(rx.State):
         (await self.get_state(SecondStep)).reset_step()
         prefs = await self.get_state(Prefs)
         account = await self.get_state(Account)
-        account._load()
+        await workers.run(account._load)  # the database, off the event loop
         params = {k: str(v) for k, v in self.router.url.query_parameters.items()}
         request = oauth.AuthorizeRequest.from_query(params)
         back_from_upstream = params.pop("nextMfa", "") == "1"
         error_id = params.pop("upstreamError", "")
-        target = ""
-        with session_scope() as db:
+
+        def read(db) -> tuple[str, str] | None:  # on a worker thread (ui/state/service.py, with_db)
+            target = ""
             if error_id and error_id != self._upstream_error[0]:
                 self._upstream_error = (error_id, upstream.take_error(db, error_id))
             self.sign_in_error = self._upstream_error[1] if error_id else ""
@@ -93,7 +95,7 @@ class Authorize(rx.State):
             except ServiceError as exc:
                 self.error = prefs.say(exc.template, *exc.args_)
                 self.checked = True
-                return
+                return None
             application = authorization.application
             self.app_name, self.app_organization = application.name, application.organization
             self.app_display_name = application.display_name or application.name
@@ -117,6 +119,12 @@ class Authorize(rx.State):
                     target = target or oauth.authorize(db, authorization, user).url
                 except ServiceError:
                     target = ""  # this account may not use the application: sign in as another
+            return target, one_tap
+
+        read_ = await with_db(read)
+        if read_ is None:
+            return None
+        target, one_tap = read_
         if not target and request.prompt == "none":
             # OpenID Connect: no interaction allowed, so the client learns that sign-in is needed
             target = redirects.with_parameters(

@@ -6,10 +6,9 @@ who may read it). Shared certs (owner 'admin') are read-only to all but the glob
 
 from __future__ import annotations
 
-import asyncio
-
 import reflex as rx
 
+from ... import workers
 from ...services import builtin as b
 from ...services import cert_keys, wire
 from ...services.errors import ServiceError
@@ -131,7 +130,7 @@ class CertKeys(rx.State):
         self.generating = True
         yield
         try:  # an RSA-4096 key takes a while: off the event loop
-            cert_pem, key_pem, used = await asyncio.to_thread(
+            cert_pem, key_pem, used = await workers.run(
                 cert_keys.new_pair, values.get("cryptoAlgorithm", ""), int(bits) if bits.isdigit() else 0,
                 int(years), name)
         except ServiceError as exc:

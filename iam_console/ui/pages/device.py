@@ -10,14 +10,14 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ...db import session_scope
+from ... import workers
 from ...services import navigation, oauth
 from ...services.errors import ServiceError
 from ..routes import page
 from ..shell import guarded
 from ..state.account import Account
 from ..state.prefs import Prefs
-from ..state.service import call, message, say
+from ..state.service import call, message, say, with_db
 from ..text import t
 
 ENTER, CONFIRM, DONE = "enter", "confirm", "done"
@@ -39,11 +39,11 @@ class Device(rx.State):
         # its own guard: a visitor who is not signed in goes to the sign-in page of the
         # device's application's organization (the shared guard knows only /login)
         account = await self.get_state(Account)
-        account._load()
+        await workers.run(account._load)  # the database, off the event loop
         account.show_page = account.signed_in
         if not account.signed_in:
-            with session_scope() as db:
-                found = oauth.pending_device(db, self.user_code)
+            code = self.user_code
+            found = await with_db(lambda db: oauth.pending_device(db, code))
             organization = found[1].organization if found else ""
             back = f"/login/oauth/device?user_code={self.user_code}" if self.user_code else "/login/oauth/device"
             return rx.redirect(f"{navigation.login_target(organization)}?from={quote(back, safe='/')}")
@@ -60,16 +60,16 @@ class Device(rx.State):
     @rx.event
     async def next_step(self):
         self.error = ""
-        with session_scope() as db:
-            found = oauth.pending_device(db, self.user_code)
-            if found is None:
-                prefs = await self.get_state(Prefs)
-                self.error = prefs.say("The code is invalid or has expired")
-                return
-            row, application = found
-            self.user_code = row.user_code
-            self.app_display_name = application.display_name or application.name
-            self.scope = row.scope
+        code = self.user_code
+        found = await with_db(lambda db: oauth.pending_device(db, code))
+        if found is None:
+            prefs = await self.get_state(Prefs)
+            self.error = prefs.say("The code is invalid or has expired")
+            return
+        row, application = found
+        self.user_code = row.user_code
+        self.app_display_name = application.display_name or application.name
+        self.scope = row.scope
         self.step = CONFIRM
 
     @rx.event

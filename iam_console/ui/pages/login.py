@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 
 import reflex as rx
 
-from ...db import session_scope
+from ... import workers
 from ...services import (
     auth,
     code_signin,
@@ -38,7 +38,7 @@ from ..state.account import Account, client_ip
 from ..state.captcha import Captcha
 from ..state.prefs import Prefs
 from ..state.second_factor import SecondStep
-from ..state.service import count_down, in_thread, say
+from ..state.service import count_down, in_thread, say, with_db
 from ..text import t
 
 PASSWORD, CODE, LDAP = auth.PASSWORD_METHOD, code_signin.METHOD, auth.LDAP_METHOD
@@ -103,11 +103,11 @@ class Login(Captcha, rx.State):
         (await self.get_state(SecondStep)).reset_step()
         self.return_to = navigation.safe_return_path(self.router.url.query_parameters.get("from"))
         account = await self.get_state(Account)
-        account._load()
+        await workers.run(account._load)  # the database, off the event loop
         if account.signed_in:
             return rx.redirect(self.return_to)
         query = self.router.url.query_parameters
-        with session_scope() as db:
+        def read(db):  # on a worker thread (ui/state/service.py, with_db)
             upstream_error = self._take_upstream_error(db, str(query.get("upstreamError", "")))
             target = webauthn.signin_target(db, "", self.organization_name)
             organization = lookup.organization(db, self.organization_name or b.BUILT_IN_ORG)
@@ -119,6 +119,9 @@ class Login(Captcha, rx.State):
             self.providers = upstream.buttons(db, application, "signin", return_to=self.return_to,
                                               invitation_code=self.invitation_code)
             one_tap = upstream.one_tap_script(db, application, return_to=self.return_to)
+            return upstream_error, target, application, look, one_tap
+
+        upstream_error, target, application, look, one_tap = await with_db(read)
         self.org_choice = look.org_choice
         self.logo, self.position, self.side_html = look.logo, look.position, look.side_html
         self.background, self.background_mobile = look.background, look.background_mobile
@@ -130,8 +133,7 @@ class Login(Captcha, rx.State):
         self.signup_app = application.name if application is not None and application.enable_sign_up \
             and "Signup link" in look.shown else ""
         self.application = application.name if application is not None else ""
-        with session_scope() as db:
-            self.wallets = wallet.buttons(db, application)
+        self.wallets = await with_db(lambda db: wallet.buttons(db, application))
         code = application is not None and bool(code_signin.kinds(application))
         password = application is None or auth.password_rule(application) in ("All", "Non-LDAP")
         ldap = application is not None and auth.ldap_enabled(application)

@@ -10,13 +10,12 @@ from urllib.parse import parse_qsl, urlencode
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import lookup, navigation, prompt, upstream
 from ..components.provider_buttons import full_load
 from ..routes import page
 from ..shell import themed
 from ..state.prefs import Prefs
-from ..state.service import call, message
+from ..state.service import call, message, with_db
 from ..text import t
 
 AUTHORIZE = "/login/oauth/authorize"
@@ -59,8 +58,7 @@ class Prompt(rx.State):
         here = f"/prompt/{self.application}" + (f"?{urlencode(params)}" if params else "")
         error_id = str(self.router.url.query_parameters.get(ERROR_PARAM, ""))
         if error_id and error_id != self._upstream_error[0]:
-            with session_scope() as db:
-                self._upstream_error = (error_id, upstream.take_error(db, error_id))
+            self._upstream_error = (error_id, await with_db(lambda db: upstream.take_error(db, error_id)))
 
         def read(db, actor):
             if actor.user is None:

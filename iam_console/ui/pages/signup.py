@@ -21,7 +21,6 @@ from urllib.parse import urlencode
 
 import reflex as rx
 
-from ...db import session_scope
 from ...services import lookup, navigation, signup, upstream, verifications
 from ..components.captcha import captcha_fields
 from ..components.provider_buttons import provider_buttons
@@ -30,7 +29,7 @@ from ..shell import themed
 from ..state.account import client_ip
 from ..state.captcha import Captcha
 from ..state.prefs import Prefs
-from ..state.service import call, count_down, in_thread, message, say
+from ..state.service import call, count_down, in_thread, message, say, with_db
 from ..state.users import INCONSISTENT
 from ..text import t
 
@@ -69,8 +68,8 @@ class Signup(Captcha, rx.State):
         self.application = self.router.url.path.removeprefix("/signup").strip("/")
         authorize = ""
         if self.router.url.path.rstrip("/") == OAUTH_PATH:  # the sign-up page of an OAuth authorize request
-            with session_scope() as db:
-                client = lookup.application_by_client_id(db, params.get("client_id") or params.get("clientId") or "")
+            client_id = params.get("client_id") or params.get("clientId") or ""
+            client = await with_db(lambda db: lookup.application_by_client_id(db, client_id))
             self.application, authorize = (client.name if client is not None else ""), urlencode(params)
         self.invitation_code = str(self.router.url.query_parameters.get("invitationCode", ""))[:100]
         self.return_to = navigation.safe_return_path(str(self.router.url.query_parameters.get("from", "")))
@@ -97,12 +96,12 @@ class Signup(Captcha, rx.State):
                       for shown in (
             self._shown(name, item) for name, item in items.by_name.items()
             if items.visible(name) and name not in NOT_SHOWN)]
-        with session_scope() as db:
-            if error_id and error_id != self._upstream_error[0]:
-                self._upstream_error = (error_id, upstream.take_error(db, error_id))
-            self.error = self._upstream_error[1] if error_id else ""
-            self.providers = upstream.buttons(db, application, "signup", authorize_query=authorize,
-                                              invitation_code=self.invitation_code)
+        if error_id and error_id != self._upstream_error[0]:
+            self._upstream_error = (error_id, await with_db(lambda db: upstream.take_error(db, error_id)))
+        self.error = self._upstream_error[1] if error_id else ""
+        invitation_code = self.invitation_code
+        self.providers = await with_db(lambda db: upstream.buttons(db, application, "signup", authorize_query=authorize,
+                                                                   invitation_code=invitation_code))
         await self.new_captcha(f"admin/{self.application}")
 
     @staticmethod

@@ -10,6 +10,7 @@ import json
 
 import reflex as rx
 
+from ... import workers
 from ...api.callers import session_cookie
 from ...db import session_scope
 from ...i18n import LANGUAGE_NAMES
@@ -111,9 +112,9 @@ class Account(rx.State):
         return password_update_app
 
     @rx.event
-    def guard(self):
-        """on_load of every guarded page."""
-        password_update_app = self._load()
+    async def guard(self):
+        """on_load of every guarded page; the account is read on a worker thread (ui/state/service.py)."""
+        password_update_app = await workers.run(self._load)
         url = self.router.url
         path = url.path + (f"?{url.query}" if url.query else "")
         decision = navigation.guard(path, loaded=self.loaded, signed_in=self.signed_in,
@@ -148,9 +149,9 @@ class Account(rx.State):
         self.mfa_prompt_dismissed = True
 
     @rx.event
-    def refresh(self):
+    async def refresh(self):
         """on_load of unguarded pages that still show who is signed in."""
-        self._load()
+        await workers.run(self._load)
 
     @rx.event
     def logout(self):

@@ -2,11 +2,17 @@
 viewer behind the websocket, and a refusal turned into what the page shows
 (a toast with the service's message, or /403 for a viewer who may not).
 
-`call` runs the work in the event; `in_thread` runs it on a worker thread, for work that
-waits on something slow (an SMTP server, an SMS gateway, a directory, a large workbook)
-while the page's other events go on: a background event calls it outside `async with self`.
-Either way, a record the work writes carries the browser's address and the viewer's language,
-as an API request's records do (services/records.py, CURRENT_CALL).
+The work always runs on the worker pool (iam_console/workers.py), never on the event loop:
+it uses the database and may hash a password, sign, parse a workbook or wait on a slow
+destination, and the loop serves every console and API caller (docs/security.md,
+"Availability"). `call` awaits it inside the event: the event keeps its state meanwhile
+(Reflex runs one event of a page's state at a time), so the work may fill fields of that state
+as the event itself would; it never awaits nor calls Reflex (get_state happens before or after).
+`in_thread` is for background events, which call it outside `async with self`, so that the
+page's other events go on while the work waits. Either way, a record the work writes carries
+the browser's address and the viewer's language, as an API request's records do
+(services/records.py, CURRENT_CALL), and its outbound calls count against the viewer's
+organization (services/outbound.py).
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ from typing import Any, Generic, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
+from ... import workers
 from ...db import session_scope
-from ...services import crud, policy, records
+from ...services import crud, outbound, policy, records
 from ...services.access import Actor
 from ...services.errors import ServiceError
 from .account import client_ip, viewer
@@ -66,7 +73,9 @@ def _run(router: Any, work: Callable[[Session, Actor], T], language: str = "") -
     bound = records.CURRENT_CALL.set(records.Call(client_ip=client_ip(router), language=language))
     try:
         with session_scope() as db:
-            return work(db, viewer(db, router))
+            actor = viewer(db, router)
+            outbound.note_caller(actor.organization)
+            return work(db, actor)
     finally:
         records.CURRENT_CALL.reset(bound)
 
@@ -78,7 +87,7 @@ async def call(state: rx.State, work: Callable[[Session, Actor], T], *, failed: 
     who is refused or not signed in goes to /403 instead; `quiet` makes no event (the page
     shows `message(state, outcome.error)` in place)."""
     try:
-        return Outcome(_run(state.router, work, (await state.get_state(Prefs)).lang))
+        return Outcome(await workers.run(_run, state.router, work, (await state.get_state(Prefs)).lang))
     except ServiceError as exc:
         if forbidden_page and exc.template in REFUSALS:
             return Outcome(event=rx.redirect("/403"), error=exc)
@@ -89,9 +98,18 @@ async def in_thread(router: Any, work: Callable[[Session, Actor], T], language: 
     """`call`'s work on a worker thread; a refusal comes back as `outcome.error` (turn it
     into words with `message` once back inside `async with self`)."""
     try:
-        return Outcome(await asyncio.to_thread(_run, router, work, language))
+        return Outcome(await workers.run(_run, router, work, language))
     except ServiceError as exc:
         return Outcome(error=exc)
+
+
+async def with_db(work: Callable[[Session], T]) -> T:
+    """work(db) in one database session (committed when it returns) on a worker thread: a page's
+    own reads and writes that need no viewer (a sign-in page's look, a pending device code)."""
+    def run() -> T:
+        with session_scope() as db:
+            return work(db)
+    return await workers.run(run)
 
 
 async def message(state: rx.State, exc: ServiceError) -> str:
