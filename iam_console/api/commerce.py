@@ -9,9 +9,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from .. import models as m
+from .. import workers
 from ..db import session_scope
 from ..services import commerce, crud, invoices
 from ..services.errors import ServiceError
@@ -35,7 +35,7 @@ async def buy_product(request: Request) -> JSONResponse:
                 user_name=query.get("userName", ""), custom_price=query.get("customPrice") or None)
             return m.to_wire(payment)
 
-    payment = await run_in_threadpool(run)
+    payment = await workers.run(run)
     return ok(payment, {"payUrl": payment["payUrl"]})
 
 
@@ -62,7 +62,7 @@ async def pay_order(request: Request) -> JSONResponse:
             return m.to_wire(commerce.pay_order(db, actor(db, request), owner, name,
                                                       query.get("providerName", "")))
 
-    payment = await run_in_threadpool(run)
+    payment = await workers.run(run)
     return ok(payment, {"payUrl": payment["payUrl"]})
 
 
@@ -102,7 +102,7 @@ async def notify_payment(owner: str, payment: str, request: Request) -> JSONResp
         with session_scope() as db:
             return m.to_wire(commerce.notify_payment(db, owner, payment, body, headers))
 
-    return ok(await run_in_threadpool(run))
+    return ok(await workers.run(run))
 
 
 @router.post("/invoice-payment", summary="Issue the invoice of a paid payment (id=owner/name): a PDF")

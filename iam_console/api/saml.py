@@ -11,8 +11,8 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 
+from .. import workers
 from ..db import session_scope
 from ..i18n import translate
 from ..services import auth, lookup, mfa, mfa_props, oauth, saml_accounts, saml_idp, saml_sp, upstream, verifications
@@ -47,7 +47,7 @@ def page(body: str, status: int = 200) -> HTMLResponse:
 async def _refused(request: Request, exc: ServiceError) -> HTMLResponse:
     """A refused SAML message: the reason on a page of its own; nothing is sent anywhere."""
     text = translate(exc.template, language(request), *exc.args_)
-    await run_in_threadpool(record_refusal, request, {"status": "error", "msg": text})
+    await workers.run(record_refusal, request, {"status": "error", "msg": text})
     message = escape(text)
     title = escape(translate("Sign in", language(request)))
     return page(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
@@ -110,7 +110,7 @@ async def saml_sso_redirect(request: Request, owner: str, application: str) -> R
     Signature. A signed-in user gets the page that posts the signed Response to the service
     provider; anyone else signs in first and comes back here. A refused request shows why."""
     try:
-        return await run_in_threadpool(_sso, request, owner, application, dict(request.query_params),
+        return await workers.run(_sso, request, owner, application, dict(request.query_params),
                                        redirect_binding=True, raw_query=request.url.query)
     except ServiceError as exc:
         return await _refused(request, exc)
@@ -122,7 +122,7 @@ async def saml_sso_post(request: Request, owner: str, application: str) -> Respo
     on to the Redirect binding's form of the same request (303)."""
     try:
         params = await form_fields(request)
-        return await run_in_threadpool(_sso, request, owner, application, params, redirect_binding=False,
+        return await workers.run(_sso, request, owner, application, params, redirect_binding=False,
                                        raw_query="")
     except ServiceError as exc:
         return await _refused(request, exc)
@@ -223,7 +223,7 @@ async def acs(request: Request) -> Response:
     has one, is asked on the login page) and goes on to where the sign-in started."""
     try:
         form = await form_fields(request)
-        return await run_in_threadpool(_acs, request, form)
+        return await workers.run(_acs, request, form)
     except ServiceError as exc:
         return await _refused(request, exc)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
+from .. import workers
 from ..db import session_scope
 from ..services import crud, syncers
 from .bodies import json_object
@@ -26,7 +26,7 @@ async def run_syncer(request: Request) -> JSONResponse:
         with session_scope() as db:
             syncers.run(db, actor(db, request), owner, name, context)
 
-    await run_in_threadpool(work)
+    await workers.run(work)
     return ok(None)
 
 
@@ -38,5 +38,5 @@ async def test_syncer_db(request: Request) -> JSONResponse:
         with session_scope() as db:
             syncers.test_db(db, actor(db, request), body)
 
-    await run_in_threadpool(work)
+    await workers.run(work)
     return ok(None)

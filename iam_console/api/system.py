@@ -7,8 +7,8 @@ import hmac
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-from starlette.concurrency import run_in_threadpool
 
+from .. import workers
 from ..db import session_scope
 from ..services import metrics, policy, system_info
 from ..settings import settings
@@ -27,13 +27,13 @@ def _require_global_admin(request: Request) -> None:
 async def get_system_info(request: Request) -> JSONResponse:
     """CPU per core, memory, disk and I/O of the answering worker's host. Global admin only."""
     _require_global_admin(request)
-    return ok(await run_in_threadpool(system_info.system_info))
+    return ok(await workers.run(system_info.system_info))
 
 
 @router.get("/get-version-info")
 async def get_version_info() -> JSONResponse:
     """The release, commit and commits since the release: public, as in Casdoor."""
-    return ok(await run_in_threadpool(system_info.version_info))
+    return ok(await workers.run(system_info.version_info))
 
 
 @router.get("/get-prometheus-info")

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
+from .. import workers
 from ..db import session_scope
 from ..services import policy, uploads
 from ..services.errors import ServiceError
@@ -68,7 +68,7 @@ def _upload(kind: Kind) -> Callable:
                 raise ServiceError("The .xlsx file must be sent as multipart/form-data in the field file")
             if (upload.size or 0) > uploads.MAX_UPLOAD_BYTES:
                 raise ServiceError(TOO_LARGE, uploads.MAX_UPLOAD_BYTES >> 20)
-            result = await run_in_threadpool(_import, kind, request, upload)
+            result = await workers.run(_import, kind, request, upload)
         finally:
             await form.close()
         return ok(result.affected, {"added": result.added, "skipped": result.skipped,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
+from .. import workers
 from ..db import session_scope
 from ..services import captcha, code_signin, mfa, recovery, second_factor, signup, verifications
 from ..settings import settings
@@ -87,7 +87,7 @@ async def send_verification_code(request: Request) -> JSONResponse:
                                     method=method, client_ip=client_ip(request),
                                     request=context)
 
-    await run_in_threadpool(send)
+    await workers.run(send)
     return ok()
 
 

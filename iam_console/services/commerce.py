@@ -9,8 +9,10 @@
   Created moves, by one conditional UPDATE (Created -> the new state): of two notifications at
   once, one moves it and settles; a repeated one finds it final and changes nothing.
 - settle: in the payment's transaction, a Purchase transaction (and a Recharge one that raises the
-  balance, for recharge products), sold + quantity for each product (a conditional UPDATE: never
-  beyond its quantity), and for a plan a subscription, Active, with the plan's role granted.
+  balance, for recharge products), the stock taken as Casdoor's UpdateProductStock takes it
+  (quantity - n and sold + n, a conditional UPDATE: the quantity, the stock left, never below
+  zero; a recharge sold + n only), and for a plan a subscription, Active, with the plan's role
+  granted (or the user's active subscription of the plan one period longer).
 - expire_subscriptions: the scheduler's; ends the subscriptions past their end and takes back the
   role unless another active subscription grants it.
 
@@ -33,6 +35,7 @@ from . import builtin as b
 from . import lookup, payments, records
 from .access import Actor
 from .errors import ServiceError, Unauthorized
+from .kinds import subscription as subscription_rules
 from .kinds.subscription import add_period
 from .payments import balance
 from .payments.base import CREATED, FINAL, PAID, Check, PayRequest
@@ -185,7 +188,7 @@ def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: st
             balance.check_recharge(db, user, product.currency)  # a balance has one currency
         else:
             price = product.price
-            if product.sold + quantity > product.quantity:
+            if product.quantity < quantity:  # the stock left (checked again when the stock is taken)
                 raise ServiceError("The product: %s is out of stock", product.name)
         pricing_name, plan_name = _plan_of(db, product, item)
         if plan_name:
@@ -326,16 +329,18 @@ def buy_product(db: Session, actor: Actor, product_id: tuple[str, str], provider
 
 
 def _take_stock(db: Session, owner: str, infos: list[dict]) -> None:
-    """sold + quantity for each product bought (not recharges): a conditional UPDATE that the
-    database applies under the row's lock, so sold never passes the quantity, whatever runs at once."""
+    """Casdoor's stock rule: a product's quantity is the stock left. Each product bought leaves
+    quantity - n, sold + n, by a conditional UPDATE (quantity >= n) that the database applies
+    under the row's lock, so the stock never goes below zero whatever runs at once; a recharge
+    has no stock and counts its sales only (sold + n)."""
     for info in infos:
-        if info.get("isRecharge"):
-            continue
         product = _product(db, owner, str(info.get("name", "")))
         quantity = int(info.get("quantity") or 1)
-        done = db.exec(update(m.Product).where(m.Product.pk == product.pk,
-                                               m.Product.sold + quantity <= m.Product.quantity)
-                       .values(sold=m.Product.sold + quantity))
+        if info.get("isRecharge"):
+            db.exec(update(m.Product).where(m.Product.pk == product.pk).values(sold=m.Product.sold + quantity))
+            continue
+        done = db.exec(update(m.Product).where(m.Product.pk == product.pk, m.Product.quantity >= quantity)
+                       .values(quantity=m.Product.quantity - quantity, sold=m.Product.sold + quantity))
         if done.rowcount != 1:
             raise ServiceError("The product: %s is out of stock", product.name)
 
@@ -383,9 +388,21 @@ def settle(db: Session, payment: m.Payment, order: m.Order, provider: m.Provider
 # --- subscriptions ---
 
 def _subscribe(db: Session, payment: m.Payment, pricing_name: str, plan_name: str, now: datetime) -> None:
+    """A plan bought: a new Active subscription granting the plan's role; or, when the user holds
+    an Active subscription of the plan already, that one a period longer (docs/api.md, "Commerce":
+    one Active subscription of a plan per user, a repeated purchase renews it)."""
     plan = db.exec(select(m.Plan).where(m.Plan.owner == payment.owner, m.Plan.name == plan_name)).first()
     if plan is None:
         raise ServiceError("the plan: %s does not exist", plan_name)
+    active = db.exec(select(m.Subscription).where(
+        m.Subscription.owner == payment.owner, m.Subscription.user == payment.user,
+        m.Subscription.plan == plan_name, m.Subscription.state == "Active")
+        .order_by(m.Subscription.end_time.desc()).with_for_update()).first()
+    if active is not None:
+        active.end_time = period_end(max(active.end_time or now, now), plan.period)
+        active.payment = payment.name
+        db.add(active)
+        return
     pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == payment.owner,
                                               m.Pricing.name == pricing_name)).first()
     end = period_end(now, plan.period)
@@ -404,29 +421,7 @@ def _subscribe(db: Session, payment: m.Payment, pricing_name: str, plan_name: st
         pricing=pricing_name, plan=plan_name, payment=payment.name, start_time=now, end_time=end,
         period=plan.period, state="Active"))
     if plan.role:
-        grant_role(db, payment.owner, plan.role, payment.user)
-
-
-def _role(db: Session, owner: str, role: str) -> m.Role | None:
-    role_owner, _, role_name = role.rpartition("/")
-    return db.exec(select(m.Role).where(m.Role.owner == (role_owner or owner), m.Role.name == role_name)
-                   .with_for_update()).first()
-
-
-def grant_role(db: Session, owner: str, role: str, user: str) -> None:
-    row = _role(db, owner, role)
-    member = f"{owner}/{user}"
-    if row is not None and member not in row.users:
-        row.users = [*row.users, member]
-        db.add(row)
-
-
-def revoke_role(db: Session, owner: str, role: str, user: str) -> None:
-    row = _role(db, owner, role)
-    member = f"{owner}/{user}"
-    if row is not None and member in row.users:
-        row.users = [u for u in row.users if u != member]
-        db.add(row)
+        subscription_rules.grant_role(db, payment.owner, plan.role, payment.user)
 
 
 def expire_subscriptions(db: Session, now: datetime | None = None, batch: int = EXPIRY_BATCH) -> int:
@@ -438,21 +433,14 @@ def expire_subscriptions(db: Session, now: datetime | None = None, batch: int = 
                   .order_by(m.Subscription.end_time).limit(batch)).all()
     expired = 0
     for sub in due:
+        held = subscription_rules.granted(db, sub)
         moved = db.exec(update(m.Subscription).where(m.Subscription.pk == sub.pk, m.Subscription.state == "Active")
                         .values(state="Expired"))
         if moved.rowcount != 1:
             continue
         expired += 1
-        plan = db.exec(select(m.Plan).where(m.Plan.owner == sub.owner, m.Plan.name == sub.plan)).first()
-        if plan is None or not plan.role:
-            continue
-        others = db.exec(select(m.Plan.name).join(m.Subscription, (m.Subscription.owner == m.Plan.owner)
-                                                  & (m.Subscription.plan == m.Plan.name))
-                         .where(m.Subscription.owner == sub.owner, m.Subscription.user == sub.user,
-                                m.Subscription.state == "Active", m.Subscription.pk != sub.pk,
-                                m.Plan.role == plan.role)).first()
-        if others is None:
-            revoke_role(db, sub.owner, plan.role, sub.user)
+        if held is not None:
+            subscription_rules.release_role(db, *held, leaving=sub.pk)
     db.commit()
     return expired
 

@@ -1,5 +1,5 @@
 """New records: what the console's Add button creates before opening the form. The fields
-are each kind's own (`new` in services/kinds/<kind>.py); the name is the kind's prefix and
+are each kind's own (`defaults`, then `new`, in services/kinds/<kind>.py); the name is the kind's prefix and
 a random suffix, the owner the organization the record is added to.
 
 `new_record` returns a wire object; the caller adds it through crud.add_record,
@@ -27,8 +27,9 @@ def new_record(db: Session, actor: Actor, kind_name: str, owner: str) -> dict[st
     """The wire object of a new record of this kind in this organization."""
     kind = REGISTRY[kind_name]
     suffix = random_suffix()
-    new = kinds.of(kind_name).new
-    record = new(db, actor, owner, suffix) if new else {}
+    own = kinds.of(kind_name)
+    record = own.defaults(db, actor, owner) if own.defaults else {}
+    record.update(own.new(db, actor, owner, suffix) if own.new else {})
     record[m.wire_name(kind.model, "name")] = f"{kind.name_prefix or kind.name}_{suffix}"
     if kind.ownership is Ownership.ADMIN:
         record["owner"] = b.ADMIN_OWNER

@@ -3,7 +3,8 @@
 
 Every row is added through the same rules as add-X (crud.parse_new and
 crud.complete_new: wire parsing, access policy, the kind's defaults, password
-hashing, validation). A record that already exists (same owner/name) is
+hashing, validation), over the defaults the console's Add gives a new record
+(KindRules.defaults: a permission's state, submitter and isEnabled). A record that already exists (same owner/name) is
 skipped, as Casdoor does; any other bad row refuses the whole file with its
 row number (the header is row 1), and nothing is written.
 
@@ -50,7 +51,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import Money, UTCDateTime, attributes_by_wire_name, wire_names
-from . import crud, lookup, policy, references, xlsx_rows
+from . import crud, kinds, lookup, policy, references, xlsx_rows
 from .access import Actor
 from .errors import ServiceError
 from .json_input import parse_json
@@ -533,11 +534,24 @@ class _Importer:
     def parse(self, line: int, data: dict[str, Any]) -> _Pending:
         if not _owner_given(data):
             data = {**data, "owner": self.actor.organization}
+        data = self._with_defaults(data)
         try:
             row, changed = crud.parse_new(self.actor, self.kind, data, blank(self.kind.model))
         except ServiceError as exc:
             raise RowError(line, str(exc)) from None
         return _Pending(line, row, changed)
+
+    def _with_defaults(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The row over the kind's defaults for a new record (a permission's state, submitter and
+        isEnabled), as the console's Add has them: a column the row leaves empty takes its default."""
+        defaults = kinds.of(self.kind.name).defaults
+        if defaults is None:
+            return data
+        given = {str(key).lower(): value for key, value in data.items()}
+        owner = given.get("owner")
+        missing = {key: value for key, value in defaults(self.db, self.actor, str(owner)).items()
+                   if key.lower() not in given}
+        return {**missing, **data}
 
     def stage(self, batch: list[_Pending]) -> None:
         """Pass 1 for one batch: skip what exists, refuse repeats, complete, spool."""

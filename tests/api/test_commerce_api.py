@@ -253,3 +253,74 @@ def test_recharge_options_are_exact_positive_amounts(shop, admin):
         answer = admin.post("/api/update-product", params={"id": f"{shop.org}/{name}"},
                             json={**body, "rechargeOptions": options}).json()
         assert answer["msg"] == "The recharge options must be positive amounts", (options, answer)
+
+
+def _stock(org: str, name: str) -> tuple[int, int]:
+    with session_scope() as db:
+        product = db.exec(select(m.Product).where(m.Product.owner == org, m.Product.name == name)).one()
+        return product.quantity, product.sold
+
+
+def test_a_purchase_takes_the_stock_as_casdoor_does(shop, admin):
+    """quantity is the stock left: a purchase leaves quantity - n and sold + n; a recharge sold + n."""
+    name = unique("few")
+    ok_body(admin.post("/api/add-product", json={"owner": shop.org, "name": name, "price": 1, "currency": "USD",
+                                                 "quantity": 2, "sold": 5, "state": "Published",
+                                                 "providers": ["dummy"]}))
+    ok_body(shop.buyer.post("/api/place-order", params={"owner": shop.org}, json={
+        "productInfos": [{"name": name, "quantity": 2}]}))  # placing takes nothing
+    assert _stock(shop.org, name) == (2, 5)
+    ok_body(shop.buyer.post("/api/buy-product", params={"id": f"{shop.org}/{name}", "providerName": "dummy"}))
+    assert _stock(shop.org, name) == (1, 6)
+    ok_body(shop.buyer.post("/api/buy-product", params={"id": f"{shop.org}/{name}", "providerName": "dummy"}))
+    assert _stock(shop.org, name) == (0, 7)
+    before = _count(m.Order, shop.org)
+    refused = shop.buyer.post("/api/buy-product", params={"id": f"{shop.org}/{name}", "providerName": "dummy"}).json()
+    assert refused["status"] == "error" and refused["msg"] == f"The product: {name} is out of stock", refused
+    assert _stock(shop.org, name) == (0, 7) and _count(m.Order, shop.org) == before
+    recharge = unique("recharge")
+    ok_body(admin.post("/api/add-product", json={"owner": shop.org, "name": recharge, "currency": "USD",
+                                                 "isRecharge": True, "quantity": 0, "state": "Published",
+                                                 "providers": ["dummy"]}))
+    ok_body(shop.buyer.post("/api/buy-product", params={"id": f"{shop.org}/{recharge}", "providerName": "dummy",
+                                                        "customPrice": "3"}))
+    assert _stock(shop.org, recharge) == (0, 1)
+
+
+def _plan_for_sale(shop: Shop, admin, **fields) -> tuple[str, str, str]:
+    role, plan, pricing = unique("role"), unique("plan"), unique("pricing")
+    ok_body(admin.post("/api/add-role", json={"owner": shop.org, "name": role, "isEnabled": True}))
+    ok_body(admin.post("/api/add-plan", json={"owner": shop.org, "name": plan, "price": 2, "currency": "USD",
+                                              "period": "Monthly", "paymentProviders": ["dummy"], "role": role,
+                                              "isEnabled": True, **fields}))
+    ok_body(admin.post("/api/add-pricing", json={"owner": shop.org, "name": pricing, "plans": [plan],
+                                                 "isEnabled": True, "trialDuration": 0}))
+    with session_scope() as db:
+        product = db.exec(select(m.Plan.product).where(m.Plan.owner == shop.org, m.Plan.name == plan)).one()
+    return plan, pricing, product
+
+
+def _subscriptions(org: str, plan: str) -> list:
+    with session_scope() as db:
+        return list(db.exec(select(m.Subscription).where(m.Subscription.owner == org, m.Subscription.plan == plan)))
+
+
+def test_buying_a_plan_again_renews_the_active_subscription(shop, admin):
+    from iam_console.services.commerce import period_end
+
+    plan, pricing, product = _plan_for_sale(shop, admin)
+    params = {"id": f"{shop.org}/{product}", "providerName": "dummy", "pricingName": pricing, "planName": plan}
+    first = ok_body(shop.buyer.post("/api/buy-product", params=params))["data"]
+    (sub,) = _subscriptions(shop.org, plan)
+    second = ok_body(shop.buyer.post("/api/buy-product", params=params))["data"]
+    (renewed,) = _subscriptions(shop.org, plan)  # still one subscription, one period longer
+    assert renewed.name == sub.name and renewed.state == "Active"
+    assert renewed.end_time == period_end(sub.end_time, "Monthly") and renewed.payment == second["name"]
+    assert first["name"] != second["name"]
+    # an exclusive plan is refused while its subscription is active, as Casdoor's
+    exclusive, pricing, product = _plan_for_sale(shop, admin, isExclusive=True)
+    params = {"id": f"{shop.org}/{product}", "providerName": "dummy", "pricingName": pricing, "planName": exclusive}
+    ok_body(shop.buyer.post("/api/buy-product", params=params))
+    refused = shop.buyer.post("/api/buy-product", params=params).json()
+    assert refused["msg"] == f"user already has an active subscription for plan: {exclusive}", refused
+    assert len(_subscriptions(shop.org, exclusive)) == 1

@@ -97,6 +97,29 @@ def test_a_plans_product_follows_the_plan_and_goes_with_it(boss, org):
     assert _stored(m.Product, org, product) is None
 
 
+def test_a_plan_moved_to_another_organization_takes_its_product_along(admin, boss, org):
+    """A global admin's update-plan with a new owner (the console's Add, another organization, Save)."""
+    other = unique("shop")
+    ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": other}))
+    plan, product = _plan(boss, org, role="")
+    ok_body(admin.post("/api/update-plan", params={"id": f"{org}/{plan}"},
+                       json={"owner": other, "name": plan, "paymentProviders": [], "price": 12}))
+    assert _stored(m.Plan, org, plan) is None
+    moved = _stored(m.Plan, other, plan)
+    assert moved is not None and moved.product == product
+    assert _stored(m.Product, org, product) is None
+    follows = _stored(m.Product, other, product)
+    assert follows is not None and (follows.tag, follows.price) == ("auto_created_product_for_plan", 12)
+    # a product of that name in the organization it moves to: refused, nothing written
+    back, back_product = _plan(boss, org, role="")
+    ok_body(admin.post("/api/add-product", json={"owner": other, "name": back_product}))
+    message = _error(admin.post("/api/update-plan", params={"id": f"{org}/{back}"},
+                                json={"owner": other, "name": back, "paymentProviders": []}))
+    assert message == f"The organization {other} already has a product named {back_product}"
+    assert _stored(m.Plan, org, back) is not None and _stored(m.Product, org, back_product).tag == \
+        "auto_created_product_for_plan"
+
+
 # --- choices and amounts ---
 
 @pytest.mark.parametrize(("kind", "fields", "message"), [
@@ -104,6 +127,10 @@ def test_a_plans_product_follows_the_plan_and_goes_with_it(boss, org):
     ("product", {"state": "Sold out"}, "The state must be Published or Draft"),
     ("product", {"rechargeOptions": [10, "abc"]}, "The recharge options must be positive amounts"),
     ("product", {"rechargeOptions": [-5]}, "The recharge options must be positive amounts"),
+    ("product", {"price": -1}, "The price must be at least 0"),
+    ("product", {"price": -0.01, "quantity": 5}, "The price must be at least 0"),
+    ("product", {"quantity": -1}, "The quantity must be at least 0"),
+    ("product", {"sold": -3}, "The sold count must be at least 0"),
     ("plan", {"currency": "EUR"}, "The currency must be USD or CNY"),
     ("plan", {"period": "Weekly"}, "The period must be Monthly or Yearly"),
     ("pricing", {"trialDuration": -1}, "The trial duration must be at least 0"),
@@ -278,3 +305,40 @@ def test_only_admins_change_a_subscriptions_state(boss, org):
         with pytest.raises(ServiceError) as refused:
             subscription_rules.before_save(db, Actor(user=user), old, new, {"state"})
         assert refused.value.template == subscription_rules.NOT_ADMIN
+
+
+def _members(org: str, role: str) -> list[str]:
+    return _stored(m.Role, org, role).users
+
+
+def test_a_subscriptions_state_set_by_hand_takes_and_gives_the_plans_role(boss, org):
+    role = unique("role")
+    ok_body(boss.post("/api/add-role", json={"owner": org, "name": role, "isEnabled": True}))
+    plan, _ = _plan(boss, org, role=role)
+    name, ann = unique("subscription"), f"{org}/ann"
+
+    def state(value: str) -> None:
+        ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
+                          json={"owner": org, "name": name, "state": value}))
+
+    ok_body(boss.post("/api/add-subscription", json={"owner": org, "name": name, "user": "ann", "plan": plan,
+                                                     "state": "Pending"}))
+    assert ann not in _members(org, role)
+    state("Active")
+    assert ann in _members(org, role)
+    state("Suspended")
+    assert ann not in _members(org, role)
+    state("Active")  # re-activated: granted again
+    assert ann in _members(org, role)
+    state("Expired")
+    assert ann not in _members(org, role)
+    # another Active subscription granting the role keeps it; deleting the last takes it back
+    other_plan, _ = _plan(boss, org, role=role)
+    other = unique("subscription")
+    ok_body(boss.post("/api/add-subscription", json={"owner": org, "name": other, "user": "ann", "plan": other_plan,
+                                                     "state": "Active"}))
+    state("Active")
+    state("Suspended")
+    assert ann in _members(org, role)
+    ok_body(boss.post("/api/delete-subscription", json={"owner": org, "name": other}))
+    assert ann not in _members(org, role)

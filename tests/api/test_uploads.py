@@ -112,6 +112,24 @@ def test_upload_permissions(org, org_admin):
     assert permission.state == "Pending" and permission.approver == "" and permission.approve_time is None
 
 
+def test_uploads_take_the_defaults_of_the_consoles_add(org, org_admin, admin):
+    """A row without state, isEnabled or submitter: what the console's Add gives a new record."""
+    add(org_admin, "user", org, "alice")
+    row = {"users": f"{org}/alice", "resources": "app-built-in", "actions": "Read"}
+    upload(admin, "/api/upload-permissions", of_records({"owner": org, "name": "by-admin", **row},
+                                                        {"owner": org, "name": "off", **row, "isEnabled": "false"}))
+    upload(org_admin, "/api/upload-permissions", of_records({"name": "by-boss", **row}))
+    upload(org_admin, "/api/upload-roles", of_records({"name": "plain"}))
+    permissions = stored(m.Permission, org, "by-admin", "off", "by-boss")
+    by_admin, off, by_boss = permissions["by-admin"], permissions["off"], permissions["by-boss"]
+    assert (by_admin.state, by_admin.is_enabled, by_admin.submitter, by_admin.approver) == (
+        "Approved", True, "admin", "admin")
+    assert by_admin.approve_time is not None and (by_admin.effect, by_admin.resource_type) == ("Allow", "Application")
+    assert (off.state, off.is_enabled) == ("Approved", False)  # what a row gives stays
+    assert (by_boss.state, by_boss.is_enabled, by_boss.submitter, by_boss.approver) == ("Pending", True, "boss", "")
+    assert stored(m.Role, org, "plain")["plain"].is_enabled
+
+
 def test_upload_groups(org, org_admin):
     add(org_admin, "user", org, "alice")
     content = of_records({"name": "staff", "displayName": "Staff", "type": "Physical", "users": f"{org}/alice"},

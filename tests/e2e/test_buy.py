@@ -1,6 +1,8 @@
 """The public commerce pages in the browser: buy a product from the balance, land on the result
 page and see the transaction it made; choose a plan on /select-plan signed in, and signed out
-(sent to sign in, then back to the plan's buy page); axe on each page."""
+(sent to the pricing's organization's sign-in, then back to the plan's buy page); providers by
+their display names, money in the currency's minor units, a recharge's amounts as its price;
+axe on each page."""
 
 from __future__ import annotations
 
@@ -66,7 +68,7 @@ def acme_shop(server, accounts):
 
 
 def _pay_with(page, provider: str) -> None:
-    """The buy page's card has a button per payment provider, named by the provider."""
+    """The buy page's card has a button per payment provider, named by the provider's display name."""
     page.locator(".buy-card-provider").get_by_text(provider, exact=True).click()
 
 
@@ -82,13 +84,16 @@ def test_buy_from_the_balance_then_the_result_shows_the_transaction(visit, page,
     api_login(accounts.alice)
     visit(f"/products/acme/{acme_shop.product}/buy")
     expect(page.locator("#buy-card-name")).to_have_text("A good book")
-    expect(page.locator("#buy-card-price")).to_have_text("$4.2 (USD)")
+    expect(page.locator("#buy-card-price")).to_have_text("$4.20")
+    # the providers by their display names, never their internal names
+    expect(page.locator(".buy-card-provider")).to_have_text(["Dummy pay", "Balance pay"])
     assert serious(page) == []
-    _pay_with(page, f"balance-{acme_shop.product.removeprefix('book-')}")
+    _pay_with(page, "Balance pay")
     _wait_result(page)
+    expect(page.locator("#payment-price")).to_have_text("Price: $4.20")
     expect(page.locator(".payment-transaction")).to_have_count(1)
     expect(page.locator("#payment-transactions")).to_contain_text("Purchase")
-    expect(page.locator("#payment-transactions")).to_contain_text("-4.2 USD")
+    expect(page.locator("#payment-transactions")).to_contain_text("-$4.20")
     assert serious(page) == []
     with server_db(server) as db:
         alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
@@ -107,7 +112,7 @@ def test_a_refused_purchase_is_told_in_place(visit, page, server, api_login, acc
         db.add(alice)
     api_login(accounts.alice)
     visit(f"/products/acme/{acme_shop.product}/buy")
-    _pay_with(page, f"balance-{acme_shop.product.removeprefix('book-')}")
+    _pay_with(page, "Balance pay")
     expect(page.locator("#buy-error")).to_contain_text("Insufficient balance")
     expect(page).to_have_url(re.compile(r"/buy$"))
 
@@ -126,11 +131,11 @@ def test_select_plan_signed_in_subscribes_and_grants_the_role(visit, page, serve
     api_login(accounts.alice)
     visit(f"/select-plan/acme/{acme_shop.pricing}")
     expect(page.locator(".plan-card")).to_have_count(1)
-    expect(page.locator(".plan-price")).to_have_text("9.99 USD / Monthly")
+    expect(page.locator(".plan-price")).to_have_text("$9.99 / Monthly")
     assert serious(page) == []
     page.locator(f"#plan-{acme_shop.plan}").click()
     expect(page.locator("#buy-plan")).to_contain_text(acme_shop.plan)
-    _pay_with(page, f"dummy-{acme_shop.plan.removeprefix('plan-')}")
+    _pay_with(page, "Dummy pay")
     _wait_result(page)
     assert _subscription_state(server, "acme", accounts.alice.username, acme_shop.plan) == "Active"
     with server_db(server) as db:
@@ -138,20 +143,40 @@ def test_select_plan_signed_in_subscribes_and_grants_the_role(visit, page, serve
         assert f"acme/{accounts.alice.username}" in role.users
 
 
-def test_select_plan_signed_out_signs_in_and_comes_back(visit, page, server, accounts):
-    shop = _shop(server, "built-in")
-    visit(f"/select-plan/built-in/{shop.pricing}")
-    expect(page.locator(f"#plan-{shop.plan}")).to_contain_text("Sign in to subscribe")
+def test_select_plan_signed_out_signs_in_and_comes_back(visit, page, server, accounts, acme_shop):
+    """The pricing's organization's sign-in page, where its users sign in (not the built-in one)."""
+    visit(f"/select-plan/acme/{acme_shop.pricing}")
+    expect(page.locator(f"#plan-{acme_shop.plan}")).to_contain_text("Sign in to subscribe")
     assert serious(page) == []
-    page.locator(f"#plan-{shop.plan}").click()
-    expect(page).to_have_url(re.compile(r"/login/?\?from="))
-    page.fill("#login-username", accounts.admin.username)
-    page.fill("#login-password", accounts.admin.password)
+    page.locator(f"#plan-{acme_shop.plan}").click()
+    expect(page).to_have_url(re.compile(r"/login/acme\?from="))
+    page.fill("#login-username", accounts.alice.username)
+    page.fill("#login-password", accounts.alice.password)
     page.click("#login-submit")
-    expect(page.locator("#buy-plan")).to_contain_text(shop.plan)
-    _pay_with(page, f"dummy-{shop.plan.removeprefix('plan-')}")
+    expect(page.locator("#buy-plan")).to_contain_text(acme_shop.plan)
+    _pay_with(page, "Dummy pay")
     _wait_result(page)
-    assert _subscription_state(server, "built-in", accounts.admin.username, shop.plan) == "Active"
+    assert _subscription_state(server, "acme", accounts.alice.username, acme_shop.plan) == "Active"
+
+
+def test_a_recharge_products_price_is_its_amounts(visit, page, server, api_login, accounts, acme_shop):
+    from iam_console import models as m
+
+    name = f"credit-{uuid.uuid4().hex[:6]}"
+    with server_db(server) as db:
+        db.add(m.Product(owner="acme", name=name, display_name="Credit", currency="JPY", is_recharge=True,
+                         recharge_options=[300.0, 1000.0], state="Published",
+                         providers=[f"dummy-{acme_shop.product.removeprefix('book-')}"]))
+    api_login(accounts.alice)
+    visit(f"/products/acme/{name}/buy")
+    expect(page.locator("#buy-card-name")).to_have_text("Credit")
+    # the Price row offers the amounts, in yen's minor units (none): not an empty row
+    expect(page.locator("#buy-recharge .buy-option")).to_have_text(["¥300", "¥1,000"])
+    assert serious(page) == []
+    page.locator(".buy-option").get_by_text("¥1,000", exact=True).click()
+    _pay_with(page, "Dummy pay")
+    _wait_result(page)
+    expect(page.locator("#payment-price")).to_have_text("Price: ¥1,000")
 
 
 def test_an_unknown_pricing_is_told(visit, page):
@@ -214,6 +239,6 @@ def test_select_plan_signed_out_signs_up_and_comes_back(visit, page, server, acm
     expect(page).to_have_url(re.compile(rf"/select-plan/acme/{acme_shop.pricing}$"))
     expect(page.locator(f"#plan-{acme_shop.plan}")).to_contain_text("Subscribe")
     page.locator(f"#plan-{acme_shop.plan}").click()
-    _pay_with(page, f"dummy-{acme_shop.plan.removeprefix('plan-')}")
+    _pay_with(page, "Dummy pay")
     _wait_result(page)
     assert _subscription_state(server, "acme", newcomer, acme_shop.plan) == "Active"

@@ -154,6 +154,26 @@ def _payment(server, suffix: str, **fields) -> str:
     return name
 
 
+def test_a_global_admin_adds_a_plan_for_another_organization(visit, page, api_login, accounts, server):
+    """Add on Plans, another organization, Save: the plan's product follows it there."""
+    from iam_console.models import Plan, Product
+
+    api_login(accounts.admin)
+    visit("/plans")
+    page.click("#list-add")
+    expect(page).to_have_url(re.compile(r"/plans/built-in/plan_\w+\?mode=add"))
+    expect(_field(page, "name")).to_have_value(re.compile(r"^plan_"))
+    name = _field(page, "name").input_value()
+    pick(page, "owner", "acme", "acme")
+    page.click("#edit-save")
+    expect(_toast(page, "Successfully saved")).to_be_visible()
+    expect(page).to_have_url(re.compile(f"/plans/acme/{name}(\\?|$)"))
+    with server_db(server) as db:
+        plan = db.exec(select(Plan).where(Plan.owner == "acme", Plan.name == name)).one()
+        product = db.exec(select(Product.owner, Product.tag).where(Product.name == plan.product)).one()
+    assert tuple(product) == ("acme", "auto_created_product_for_plan")
+
+
 def test_the_invoice_fields_of_a_payment(visit, page, api_login, accounts, server):
     from iam_console.models import Payment
 
@@ -373,23 +393,32 @@ def test_a_transaction_is_only_shown(visit, page, api_login, accounts, server):
 
     suffix = uuid.uuid4().hex[:6]
     name = f"txn-{suffix}"
-    with server_db(server) as db:
-        db.add(Transaction(owner="acme", name=name, display_name="Gold bought", provider="pay", category="Payment",
-                           type="Dummy", product_name="gold", currency="USD", amount=12.5, user="alice",
-                           application="app-acme", state="Paid"))
+    with server_db(server) as db:  # as the payment flow writes one: type the provider's category, subtype its type
+        db.add(Transaction(owner="acme", name=name, display_name="Gold bought", provider="pay", category="Purchase",
+                           type="Payment", subtype="Dummy", product_name="gold", currency="USD", amount=12.5,
+                           user="alice", application="app-acme", state="Paid"))
     api_login(accounts.boss)
     visit("/transactions")
-    expect(page.locator("#list-table thead th")).to_have_count(13)
+    expect(page.locator("#list-table thead th")).to_have_count(14)
     headers = page.locator("#list-table thead th").all_inner_texts()
     assert [h.strip() for h in headers] == ["Name", "Organization", "Provider", "User", "Created time", "Type",
-                                            "Product", "Currency", "Amount", "Application", "Payment", "State",
-                                            "Action"]
+                                            "Subtype", "Product", "Currency", "Amount", "Application", "Payment",
+                                            "State", "Action"]
     _search(page, name)
     expect(_row(page, name)).to_contain_text("12.5")
+    # the filters offer the values the rows hold, and match them
+    assert _options(page, page.locator("#filter-type")) == ["All", "Payment"]
+    choose(page, page.locator("#filter-type"), "Payment")
+    expect(_row(page, name)).to_have_count(1)
+    choose(page, page.locator("#filter-subtype"), "Balance")
+    expect(_row(page, name)).to_have_count(0)
+    choose(page, page.locator("#filter-subtype"), "Dummy")
+    expect(_row(page, name)).to_have_count(1)
     _row(page, name).get_by_role("link", name="Edit").click()
     expect(page).to_have_url(re.compile(f"/transactions/acme/{name}$"))
     expect(_field(page, "displayName")).to_have_value("Gold bought")
     expect(_field(page, "amount")).to_have_value("12.5")
+    expect(_field(page, "subtype")).to_have_value("Dummy")
     expect(page.locator("#edit-form input:not([disabled])")).to_have_count(0)
     expect(page.locator("#edit-save")).to_have_count(0)
     assert serious(page) == []

@@ -1,7 +1,8 @@
 """The payment flows of services/commerce.py with each provider (services/payments): Dummy and
 Balance pay at once; Stripe and PayPal against their local stand-ins (tests/payment_stubs.py).
-A notification is verified and idempotent, a balance never goes below zero, sold never passes
-the quantity, and a plan's subscription grants its role until the scheduler expires it."""
+A notification is verified and idempotent, a balance never goes below zero, the stock left (the
+quantity) never goes below zero, and a plan's subscription grants its role until the scheduler
+expires it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from decimal import Decimal
 
 import pytest
 from pypdf import PdfReader
-from sqlmodel import func, select
+from sqlmodel import func, select, update
 
 from iam_console import models as m
 from iam_console import scheduler
@@ -259,11 +260,14 @@ def test_sold_out_products_are_refused(shop):
 
 # --- plans ---
 
-def plan(shop: Shop, *, trial: int = 0, period: str = "Monthly") -> tuple[str, str, str, str]:
-    role, plan_name, pricing = unique("role"), unique("plan"), unique("pricing")
+def plan(shop: Shop, *, trial: int = 0, period: str = "Monthly", role: str = "") -> tuple[str, str, str, str]:
+    """A plan and its pricing, granting a new role (or `role`, an existing one)."""
+    new_role = not role
+    role, plan_name, pricing = role or unique("role"), unique("plan"), unique("pricing")
     product_name = product(shop, price="9.99", quantity=999)
-    _add(m.Role(owner=shop.org, name=role, is_enabled=True),
-         m.Plan(owner=shop.org, name=plan_name, price=Decimal("9.99"), currency="USD", period=period,
+    if new_role:
+        _add(m.Role(owner=shop.org, name=role, is_enabled=True))
+    _add(m.Plan(owner=shop.org, name=plan_name, price=Decimal("9.99"), currency="USD", period=period,
                 product=product_name, payment_providers=["dummy"], is_enabled=True, role=role),
          m.Pricing(owner=shop.org, name=pricing, plans=[plan_name], is_enabled=True, trial_duration=trial))
     return product_name, plan_name, pricing, role
@@ -291,12 +295,13 @@ def test_a_plan_subscribes_grants_its_role_and_the_scheduler_takes_it_back(shop)
 
 def test_a_role_stays_while_another_subscription_grants_it(shop):
     product_name, plan_name, pricing, role = plan(shop)
+    other_product, other_plan, other_pricing, _ = plan(shop, role=role)  # another plan granting the same role
     first = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:
         sub = db.exec(select(m.Subscription).where(m.Subscription.payment == first.name)).one()
         sub.end_time = sub.start_time + timedelta(days=1)
         db.add(sub)
-    buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
+    buy(shop, other_product, "dummy", pricing=other_pricing, plan=other_plan)
     with session_scope() as db:
         assert commerce.expire_subscriptions(db, sub.end_time + timedelta(seconds=1)) >= 1
     assert f"{shop.org}/{shop.buyer.name}" in row(m.Role, shop.org, role).users
@@ -305,6 +310,8 @@ def test_a_role_stays_while_another_subscription_grants_it(shop):
 def test_a_pricing_trial_lengthens_the_first_subscription(shop):
     product_name, plan_name, pricing, _ = plan(shop, trial=7, period="Yearly")
     first = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
+    with session_scope() as db:  # ended: the next purchase is a new subscription, not a renewal
+        db.exec(update(m.Subscription).where(m.Subscription.payment == first.name).values(state="Expired"))
     second = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:
         subs = {s.payment: s for s in db.exec(select(m.Subscription).where(m.Subscription.pricing == pricing))}

@@ -37,6 +37,8 @@ def answer_name(db: Session, row: Any) -> tuple[Any, Any]:
     return row.name, None
 # (db, actor, owner, random suffix): the wire fields of a new record, beyond its owner and name
 New = Callable[[Session, Actor, str, str], dict[str, Any]]
+# (db, actor, owner): the wire fields a new record takes where its writer leaves them out
+Defaults = Callable[[Session, Actor, str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,10 @@ class KindRules:
     take_along: TakeAlong | None = None
     keeps_row: KeepsRow | None = None
     new: New | None = None
+    # what a new record holds unless its writer says otherwise (a permission's state and
+    # submitter): the console's Add (under `new`'s sample values) and bulk uploads
+    # (services/uploads.py) take them; add-X stores what its client sends, as Casdoor's
+    defaults: Defaults | None = None
     # an add without a name gets a generated one ("{kind}_{32 hex digits}"), as Casdoor's
     # add-ldap and add-transaction do
     generate_name: bool = False

@@ -49,13 +49,18 @@ def before_save(db: Session, actor: Actor, old: m.Permission | None, row: m.Perm
             row.approver, row.approve_time = "", None
 
 
+def defaults(db: Session, actor: Actor, owner: str) -> dict:
+    """A new permission, added on the console or uploaded: enabled, allowing, submitted by its
+    writer, approved when a global admin writes it (before_save: Pending for anyone else)."""
+    return {"resourceType": "Application", "effect": "Allow", "isEnabled": True, "submitter": actor.name,
+            "state": "Approved" if actor.is_global_admin else "Pending"}
+
+
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
     # the adding user when they belong to the organization (a permission names its own users only)
     users = [actor.id] if actor.user is not None and actor.user.owner == owner else [f"{owner}/*"]
-    return {"displayName": f"New Permission - {suffix}", "users": users,
-            "resourceType": "Application", "resources": [b.BUILT_IN_APP], "actions": ["Read"], "effect": "Allow",
-            "isEnabled": True, "submitter": actor.name,
-            "state": "Approved" if actor.is_global_admin else "Pending"}
+    return {"displayName": f"New Permission - {suffix}", "users": users, "resources": [b.BUILT_IN_APP],
+            "actions": ["Read"]}
 
 
 def model_has_roles(db: Session, actor: Actor, owner: str, model: str) -> bool:
@@ -80,4 +85,4 @@ def model_has_roles(db: Session, actor: Actor, owner: str, model: str) -> bool:
 
 
 RULES = KindRules(choices=(Choice("state", STATES), Choice("effect", EFFECTS)),
-                  validate=validate, before_save=before_save, new=new)
+                  validate=validate, before_save=before_save, defaults=defaults, new=new)

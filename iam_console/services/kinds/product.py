@@ -10,7 +10,7 @@ from .. import builtin as b
 from ..access import Actor
 from ..errors import ServiceError
 from ..resources import Kind
-from .common import Choice, KindRules, fixed
+from .common import Choice, KindRules, check_range, fixed
 
 CURRENCIES = ("USD", "CNY", "EUR", "JPY", "GBP", "AUD", "CAD", "CHF", "HKD", "SGD")
 STATES = ("Published", "Draft")
@@ -38,7 +38,12 @@ def before_save(db: Session, actor: Actor, old: m.Product | None, row: m.Product
 
 
 def validate(db: Session, actor: Actor, row: m.Product) -> None:
-    """Its providers are payment providers (that they are the organization's or shared: references)."""
+    """No negative price, quantity (the stock left) or sold count, as the console's form allows
+    none; its providers are payment providers (that they are the organization's or shared:
+    references)."""
+    check_range(row.price, 0, None, "price")
+    check_range(row.quantity, 0, None, "quantity")
+    check_range(row.sold, 0, None, "sold count")
     names = [p for p in row.providers if isinstance(p, str)]
     if names:
         other = db.exec(select(m.Provider.name).where(

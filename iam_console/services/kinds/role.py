@@ -15,5 +15,5 @@ def validate(db: Session, actor: Actor, row: m.Role) -> None:
         raise ServiceError("A role cannot contain itself")
 
 
-RULES = KindRules(validate=validate, new=fixed(displayName="New Role - {suffix}", users=[], groups=[], roles=[],
-                                               domains=[], isEnabled=True))
+RULES = KindRules(validate=validate, defaults=lambda db, actor, owner: {"isEnabled": True},
+                  new=fixed(displayName="New Role - {suffix}", users=[], groups=[], roles=[], domains=[]))

@@ -9,7 +9,12 @@
   is the start plus one period (a calendar month or year), computed when a subscription is added
   and whenever its start, period or plan changes. A save that changes none of them keeps the end,
   so a trial's longer end (services/commerce.py: the pricing's trial days added when it was
-  bought) survives an administrator's edit of its state or description."""
+  bought) survives an administrator's edit of its state or description.
+- An Active subscription grants its plan's role to its user, however it became Active (bought,
+  added, or set Active by an administrator); leaving Active (Expired, Suspended... by hand or
+  by the scheduler), changing its plan or user, or being deleted takes the role back, unless
+  another Active subscription of the user grants the same role (`after_save`, `take_along`,
+  and services/commerce.py for the scheduler's expiry)."""
 
 from __future__ import annotations
 
@@ -74,10 +79,75 @@ def before_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Su
         row.end_time = end
 
 
+# --- the plan's role ---
+
+def _plan_role(db: Session, owner: str, plan: str) -> str:
+    name = plan.rpartition("/")[2]
+    return db.exec(select(m.Plan.role).where(m.Plan.owner == owner, m.Plan.name == name)).first() or ""
+
+
+def granted(db: Session, sub: m.Subscription) -> tuple[str, str, str] | None:
+    """(organization, role, user) that this subscription grants: its plan's role while it is Active."""
+    if sub.state != APPROVED or not sub.user or not sub.plan:
+        return None
+    role = _plan_role(db, sub.owner, sub.plan)
+    return (sub.owner, role, sub.user) if role else None
+
+
+def _role(db: Session, owner: str, role: str) -> m.Role | None:
+    role_owner, _, role_name = role.rpartition("/")
+    return db.exec(select(m.Role).where(m.Role.owner == (role_owner or owner), m.Role.name == role_name)
+                   .with_for_update()).first()
+
+
+def grant_role(db: Session, owner: str, role: str, user: str) -> None:
+    row = _role(db, owner, role)
+    member = f"{owner}/{user}"
+    if row is not None and member not in row.users:
+        row.users = [*row.users, member]
+        db.add(row)
+
+
+def release_role(db: Session, owner: str, role: str, user: str, leaving: int | None) -> None:
+    """Take the role back from the user unless another Active subscription (not `leaving`, the
+    subscription's pk) of theirs grants it."""
+    others = db.exec(select(m.Subscription.pk).join(m.Plan, (m.Subscription.owner == m.Plan.owner)
+                                                    & (m.Subscription.plan == m.Plan.name))
+                     .where(m.Subscription.owner == owner, m.Subscription.user == user,
+                            m.Subscription.state == APPROVED, m.Subscription.pk != leaving,
+                            m.Plan.role == role)).first()
+    if others is not None:
+        return
+    row = _role(db, owner, role)
+    member = f"{owner}/{user}"
+    if row is not None and member in row.users:
+        row.users = [u for u in row.users if u != member]
+        db.add(row)
+
+
+def after_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Subscription) -> None:
+    before = granted(db, old) if old is not None else None
+    after = granted(db, row)
+    if before == after:
+        return
+    db.flush()  # the saved state is what release_role's query reads
+    if before is not None:
+        release_role(db, *before, leaving=row.pk)
+    if after is not None:
+        grant_role(db, *after)
+
+
+def take_along(db: Session, row: m.Subscription) -> None:
+    held = granted(db, row)
+    if held is not None:
+        release_role(db, *held, leaving=row.pk)
+
+
 def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
     start = utcnow()
     return {"displayName": f"New Subscription - {suffix}", "period": "Monthly", "state": "Active",
             "startTime": format_time(start), "endTime": format_time(add_period(start, "Monthly"))}
 
 
-RULES = KindRules(choices=(Choice("state", STATES), Choice("period", PERIODS)), before_save=before_save, new=new)
+RULES = KindRules(choices=(Choice("state", STATES), Choice("period", PERIODS)), before_save=before_save,
+                  after_save=after_save, take_along=take_along, new=new)

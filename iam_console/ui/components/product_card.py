@@ -34,15 +34,20 @@ def _amount(sign: rx.Var, amount: Any, currency: rx.Var) -> rx.Var:
 def product_card(*, display_name: rx.Var, image: rx.Var, detail: rx.Var, description: rx.Var, price: rx.Var,
                  currency: rx.Var, is_recharge: rx.Var, recharge_options: rx.Var, disable_custom_recharge: rx.Var,
                  providers: rx.Var, on_pay: Callable[[rx.Var], Any] | None = None,
-                 ident: str = "product-card") -> rx.Component:
+                 ident: str = "product-card", price_text: rx.Var | None = None,
+                 recharge: rx.Component | None = None,
+                 provider_label: Callable[[rx.Var], rx.Var] | None = None) -> rx.Component:
     """`recharge_options` and `providers` are lists (`entries` of a form's text). `on_pay`:
-    the event of a provider's button on the buy page (given the provider's name Var); without
-    it (the preview) the buttons are shown disabled."""
+    the event of a provider's button on the buy page (given the provider's Var, an entry of
+    `providers`); without it (the preview) the buttons are shown disabled. The buy page passes
+    what it has read: `price_text` (the price as money_text writes it, instead of the sign and
+    the typed number), `recharge` (the amount chooser, the price of a recharge product) and
+    `provider_label` (a provider's button text from its entry: its display name)."""
     sign = currency_sign(currency)
     options, named = recharge_options, providers
     price_part = rx.cond(
         is_recharge,
-        rx.vstack(
+        recharge if recharge is not None else rx.vstack(
             rx.hstack(rx.foreach(options, lambda option: rx.badge(_amount(sign, option, currency), size="2",
                                                                    variant="soft", class_name=f"{ident}-option")),
                       spacing="2", wrap="wrap"),
@@ -51,11 +56,13 @@ def product_card(*, display_name: rx.Var, image: rx.Var, detail: rx.Var, descrip
                              disabled=on_pay is None, id=f"{ident}-custom-amount", width="12em")),
             spacing="2", id=f"{ident}-recharge",
         ),
-        rx.text(_amount(sign, price, currency), size="5", weight="bold", id=f"{ident}-price"),
+        rx.text(price_text if price_text is not None else _amount(sign, price, currency), size="5",
+                weight="bold", id=f"{ident}-price"),
     )
 
     def pay_button(provider: rx.Var) -> rx.Component:
-        return rx.button(provider, variant="soft", class_name=f"{ident}-provider", disabled=on_pay is None,
+        label = provider_label(provider) if provider_label is not None else provider
+        return rx.button(label, variant="soft", class_name=f"{ident}-provider", disabled=on_pay is None,
                          on_click=on_pay(provider) if on_pay is not None else None)
 
     return rx.card(

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 import reflex as rx
 
 from ...services import commerce
+from ...services.money_text import money_text
 from ...settings import settings
 from ..components.product_card import product_card
 from ..routes import page
@@ -42,6 +43,7 @@ class Buy(rx.State):
     pricing: str = ""
     plan: str = ""
     amount: str = ""  # a recharge's amount
+    language: str = "en"  # of the amounts shown
     error: str = ""
     paying: bool = False
     ready: bool = False
@@ -51,12 +53,15 @@ class Buy(rx.State):
         return bool(self.product.get("isRecharge"))
 
     @rx.var
-    def provider_names(self) -> list[str]:
-        return [p["name"] for p in self.providers]
+    def price_text(self) -> str:
+        return money_text(self.product.get("price"), str(self.product.get("currency") or ""), self.language)
 
     @rx.var
-    def recharge_options(self) -> list[str]:
-        return [f"{o:g}" for o in self.product.get("rechargeOptions") or [] if isinstance(o, int | float)]
+    def recharge_options(self) -> list[dict[str, str]]:
+        """Each amount offered: its value (what is paid) and its text in the currency."""
+        currency = str(self.product.get("currency") or "")
+        return [{"value": str(o), "text": money_text(o, currency, self.language)}
+                for o in self.product.get("rechargeOptions") or [] if isinstance(o, int | float)]
 
     @rx.event(background=True)
     async def open(self):
@@ -67,7 +72,7 @@ class Buy(rx.State):
             self.plan = (query.get("planName") or [""])[0]
             self.error, self.ready, self.paying, self.amount = "", False, False, ""
             owner, name, router = self.owner, self.name, self.router
-            language = (await self.get_state(Prefs)).lang
+            language = self.language = (await self.get_state(Prefs)).lang
         found = await in_thread(router, lambda db, actor: commerce.product_for_buyer(db, actor, owner, name),
                                 language)
         async with self:
@@ -116,36 +121,37 @@ def _go(url: str):
 
 
 def _recharge() -> rx.Component:
-    """A recharge's amount: one of the options, or (where allowed) the buyer's own."""
+    """A recharge's amount, the card's price: one of the options, or (where allowed) the buyer's own."""
     return rx.vstack(
         rx.hstack(rx.foreach(Buy.recharge_options, lambda option: rx.button(
-            option, variant=rx.cond(Buy.amount == option, "solid", "soft"), size="1",
-            on_click=Buy.choose_amount(option), class_name="buy-option")), spacing="2", wrap="wrap"),
+            option["text"], variant=rx.cond(Buy.amount == option["value"], "solid", "soft"), size="1",
+            on_click=Buy.choose_amount(option["value"]), class_name="buy-option")), spacing="2", wrap="wrap"),
         rx.cond(Buy.product["disableCustomRecharge"].to(bool), rx.fragment(), rx.vstack(
             rx.el.label(t("Amount"), html_for="buy-amount"),
             rx.input(id="buy-amount", type="number", value=Buy.amount, on_change=Buy.set_amount, width="12em"),
             spacing="1")),
-        spacing="2", width="100%", max_width="32em",
+        spacing="2", width="100%", max_width="32em", id="buy-recharge",
     )
 
 
 def buy_page() -> rx.Component:
     product = Buy.product
-    # the product as its edit page previews it (ui/components/product_card.py); a recharge's
-    # amount is chosen below the card, where the choice is kept
+    # the product as its edit page previews it (ui/components/product_card.py), its price in the
+    # currency's minor units; a recharge's price row is where its amount is chosen
     card = product_card(
         display_name=product["displayName"].to(str), image=product["image"].to(str),
         detail=product["detail"].to(str), description=product["description"].to(str),
         price=product["price"].to(str), currency=product["currency"].to(str), is_recharge=Buy.is_recharge,
         recharge_options=rx.Var.create([]), disable_custom_recharge=rx.Var.create(True),
-        providers=Buy.provider_names, on_pay=lambda provider: Buy.pay(provider), ident="buy-card")
+        providers=Buy.providers, on_pay=lambda provider: Buy.pay(provider["name"]), ident="buy-card",
+        price_text=Buy.price_text, recharge=_recharge(),
+        provider_label=lambda provider: provider["displayName"])
     return rx.center(rx.vstack(
         rx.heading(t("Buy"), size="6", as_="h1"),
         rx.cond(Buy.error != "", rx.callout(Buy.error, icon="triangle-alert", color_scheme="red", width="100%",
                                             id="buy-error", role="alert")),
         rx.cond(Buy.plan != "", rx.text(t("Plan"), ": ", Buy.plan, size="2", id="buy-plan")),
-        rx.cond(Buy.ready, rx.vstack(card, rx.cond(Buy.is_recharge, _recharge()), spacing="3", width="100%",
-                                     align="center")),
+        rx.cond(Buy.ready, card),
         spacing="4", width="100%", max_width="32em", align="center"))
 
 
@@ -155,6 +161,7 @@ page("/products/[p0]/[p1]/buy", "Buy", on_load=Buy.open)(buy_page)
 class PaymentResult(rx.State):
     payment: dict[str, Any] = {}
     transactions: list[dict[str, Any]] = []
+    language: str = "en"  # of the amounts shown
     error: str = ""
     ready: bool = False
 
@@ -164,13 +171,13 @@ class PaymentResult(rx.State):
 
     @rx.var
     def price_text(self) -> str:
-        price = self.payment.get("price", 0)
-        return f"{price:g} {self.payment.get('currency', '')}" if isinstance(price, int | float) else ""
+        return money_text(self.payment.get("price"), str(self.payment.get("currency") or ""), self.language)
 
     @rx.var
     def rows(self) -> list[dict[str, str]]:
         return [{"category": str(x.get("category", "")),
-                 "amount": f"{x.get('amount', 0):g} {x.get('currency', '')}", "state": str(x.get("state", ""))}
+                 "amount": money_text(x.get("amount", 0), str(x.get("currency") or ""), self.language),
+                 "state": str(x.get("state", ""))}
                 for x in self.transactions]
 
     @rx.var
@@ -183,7 +190,7 @@ class PaymentResult(rx.State):
             owner, name = _parts(self.router.url.path, "/payments", "/result")
             self.error, self.ready = "", False
             router = self.router
-            language = (await self.get_state(Prefs)).lang
+            language = self.language = (await self.get_state(Prefs)).lang
         # a Stripe or PayPal payment still Created is checked with the provider: on a worker thread
         found = await in_thread(router, lambda db, actor: commerce.payment_result(db, actor, owner, name), language)
         async with self:

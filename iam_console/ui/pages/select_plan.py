@@ -1,9 +1,11 @@
 """/select-plan/{owner}/{pricing}: a pricing's enabled plans, public as in Casdoor
 (services/commerce.py pricing_plans). Choosing a plan opens its product's buy page with the
 pricing and plan asked (/products/{owner}/{product}/buy?pricingName=..&planName=..): a signed-in
-user pays there; a signed-out visitor is sent by that page's guard to sign in and comes back to it,
-or signs up first through the pricing's application, whose sign-up page signs them in and brings
-them back here (?from=)."""
+user pays there; a signed-out visitor's "Sign in to subscribe" opens the sign-in page of the
+pricing's organization (/login/{owner}: the page its application's users sign in on, where the
+built-in /login would not let them), which brings them to that buy page (?from=); or they sign
+up first through the pricing's application, whose sign-up page signs them in and brings them
+back here (?from=). Prices are written in their currency's minor units (services/money_text.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ...services import commerce
+from ...services import commerce, navigation
+from ...services.money_text import money_text
 from ..routes import page
 from ..shell import themed
 from ..state.account import Account
+from ..state.prefs import Prefs
 from ..state.service import call, message
 from ..text import t
 
@@ -23,19 +27,25 @@ from ..text import t
 class SelectPlan(rx.State):
     pricing: dict[str, Any] = {}
     plans: list[dict[str, Any]] = []
+    language: str = "en"  # of the prices shown
     error: str = ""
     ready: bool = False
 
     @rx.var
     def cards(self) -> list[dict[str, str]]:
+        """Each plan; `href` opens its buy page, `signin` the organization's sign-in page, then it."""
         owner, pricing = str(self.pricing.get("owner", "")), str(self.pricing.get("name", ""))
-        return [{
-            "name": str(p["name"]), "displayName": str(p["displayName"]), "description": str(p["description"]),
-            "price": f"{p['price']:g} {p['currency']}", "period": str(p["period"]),
-            "options": ", ".join(p["options"]),
-            "href": f"/products/{quote(owner)}/{quote(str(p['product']))}/buy?pricingName={quote(pricing)}"
-                    f"&planName={quote(str(p['name']))}",
-        } for p in self.plans]
+        cards = []
+        for p in self.plans:
+            buy = (f"/products/{quote(owner)}/{quote(str(p['product']))}/buy?pricingName={quote(pricing)}"
+                   f"&planName={quote(str(p['name']))}")
+            cards.append({
+                "name": str(p["name"]), "displayName": str(p["displayName"]), "description": str(p["description"]),
+                "price": money_text(p["price"], str(p["currency"]), self.language), "period": str(p["period"]),
+                "options": ", ".join(p["options"]), "href": buy,
+                "signin": f"{navigation.login_target(owner)}?from={quote(buy, safe='')}",
+            })
+        return cards
 
     @rx.var
     def signup_href(self) -> str:
@@ -52,6 +62,7 @@ class SelectPlan(rx.State):
     async def open(self):
         owner, _, name = self.router.url.path.removeprefix("/select-plan").strip("/").partition("/")
         self.error, self.ready = "", False
+        self.language = (await self.get_state(Prefs)).lang
         found = await call(self, lambda db, actor: commerce.pricing_plans(db, owner, name), quiet=True)
         if found.failed:
             self.error = await message(self, found.error)
@@ -66,7 +77,8 @@ def _plan(card: rx.Var) -> rx.Component:
         rx.text(card["price"], " / ", card["period"], size="5", weight="bold", class_name="plan-price"),
         rx.cond(card["options"] != "", rx.text(card["options"], size="2")),
         rx.link(rx.button(rx.cond(Account.signed_in, t("Subscribe"), t("Sign in to subscribe")), width="100%"),
-                href=card["href"], class_name="plan-choose", id="plan-" + card["name"], width="100%"),
+                href=rx.cond(Account.signed_in, card["href"], card["signin"]), class_name="plan-choose",
+                id="plan-" + card["name"], width="100%"),
         spacing="3", width="100%"), width="16em", class_name="plan-card")
 
 

@@ -1,10 +1,12 @@
-"""Transactions: the list (its type filtered by the payment providers' types) and a view-only
+"""Transactions: the list (filtered by the values the payment flow writes: the type, the category
+of the provider that moved the money, and the subtype, its provider type) and a view-only
 edit page: a transaction records money that moved, written by the payment flow, so every field
 is shown disabled and nothing is saved from here (the API's update-transaction remains, as
 Casdoor's)."""
 
 from __future__ import annotations
 
+from ...services.kinds import transaction
 from ...services.kinds.provider import TYPES
 from ..screens import Column, Field, Screen, screen
 
@@ -17,7 +19,8 @@ TRANSACTIONS = screen(Screen(
         Column("provider", "Provider", link="/providers/{owner}/{provider}"),
         Column("user", "User", link="/users/{owner}/{user}"),
         Column("createdTime", "Created time", "time", searchable=False),
-        Column("type", "Type", filters=TYPES["Payment"]),
+        Column("type", "Type", filters=transaction.TYPES),
+        Column("subtype", "Subtype", filters=TYPES["Payment"]),
         Column("productName", "Product", link="/products/{owner}/{productName}"),
         Column("currency", "Currency"),
         Column("amount", "Amount", searchable=False),
@@ -30,6 +33,7 @@ TRANSACTIONS = screen(Screen(
         Field("provider", "Provider"),
         Field("category", "Category"),
         Field("type", "Type"),
+        Field("subtype", "Subtype"),
         Field("productName", "Product"),
         Field("productDisplayName", "Product display name"),
         Field("detail", "Detail"),
