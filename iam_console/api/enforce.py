@@ -93,9 +93,9 @@ async def get_filtered_policies(request: Request) -> JSONResponse:
         return ok(enforcement.filtered_policies(db, actor(db, request), request.query_params.get("id", ""), body))
 
 
-def _write(action: str):
+def _write(action: str, limit: int = MAX_BODY_BYTES):
     async def route(request: Request) -> JSONResponse:
-        body = await _body(request)
+        body = await _body(request, limit)
         with session_scope() as db:
             affected = enforcement.write_policy(db, actor(db, request), action, request.query_params.get("id", ""),
                                                 body)
@@ -104,11 +104,13 @@ def _write(action: str):
     return route
 
 
-for _action, _summary in (
-        ("add-policy", "Add one rule to an enforcer (id=owner/name): Affected, or a duplicate"),
-        ("update-policy", "Replace a rule of an enforcer: the body is [old, new]"),
-        ("remove-policy", "Remove one rule from an enforcer")):
-    router.add_api_route(f"/{_action}", _write(_action), methods=["POST"], summary=_summary)
+for _action, _summary, _limit in (
+        ("add-policy", "Add one rule to an enforcer (id=owner/name): Affected, or a duplicate", MAX_BODY_BYTES),
+        ("update-policy", "Replace a rule of an enforcer: the body is [old, new]", MAX_BODY_BYTES),
+        ("remove-policy", "Remove one rule from an enforcer", MAX_BODY_BYTES),
+        ("add-policies", "Add a list of rules to an enforcer, all or none (not in Casdoor)", MAX_BATCH_BYTES),
+        ("remove-policies", "Remove a list of rules from an enforcer, all or none (not in Casdoor)", MAX_BATCH_BYTES)):
+    router.add_api_route(f"/{_action}", _write(_action, _limit), methods=["POST"], summary=_summary)
 
 
 @router.get("/run-casbin-command", summary="The model editor's Casbin CLI calls (enforce, enforceEx, --version), "

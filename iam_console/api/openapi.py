@@ -21,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 
 from .. import models as m
 from ..services import kinds
+from ..services.enforcement import MAX_RULES
 from ..services.resources import REGISTRY, Kind, Ownership
 from . import oauth
 
@@ -81,13 +82,16 @@ CASBIN_BODIES = {
     "/api/add-policy": _RULE,
     "/api/remove-policy": _RULE,
     "/api/update-policy": {"type": "array", "items": _RULE, "minItems": 2, "maxItems": 2},
+    "/api/add-policies": {"type": "array", "items": _RULE, "minItems": 1, "maxItems": MAX_RULES},
+    "/api/remove-policies": {"type": "array", "items": _RULE, "minItems": 1, "maxItems": MAX_RULES},
 }
 _ENFORCE_BY = ("permissionId", "modelId", "resourceId", "enforcerId", "owner")
 CASBIN_QUERIES = {"/api/enforce": _ENFORCE_BY, "/api/batch-enforce": _ENFORCE_BY,
                   "/api/get-all-objects": ("userId",), "/api/get-all-actions": ("userId",),
                   "/api/get-all-roles": ("userId",), "/api/get-permissions-by-role": ("id",),
                   "/api/get-policies": ("id", "adapterId"), "/api/get-filtered-policies": ("id",),
-                  "/api/add-policy": ("id",), "/api/update-policy": ("id",), "/api/remove-policy": ("id",)}
+                  "/api/add-policy": ("id",), "/api/update-policy": ("id",), "/api/remove-policy": ("id",),
+                  "/api/add-policies": ("id",), "/api/remove-policies": ("id",)}
 UPLOADS = ("/api/upload-users", "/api/upload-roles", "/api/upload-permissions", "/api/upload-groups",
            "/api/upload-resource")
 

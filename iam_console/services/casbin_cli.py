@@ -3,7 +3,8 @@
 Casdoor runs a `casbin-{language}-cli` program found on the server's PATH. This server runs no
 program: the commands the editor sends, `enforce` and `enforceEx` over a model text (`-m`) and a
 policy text (`-p`), and `--version`, are answered in process by pycasbin whatever the language
-named, with the CLIs' common answer `{"allow": bool, "explain": [...] | null}`. A `-m` or `-p`
+named, with the CLIs' common answer `{"allow": bool, "explain": [...] | null}`, on the server's
+Engine (RE2 pattern functions, checked matchers, the enforcement time budget). A `-m` or `-p`
 value is always the text itself, never a path: no file is read. Any other command is refused.
 
 The caller is an admin, and the call carries the editor's identifier: `t`, an RFC 3339 time
@@ -20,7 +21,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from . import policy
+from . import casbin_engine, casbin_matchers, policy
 from .access import Actor
 from .casbin_engine import Engine, parse_model, request_value
 from .errors import ServiceError
@@ -94,11 +95,12 @@ def run(actor: Actor, language: str, args: str, digest: str, moment: str,
     engine = Engine(parse_model(model_text))
     engine.load_lines(_policy_lines(policy_text))
     try:
-        if command == "enforce":
-            allowed, explain = bool(engine.enforce(*[request_value(v) for v in values])), None
-        else:
-            allowed, explain = engine.enforce_ex(*[request_value(v) for v in values])
-            allowed, explain = bool(allowed), list(explain or [])
+        with casbin_matchers.time_budget(casbin_engine.ENFORCE_BUDGET):
+            if command == "enforce":
+                allowed, explain = bool(engine.enforce(*[request_value(v) for v in values])), None
+            else:
+                allowed, explain = engine.enforce_ex(*[request_value(v) for v in values])
+                allowed, explain = bool(allowed), list(explain or [])
     except ServiceError:
         raise
     except Exception as exc:  # a matcher that fails on these values: Casbin's own error

@@ -285,11 +285,20 @@ def add_client_record(db: Session, actor: Actor, data: dict[str, Any]) -> str:
     return AFFECTED
 
 
+def _refuse_out_of_reach(db: Session, actor: Actor, kind: Kind, owner: str, name: str) -> None:
+    """A write of a record of the actor's own organization that they may not see is refused with
+    the reason, where policy.py gives one (else it is answered as a missing record)."""
+    reason = policy.out_of_reach_write(actor, kind)
+    if reason and owner == actor.organization and _find(db, kind, owner, name) is not None:
+        raise ServiceError(reason)
+
+
 def update_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str, data: dict[str, Any],
                   request: Request = NO_REQUEST, *, proven: frozenset[str] = frozenset()) -> str:
     """`proven`: user attributes a checked verification code vouches for (accounts.locked_attributes)."""
     old = readable_row(db, actor, kind, owner, name)
     if old is None:
+        _refuse_out_of_reach(db, actor, kind, owner, name)
         return UNAFFECTED
     before = m.detached_copy(old)
     _refuse_locked_changes(kind, before, data, _locked(db, actor, kind, before, proven))
@@ -335,6 +344,7 @@ def delete_record(db: Session, actor: Actor, kind: Kind, owner: str, name: str,
                   request: Request = NO_REQUEST) -> str:
     row = readable_row(db, actor, kind, owner, name)
     if row is None:
+        _refuse_out_of_reach(db, actor, kind, owner, name)
         return UNAFFECTED
     policy.check_write(actor, kind, row, None)
     rules.protect(kind, row, None)

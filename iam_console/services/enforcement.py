@@ -7,16 +7,18 @@ changed, and is built again otherwise."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
 from sqlmodel import Session, or_, select
 
 from .. import models as m
-from . import authz_version, crud, policy, policy_store, records
+from . import authz_version, casbin_engine, casbin_matchers, crud, policy, policy_store, records
 from . import permission_rules as rules
 from .access import Actor
 from .casbin_engine import Engine, parse_model, request_value
@@ -25,6 +27,7 @@ from .resources import REGISTRY
 
 CACHE_SIZE = 256
 MAX_PAGE = 1000  # the policy table's largest page
+MAX_RULES = 10_000  # the rules of one add-policies or remove-policies
 ONE_OF = ("permissionId", "modelId", "resourceId", "enforcerId", "owner")
 
 
@@ -74,19 +77,31 @@ def _cached(db: Session, organization: str, key: tuple, build: Callable[[], Engi
 
 
 def _apply(engine: Engine, changes: list[tuple[str, list[str]]]) -> None:
-    """Policy lines added and removed, in order, through pycasbin's incremental calls."""
+    """Policy lines added and removed, in order: additions through pycasbin's incremental calls,
+    each run of removals in one pass (the engine keeps its index up to date:
+    services/casbin_engine.py)."""
+    removals: list[list[str]] = []
+    removing = ""
+
+    def remove() -> None:
+        if removals:
+            engine.remove_rules(removing, removals)
+            removals.clear()
+
     for op, (ptype, *values) in changes:
         rule = engine.fitted(ptype, values)
         if rule is None:
             continue
-        grouping = ptype.startswith("g")
-        present = _has(engine, ptype, rule)
-        if op == "add" and not present:
-            (engine.add_named_grouping_policy if grouping else engine.add_named_policy)(ptype, *rule)
-        elif op == "remove" and present:
-            (engine.remove_named_grouping_policy if grouping else engine.remove_named_policy)(ptype, *rule)
-    if changes:
-        engine.reindex()
+        if op == "remove":
+            if ptype != removing:
+                remove()
+                removing = ptype
+            removals.append(rule)
+            continue
+        remove()
+        if op == "add" and not _has(engine, ptype, rule):
+            (engine.add_named_grouping_policy if ptype.startswith("g") else engine.add_named_policy)(ptype, *rule)
+    remove()
 
 
 # --- finding what an enforcer is built from ---
@@ -111,25 +126,33 @@ def _enforcer_parts(db: Session, enforcer: m.Enforcer) -> tuple[m.CasbinModel, m
     eid = f"{enforcer.owner}/{enforcer.name}"
     if not enforcer.model:
         raise ServiceError("The model for enforcer: %s should not be empty", eid)
-    if not enforcer.adapter:
-        raise ServiceError("The adapter for enforcer: %s should not be empty", eid)
+    adapter = _enforcer_adapter(db, enforcer)
     model = _named(db, m.CasbinModel, enforcer.owner, enforcer.model)
     if model is None:
         raise ServiceError("The model: %s for enforcer: %s is not found", enforcer.model, eid)
-    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter)
-    if adapter is None:
-        raise ServiceError("The adapter: %s for enforcer: %s is not found", enforcer.adapter, eid)
     return model, adapter
 
 
-def enforcer_engine(db: Session, enforcer: m.Enforcer) -> Engine:
+def _enforcer_adapter(db: Session, enforcer: m.Enforcer) -> m.Adapter:
+    eid = f"{enforcer.owner}/{enforcer.name}"
+    if not enforcer.adapter:
+        raise ServiceError("The adapter for enforcer: %s should not be empty", eid)
+    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter)
+    if adapter is None:
+        raise ServiceError("The adapter: %s for enforcer: %s is not found", enforcer.adapter, eid)
+    return adapter
+
+
+def enforcer_engine(db: Session, enforcer: m.Enforcer, adapter: m.Adapter | None = None) -> Engine:
+    """`adapter`: the enforcer's, when the caller has read it already."""
     def build() -> Engine:
         model, adapter = _enforcer_parts(db, enforcer)
         engine = Engine(parse_model(model.model_text))
         engine.load_lines(policy_store.lines(db, adapter))
         return engine
     key = ("enforcer", enforcer.owner, enforcer.name, enforcer.model, enforcer.adapter)
-    adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter) if enforcer.adapter else None
+    if adapter is None and enforcer.adapter:
+        adapter = _named(db, m.Adapter, enforcer.owner, enforcer.adapter)
     return _cached(db, enforcer.owner, key, build, policy_store.key(adapter) if adapter is not None else "")
 
 
@@ -173,26 +196,36 @@ def _selected(db: Session, actor: Actor, params: dict[str, str], batch: bool) ->
         return [[_row(db, actor, "permission", value)]]
     policy.require_admin(actor)
     perm = m.Permission
-    if which == "owner":
-        owner, where = value, []
-    elif which == "modelId":
-        owner, name = crud.split_id(value)
-        where = [or_(perm.model == value, perm.model == name)]
-    else:
-        owner, name = crud.split_id(value)
-        where = []
-    if not actor.is_global_admin and owner != actor.organization:
-        raise ServiceError(policy.UNAUTHORIZED)  # an organization's admin asks about their own
-    scope = policy.read_scope(actor, REGISTRY["permission"], owner=owner)
-    found = db.exec(select(perm).where(perm.owner == owner, *where, *scope)
-                    .order_by(perm.created_time.desc(), perm.pk.desc())).all()
     if which == "resourceId":
-        found = [p for p in found if value in p.resources or name in p.resources]
+        found = _naming_resource(db, actor, value)
+    else:
+        if which == "owner":
+            owner, where = value, []
+        else:
+            owner, name = crud.split_id(value)
+            where = [or_(perm.model == value, perm.model == name)]
+        if not actor.is_global_admin and owner != actor.organization:
+            raise ServiceError(policy.UNAUTHORIZED)  # an organization's admin asks about their own
+        scope = policy.read_scope(actor, REGISTRY["permission"], owner=owner)
+        found = db.exec(select(perm).where(perm.owner == owner, *where, *scope)
+                        .order_by(perm.created_time.desc(), perm.pk.desc())).all()
     groups: dict[str, list[m.Permission]] = {}
     for permission in found:
         if rules.in_force(permission):
             groups.setdefault(model_and_adapter(permission.model, permission.adapter), []).append(permission)
     return list(groups.values())
+
+
+def _naming_resource(db: Session, actor: Actor, resource: str) -> list[m.Permission]:
+    """Casdoor's resourceId: the permissions whose resources hold exactly this value (a resource's
+    name as permissions name it, not an owner/name id), of every organization the caller reads."""
+    perm = m.Permission
+    where = list(policy.read_scope(actor, REGISTRY["permission"]))
+    if resource.isascii() and resource.isprintable() and json.dumps(resource)[1:-1] == resource:
+        # the JSON text of the list holds the value as it is: narrowed in the database first
+        where.append(sa.cast(perm.resources, sa.String).contains(resource, autoescape=True))
+    found = db.exec(select(perm).where(*where).order_by(perm.created_time.desc(), perm.pk.desc())).all()
+    return [p for p in found if resource in p.resources]
 
 
 def _run(engine: Engine, requests: list[list[Any]]) -> list[bool]:
@@ -214,7 +247,8 @@ def enforce(db: Session, actor: Actor, params: dict[str, str], requests: list[li
     else:
         runs = [(permission_engine(db, group), model_and_adapter(group[0].model, group[0].adapter))
                 for group in selected]
-    results = [_run(engine, requests) for engine, _ in runs]
+    with casbin_matchers.time_budget(casbin_engine.ENFORCE_BUDGET):
+        results = [_run(engine, requests) for engine, _ in runs]
     data = results if batch else [r[0] for r in results]
     return data, [key for _, key in runs]
 
@@ -322,10 +356,10 @@ def rule_of(body: Any) -> tuple[str, list[str]]:
 
 def _writable(db: Session, actor: Actor, enforcer_id: str) -> tuple[m.Adapter, Engine]:
     """The enforcer's adapter and engine: the engine applies the write at its next call, from the
-    counter's step (services/authz_version.py)."""
+    counter's step (services/authz_version.py). The model is read only when the engine is built."""
     enforcer = _row(db, actor, "enforcer", enforcer_id)
-    _, adapter = _enforcer_parts(db, enforcer)
-    return adapter, enforcer_engine(db, enforcer)
+    adapter = _enforcer_adapter(db, enforcer)
+    return adapter, enforcer_engine(db, enforcer, adapter)
 
 
 def _has(engine: Engine, ptype: str, rule: list[str]) -> bool:
@@ -367,8 +401,48 @@ def update_policy(db: Session, actor: Actor, enforcer_id: str, body: Any) -> boo
     return policy_store.update(db, adapter, [ptype, *old_values], [ptype, *new_values])
 
 
+def _rules_of(body: Any) -> list[tuple[str, list[str]]]:
+    if not isinstance(body, list) or not body:
+        raise ServiceError("The body must be a non-empty list of policy rules")
+    if len(body) > MAX_RULES:
+        raise ServiceError("A batch holds at most %s policy rules", MAX_RULES)
+    return [rule_of(item) for item in body]
+
+
+def add_policies(db: Session, actor: Actor, enforcer_id: str, body: Any) -> None:
+    """Every rule of the body, or none: a rule already held (or twice in the body) is "Duplicated
+    policy rules", as Casbin's AddPolicies adds nothing then."""
+    batch = _rules_of(body)
+    adapter, engine = _writable(db, actor, enforcer_id)
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    for ptype, values in batch:
+        rule = engine.fitted(ptype, values)
+        if rule is None:
+            raise ServiceError("The model has no policy type %s of this size", ptype)
+        if (ptype, tuple(rule)) in seen or _has(engine, ptype, rule):
+            raise ServiceError("Duplicated policy rules")
+        seen.add((ptype, tuple(rule)))
+    policy_store.add(db, adapter, [[ptype, *values] for ptype, values in batch])
+
+
+def remove_policies(db: Session, actor: Actor, enforcer_id: str, body: Any) -> bool:
+    """Every rule of the body, or none ('Unaffected') when one of them is not held, as Casbin's
+    RemovePolicies."""
+    batch = _rules_of(body)
+    adapter, engine = _writable(db, actor, enforcer_id)
+    lines: dict[tuple[str, ...], list[str]] = {}
+    for ptype, values in batch:
+        rule = engine.fitted(ptype, values)
+        if rule is None or not _has(engine, ptype, rule):
+            return False
+        lines[(ptype, *rule)] = [ptype, *values]
+    policy_store.remove(db, adapter, list(lines.values()))
+    return True
+
+
 WRITES: dict[str, Callable[[Session, Actor, str, Any], bool | None]] = {
-    "add-policy": add_policy, "update-policy": update_policy, "remove-policy": remove_policy}
+    "add-policy": add_policy, "update-policy": update_policy, "remove-policy": remove_policy,
+    "add-policies": add_policies, "remove-policies": remove_policies}
 
 
 def write_policy(db: Session, actor: Actor, action: str, enforcer_id: str, body: Any) -> bool:

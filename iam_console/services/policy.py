@@ -150,6 +150,18 @@ def _check_org_admin_write(actor: Actor, kind: Kind, old: Named | None, new: Nam
             raise _deny()  # includes shared records (owner 'admin'): read-only to them
 
 
+NOT_THEIR_PERMISSION = "A normal user can only modify the permission submitted by itself"
+
+
+def out_of_reach_write(actor: Actor, kind: Kind) -> str:
+    """Why the actor may not write a record of their own organization that they cannot see, where
+    that is worth saying ("" answers it as a missing one): a normal user's permissions are the
+    ones they submitted."""
+    if kind.name == "permission" and not actor.is_anonymous and not actor.is_admin and actor.user is not None:
+        return NOT_THEIR_PERMISSION
+    return ""
+
+
 def _check_user_write(actor: Actor, kind: Kind, old: Named | None, new: Named | None) -> None:
     org, me = actor.organization, actor.name
     if kind.name == "user":
@@ -162,6 +174,6 @@ def _check_user_write(actor: Actor, kind: Kind, old: Named | None, new: Named | 
             # a new request naming no submitter is theirs (services/kinds/permission.py fills it in)
             theirs = row is not None and (row.submitter == me or (old is None and not row.submitter))
             if row is not None and (row.owner != org or not theirs):
-                raise ServiceError("A normal user can only modify the permission submitted by itself")
+                raise ServiceError(NOT_THEIR_PERMISSION)
         return
     raise _deny()

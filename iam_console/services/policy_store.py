@@ -9,7 +9,9 @@
   the connection goes to the address it checked.
 
 A line is a list `[ptype, v0, ..., vN]` without trailing empty values. Every write goes
-through this module, whoever asks: the policy routes and pycasbin's adapter alike."""
+through this module, whoever asks: the policy routes and pycasbin's adapter alike; each is Core
+statements (a batch of 10,000 lines is one insert) and one counter step recording the lines it
+changed, which the engines apply in place (services/authz_version.py)."""
 
 from __future__ import annotations
 
@@ -128,29 +130,52 @@ def _where(columns, line: list[str]) -> list:
     return [columns[k] == v for k, v in _values(line).items()]
 
 
+def _rule_table() -> sa.Table:
+    return m.CasbinRule.__table__
+
+
 def add(db: Session, adapter: m.Adapter, new_lines: Iterable[list[str]]) -> None:
+    """The lines appended, in one statement, and recorded as one counter step (services/authz_version.py)."""
     new_lines = list(new_lines)
     rows = [_values(line) for line in new_lines]
     if not rows:
         return
     if adapter.use_same_db:
-        db.add_all(m.CasbinRule(adapter=key(adapter), **row) for row in rows)
-        db.flush()
-        return
-    engine, table = external(adapter)
-    with engine.begin() as connection:
-        connection.execute(table.insert(), rows)
+        db.connection().execute(_rule_table().insert(), [{"adapter": key(adapter), **row} for row in rows])
+    else:
+        engine, table = external(adapter)
+        with engine.begin() as connection:
+            connection.execute(table.insert(), rows)
     authz_version.record(db.connection(), adapter.owner, [(key(adapter), "add", trimmed(line)) for line in new_lines])
 
 
+def _same_db_rows(db: Session, adapter: m.Adapter, old_lines: list[list[str]]) -> list[tuple[int, list[str]]]:
+    """(pk, line) of the rows equal to one of the lines: a query per line (the table's index is on
+    adapter and ptype), or for many lines one read of the adapter's lines."""
+    table, mine = _rule_table(), _rule_table().c.adapter == key(adapter)
+    columns = [table.c.pk, table.c.ptype, *[table.c[f"v{i}"] for i in range(FIELDS)]]
+    connection = db.connection()
+    if len(old_lines) <= 10:
+        rows = [row for line in old_lines
+                for row in connection.execute(sa.select(*columns).where(mine, *_where(table.c, line))).all()]
+    else:
+        wanted = {tuple(_values(line).values()) for line in old_lines}
+        rows = [row for row in connection.execute(sa.select(*columns).where(mine)).all() if tuple(row[1:]) in wanted]
+    return [(row[0], trimmed(list(row[1:]))) for row in rows]
+
+
 def remove(db: Session, adapter: m.Adapter, old_lines: Iterable[list[str]]) -> None:
+    """Every row equal to one of the lines deleted, recorded as one counter step."""
     old_lines = list(old_lines)
+    if not old_lines:
+        return
     if adapter.use_same_db:
-        for line in old_lines:
-            for row in db.exec(select(m.CasbinRule).where(m.CasbinRule.adapter == key(adapter),
-                                                          *_where(m.CasbinRule.__table__.c, line))).all():
-                db.delete(row)
-        db.flush()
+        found = _same_db_rows(db, adapter, old_lines)
+        keys = [pk for pk, _ in found]
+        for start in range(0, len(keys), 500):
+            db.connection().execute(_rule_table().delete().where(_rule_table().c.pk.in_(keys[start:start + 500])))
+        if found:
+            authz_version.record(db.connection(), adapter.owner, [(key(adapter), "remove", line) for _, line in found])
         return
     engine, table = external(adapter)
     with engine.begin() as connection:
@@ -182,22 +207,19 @@ def update(db: Session, adapter: m.Adapter, old: list[str], new: list[str]) -> b
     """The first line equal to `old` becomes `new`, in place; False when there is none."""
     values = _values(new)
     if adapter.use_same_db:
-        row = db.exec(select(m.CasbinRule).where(m.CasbinRule.adapter == key(adapter),
-                                                 *_where(m.CasbinRule.__table__.c, old))
-                      .order_by(m.CasbinRule.pk)).first()
-        if row is None:
-            return False
-        for name, value in values.items():
-            setattr(row, name, value)
-        db.add(row)
-        db.flush()
-        return True
-    engine, table = external(adapter)
-    with engine.begin() as connection:
-        found = connection.execute(sa.select(table.c.id).where(*_where(table.c, old)).order_by(table.c.id)).first()
+        table = _rule_table()
+        found = db.connection().execute(sa.select(table.c.pk).where(
+            table.c.adapter == key(adapter), *_where(table.c, old)).order_by(table.c.pk)).first()
         if found is None:
             return False
-        connection.execute(table.update().where(table.c.id == found[0]).values(**values))
+        db.connection().execute(table.update().where(table.c.pk == found[0]).values(**values))
+    else:
+        engine, table = external(adapter)
+        with engine.begin() as connection:
+            found = connection.execute(sa.select(table.c.id).where(*_where(table.c, old)).order_by(table.c.id)).first()
+            if found is None:
+                return False
+            connection.execute(table.update().where(table.c.id == found[0]).values(**values))
     authz_version.record(db.connection(), adapter.owner, [(key(adapter), "remove", trimmed(old)),
                                                           (key(adapter), "add", trimmed(new))])
     return True

@@ -105,3 +105,18 @@ def test_policy_writes_leave_records(admin):
     with session_scope() as db:
         found = db.exec(select(m.Record).where(m.Record.request_uri == f"/api/add-policy?id={eid}")).all()
         assert len(found) == 1 and found[0].action == "add-policy" and found[0].user == "built-in/admin"
+
+
+def test_the_editors_enforce_runs_on_re2_within_the_budget(admin, monkeypatch):
+    from iam_console.services import casbin_engine
+    from tests.api.test_enforce import REGEX_MODEL
+
+    policy = "p, alice, ^(a+)+$, read\np, bob, (a)\\1, read"
+    fast = _run(admin, ["enforce", "-m", REGEX_MODEL, "-p", policy, "alice", "a" * 26 + "!", "read"])
+    assert fast["status"] == "ok" and json.loads(fast["data"]) == {"allow": False, "explain": None}
+    refused = _run(admin, ["enforce", "-m", REGEX_MODEL, "-p", policy, "bob", "aa", "read"])
+    assert refused == {**refused, "status": "error",
+                       "msg": "The pattern (a)\\1 cannot be used: invalid escape sequence: \\1"}
+    monkeypatch.setattr(casbin_engine, "ENFORCE_BUDGET", -1.0)
+    late = _run(admin, ["enforceEx", "-m", REGEX_MODEL, "-p", policy, "alice", "aaa", "read"])
+    assert late == {**late, "status": "error", "msg": "The enforcement took too long"}

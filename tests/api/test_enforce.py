@@ -191,3 +191,112 @@ def test_policy_writes_reach_the_next_call(admin):
     filtered = ok_body(admin.post("/api/get-filtered-policies", params={"id": eid},
                                   json=[{"ptype": "g", "fieldIndex": 1, "fieldValues": ["alice"]}]))["data"]
     assert [(p["V0"], p["V1"]) for p in filtered] == [("carol", "alice")]
+
+
+REGEX_MODEL = """[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub, obj, act
+[policy_effect]
+e = some(where (p.eft == allow))
+[matchers]
+m = r.sub == p.sub && regexMatch(r.obj, p.obj) && r.act == p.act
+"""
+
+
+def test_a_backtracking_pattern_answers_at_once(admin):
+    """The review's case: `^(a+)+$` against 26 a's and a '!' took Python's re 11 s, holding every
+    other request. On RE2 it is linear; RE2 refuses a backreference, which Python's re takes."""
+    eid = make_enforcer(admin, REGEX_MODEL, [["p", "alice", "^(a+)+$", "read"], ["p", "bob", "(a)\\1", "read"]])
+    ask = {"enforcerId": eid}
+    assert ok_body(admin.post("/api/enforce", params=ask, json=["alice", "a" * 26 + "!", "read"]))["data"] == [False]
+    assert ok_body(admin.post("/api/batch-enforce", params=ask, json=[
+        ["alice", "a" * 26, "read"], ["alice", "a" * 26 + "!", "read"]]))["data"] == [[True, False]]
+    refused = admin.post("/api/enforce", params=ask, json=["bob", "aa", "read"]).json()
+    assert refused == {**refused, "status": "error",
+                       "msg": "The pattern (a)\\1 cannot be used: invalid escape sequence: \\1"}
+
+
+def test_a_costly_matcher_is_refused_when_the_model_is_saved(admin):
+    text = REGEX_MODEL.replace("r.act == p.act", "r.act == p.act && 4000000 ** 4000000 > 0")
+    answer = admin.post("/api/add-model", json={"owner": "built-in", "name": unique("model"), "modelText": text}).json()
+    assert answer == {**answer, "status": "error", "msg": "The model is not valid: The matcher's value would be "
+                                                          "too large: a number of more than 4096 bits"}
+
+
+def test_the_standard_eval_abac_model_is_saved_and_enforced(admin):
+    text = """[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub_rule, obj, act
+[policy_effect]
+e = some(where (p.eft == allow))
+[matchers]
+m = eval(p.sub_rule) && r.obj == p.obj && r.act == p.act
+"""
+    eid = make_enforcer(admin, text, [["p", "r.sub.Age > 18 && r.sub.Age < 60", "/data1", "read"]])
+    answers = ok_body(admin.post("/api/batch-enforce", params={"enforcerId": eid}, json=[
+        [{"Age": 30}, "/data1", "read"], ['{"Age": 70}', "/data1", "read"], [{"Age": 30}, "/data2", "read"]]))
+    assert answers["data"] == [[True, False, False]]
+
+
+def test_an_enforcement_past_its_budget_stops(admin, monkeypatch):
+    from iam_console.services import casbin_engine
+
+    eid = make_enforcer(admin, REGEX_MODEL, [["p", "alice", f"^data{i}$", "read"] for i in range(3)])
+    ask = {"enforcerId": eid}
+    assert ok_body(admin.post("/api/enforce", params=ask, json=["alice", "data2", "read"]))["data"] == [True]
+    monkeypatch.setattr(casbin_engine, "ENFORCE_BUDGET", -1.0)  # spent before the first policy
+    for route, body in (("/api/enforce", ["alice", "data2", "read"]), ("/api/batch-enforce", [["alice", "x", "y"]])):
+        answer = admin.post(route, params=ask, json=body).json()
+        assert answer == {**answer, "status": "error", "msg": "The enforcement took too long"}, route
+    answer = admin.post("/api/enforce", params=ask, json=["alice", "data2", "read"],
+                        headers={"Accept-Language": "zh-CN"}).json()
+    assert answer["msg"] == "执行授权检查耗时过长"
+    monkeypatch.undo()
+    assert ok_body(admin.post("/api/enforce", params=ask, json=["alice", "data2", "read"]))["data"] == [True]
+
+
+def test_policy_writes_rebuild_no_index(admin, monkeypatch):
+    """Each add-policy reaches the next call as its line, applied in place: the engine's index
+    takes it without being built again (10,000 writes once cost 10,000 rebuilds)."""
+    from iam_console.services.casbin_engine import Engine
+
+    eid = make_enforcer(admin, RBAC, [["p", f"role{i}", f"data{i}", "read"] for i in range(3)])
+    assert ok_body(admin.post("/api/enforce", params={"enforcerId": eid}, json=["role1", "data1", "read"]))["data"]
+    rebuilt = []
+    original = Engine.reindex
+    monkeypatch.setattr(Engine, "reindex", lambda self: (rebuilt.append(1), original(self))[1])
+    for i in range(20):
+        rule = {"Ptype": "p", "V0": "dave", "V1": f"doc{i}", "V2": "read"}
+        assert ok_body(admin.post("/api/add-policy", params={"id": eid}, json=rule))["data"] == "Affected"
+        assert ok_body(admin.post("/api/enforce", params={"enforcerId": eid},
+                                  json=["dave", f"doc{i}", "read"]))["data"] == [True]
+    assert rebuilt == []
+
+
+def test_batch_policy_writes(admin):
+    eid = make_enforcer(admin, RBAC, [["p", "alice", "data1", "read"]])
+    rules = [{"Ptype": "p", "V0": "bob", "V1": f"doc{i}", "V2": "read"} for i in range(50)] + [
+        {"Ptype": "g", "V0": "carol", "V1": "bob"}]
+    assert ok_body(admin.post("/api/add-policies", params={"id": eid}, json=rules))["data"] == "Affected"
+    batch = [["carol", f"doc{i}", "read"] for i in range(50)] + [["carol", "data1", "read"]]
+    assert ok_body(admin.post("/api/batch-enforce", params={"enforcerId": eid}, json=batch))["data"] == [
+        [True] * 50 + [False]]
+    # all or nothing: one rule already held (or twice in the body) writes none of them
+    for body in ([{"Ptype": "p", "V0": "dan", "V1": "x", "V2": "read"}, rules[0]],
+                 [{"Ptype": "p", "V0": "dan", "V1": "x", "V2": "read"}] * 2):
+        answer = admin.post("/api/add-policies", params={"id": eid}, json=body).json()
+        assert answer == {**answer, "status": "error", "msg": "Duplicated policy rules"}
+    assert ok_body(admin.post("/api/enforce", params={"enforcerId": eid}, json=["dan", "x", "read"]))["data"] == [
+        False]
+    answer = admin.post("/api/add-policies", params={"id": eid}, json=[]).json()
+    assert answer["msg"] == "The body must be a non-empty list of policy rules"
+    # removal: every rule held, or none removed
+    missing = [*rules[:10], {"Ptype": "p", "V0": "nobody", "V1": "x", "V2": "read"}]
+    assert ok_body(admin.post("/api/remove-policies", params={"id": eid}, json=missing))["data"] == "Unaffected"
+    assert ok_body(admin.post("/api/remove-policies", params={"id": eid}, json=rules[:40]))["data"] == "Affected"
+    assert ok_body(admin.post("/api/batch-enforce", params={"enforcerId": eid}, json=batch))["data"] == [
+        [False] * 40 + [True] * 10 + [False]]
+    held = ok_body(admin.get("/api/get-policies", params={"id": eid}))["data"]
+    assert len(held) == 1 + 10 + 1

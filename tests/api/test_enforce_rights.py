@@ -156,3 +156,33 @@ def test_who_may_enforce(admin, org):
     assert boss.post("/api/refresh-engines").json()["status"] == "error"
     assert ok_body(admin.post("/api/refresh-engines"))["data"] is True
     enforcement.refresh()
+
+
+def test_resource_id_loads_the_permissions_naming_that_resource(admin, org):
+    """Casdoor's resourceId: the permissions whose resources hold exactly that value, grouped by
+    model and adapter as every enforce is; an organization's admin reaches their own alone."""
+    resource = unique("res")
+    _permission(admin, org, users=[f"{org}/alice"], resources=[resource, "other"])
+    _permission(admin, org, users=[f"{org}/bob"], resources=[resource], actions=["write"])
+    _permission(admin, org, users=[f"{org}/carol"], resources=[resource + "-not"])
+    other = unique("authz-other")
+    ok_body(admin.post("/api/add-organization", json={"owner": "admin", "name": other}))
+    ok_body(admin.post("/api/add-user", json={"owner": other, "name": "dora", "password": PASSWORD}))
+    _permission(admin, other, model="", users=[f"{other}/dora"], resources=[resource])
+    batch = [[f"{org}/alice", resource, "read"], [f"{org}/bob", resource, "write"],
+             [f"{org}/carol", resource + "-not", "read"], [f"{other}/dora", resource, "read"]]
+    answers = {}
+    for request in batch:
+        body = ok_body(admin.post("/api/enforce", params={"resourceId": resource}, json=request))
+        answers[request[0]] = dict(zip(body["data2"], body["data"], strict=True))
+    # the global admin: both organizations' permissions naming it (one group per model/adapter)
+    assert answers[f"{org}/alice"] == {"rbac/": True, "/": False}
+    assert answers[f"{org}/bob"] == {"rbac/": True, "/": False}
+    assert answers[f"{org}/carol"] == {"rbac/": False, "/": False}  # named another resource
+    assert answers[f"{other}/dora"] == {"rbac/": False, "/": True}
+    boss = sign_in(org, "boss", PASSWORD)
+    mine = ok_body(boss.post("/api/enforce", params={"resourceId": resource}, json=[f"{other}/dora", resource,
+                                                                                      "read"]))
+    assert (mine["data"], mine["data2"]) == ([False], ["rbac/"])
+    nothing = ok_body(admin.post("/api/enforce", params={"resourceId": unique("none")}, json=["a", "b", "c"]))
+    assert (nothing["data"], nothing["data2"]) == ([], [])

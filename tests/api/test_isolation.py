@@ -366,6 +366,10 @@ EXTRAS = {
         "id": f"{o}/{w.names['enforcer'][o]}"}, json=[{"Ptype": "p", "V0": "a"}, {"Ptype": "p", "V0": "b"}]),
     "/api/remove-policy": lambda c, w, o: c.post("/api/remove-policy", params={
         "id": f"{o}/{w.names['enforcer'][o]}"}, json={"Ptype": "p", "V0": "a"}),
+    "/api/add-policies": lambda c, w, o: c.post("/api/add-policies", params={
+        "id": f"{o}/{w.names['enforcer'][o]}"}, json=[{"Ptype": "p", "V0": "forged"}, {"Ptype": "p", "V0": "more"}]),
+    "/api/remove-policies": lambda c, w, o: c.post("/api/remove-policies", params={
+        "id": f"{o}/{w.names['enforcer'][o]}"}, json=[{"Ptype": "p", "V0": "a"}]),
     # every organization's enforcers: the global admins' alone
     "/api/refresh-engines": lambda c, w, o: c.post("/api/refresh-engines"),
     # the delivery log of organization o's records: its admins' alone (tests/api/test_webhook_events.py)

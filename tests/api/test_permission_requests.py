@@ -53,11 +53,15 @@ def test_a_normal_users_request_starts_pending_as_theirs(org):
                                                               approver="ann")))["data"] == "Affected"
     row = _stored(org, name)
     assert (row.state, row.submitter, row.approver, row.approve_time) == ("Pending", "ann", "", None)
-    # nor can they approve it later
+    # nor can they approve it later, nor name themselves its approver
     ok_body(ann.post("/api/update-permission", params={"id": f"{org}/{name}"},
                      json=_body(org, name, state="Approved", submitter="ann", description="please")))
     row = _stored(org, name)
     assert (row.state, row.description, row.approver) == ("Pending", "please", "")
+    ok_body(ann.post("/api/update-permission", params={"id": f"{org}/{name}"},
+                     json=_body(org, name, state="Approved", approver="ann", submitter="ann")))
+    row = _stored(org, name)
+    assert (row.state, row.approver, row.approve_time) == ("Pending", "", None)
 
 
 def test_an_organization_admin_neither_approves_nor_starts_approved(org):
@@ -94,11 +98,18 @@ def test_a_normal_user_sees_and_changes_only_what_they_submitted(admin, org):
     names = {p["name"] for p in listed["data"]}
     assert mine in names and theirs not in names and names == {p["name"] for p in by_submitter["data"]}
     assert {p["submitter"] for p in listed["data"]} == {"ann"} and by_submitter["data2"] == len(names)
-    # another's permission is out of reach, as a missing one
+    # another's permission is refused with the reason (not answered 'Unaffected'), and stays as it was
+    refusal = {"status": "error", "msg": "A normal user can only modify the permission submitted by itself"}
     answer = ann.post("/api/update-permission", params={"id": f"{org}/{theirs}"},
                       json=_body(org, theirs, description="mine now")).json()
-    assert answer["data"] == "Unaffected" and _stored(org, theirs).description == ""
-    assert ann.post("/api/delete-permission", json={"owner": org, "name": theirs}).json()["data"] == "Unaffected"
+    assert answer == {**answer, **refusal} and _stored(org, theirs).description == ""
+    answer = ann.post("/api/update-permissions", json=[_body(org, theirs, description="mine now")]).json()
+    assert answer == {**answer, **refusal} and _stored(org, theirs).description == ""
+    answer = ann.post("/api/delete-permission", json={"owner": org, "name": theirs}).json()
+    assert answer == {**answer, **refusal} and _stored(org, theirs).submitter == "ben"
+    # a missing one is still 'Unaffected'; so is another organization's
+    assert ann.post("/api/update-permission", params={"id": f"{org}/none-such"},
+                    json=_body(org, "none-such")).json()["data"] == "Unaffected"
     # nor can they hand their own to someone else
     answer = ann.post("/api/update-permission", params={"id": f"{org}/{mine}"},
                       json=_body(org, mine, submitter="ben")).json()
@@ -147,9 +158,14 @@ def test_a_normal_user_updates_only_their_own_in_a_batch(org):
     mine, theirs = unique("perm"), unique("perm")
     ok_body(ann.post("/api/add-permission", json=_body(org, mine)))
     ok_body(ben.post("/api/add-permission", json=_body(org, theirs)))
-    ok_body(ann.post("/api/update-permissions", json=[_body(org, mine, description="ok"),
-                                                     _body(org, theirs, description="no")]))
-    assert (_stored(org, mine).description, _stored(org, theirs).description) == ("ok", "")
+    # another's in the batch refuses the batch (one refusal refuses them all)
+    answer = ann.post("/api/update-permissions", json=[_body(org, mine, description="ok"),
+                                                       _body(org, theirs, description="no")]).json()
+    assert answer == {**answer, "status": "error",
+                      "msg": "A normal user can only modify the permission submitted by itself"}
+    assert (_stored(org, mine).description, _stored(org, theirs).description) == ("", "")
+    ok_body(ann.post("/api/update-permissions", json=[_body(org, mine, description="ok")]))
+    assert _stored(org, mine).description == "ok"
 
 
 def test_another_organizations_permissions_are_out_of_a_batchs_reach(admin, org):

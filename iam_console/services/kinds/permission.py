@@ -33,13 +33,15 @@ def before_save(db: Session, actor: Actor, old: m.Permission | None, row: m.Perm
         # form makes it: Casdoor's data names no state (Casdoor enforces every permission)
         row.state = "Approved"
     if not actor.is_global_admin:
-        # only a global admin decides the state; anyone else's new permission starts Pending
-        # (docs/architecture.md, "The roles and permissions screens")
+        # only a global admin decides the state, and with it the approver; anyone else's new
+        # permission starts Pending (docs/architecture.md, "The roles and permissions screens")
         row.state = old.state if old is not None else "Pending"
+        row.approver, row.approve_time = (old.approver, old.approve_time) if old is not None else ("", None)
         if old is None and not actor.is_admin:
             row.submitter = actor.name
         elif old is not None:
             row.submitter = old.submitter  # the submitter stays who submitted it
+        return
     if old is None or row.state != old.state:
         if row.state == "Approved":
             row.approver, row.approve_time = actor.name, utcnow()
