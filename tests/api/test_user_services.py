@@ -122,19 +122,25 @@ def _group(owner: str, name: str, kind: str) -> None:
         db.add(m.Group(owner=owner, name=name, type=kind, parent_id=owner, is_top_group=True, is_enabled=True))
 
 
-def test_one_physical_group_of_the_users_own_organization(admin, make_org):
+def test_one_physical_group_of_the_users_own_organization(admin, make_org, make_user):
+    """An organization admin names only their organization's groups; the global admin may name an
+    existing group of any organization, as Casdoor's data does (docs/security.md, "References")."""
     first, second = make_org(), make_org()
     _group(first.name, "plant", "Physical")
     _group(first.name, "club", "Physical")
     _group(first.name, "chess", "Virtual")
     _group(second.name, "site", "Physical")
-    add = lambda groups: admin.post("/api/add-user", json={  # noqa: E731
+    boss = make_user(owner=first.name, is_admin=True)
+    own_admin = sign_in(first.name, boss.name, "s3cret-pass")
+    add = lambda groups, caller=own_admin: caller.post("/api/add-user", json={  # noqa: E731
         "owner": first.name, "name": unique("user"), "groups": groups}).json()
     assert add([f"{first.name}/plant", f"{first.name}/chess"])["status"] == "ok"
     assert add([f"{first.name}/plant", f"{first.name}/club"])["msg"] == "You can only select one physical group"
     foreign = add([f"{first.name}/chess", f"{second.name}/site"])
     assert foreign["msg"] == f"The field groups names {second.name}/site, which is not one of the groups of the " \
                              f"organization {first.name}", foreign
+    assert add([f"{first.name}/chess", f"{second.name}/site"], admin)["status"] == "ok"
+    assert add([f"{first.name}/chess", f"{second.name}/none-such"], admin)["status"] == "error"
 
 
 def test_roles_permissions_and_group_choices_of_a_user(make_org, make_user):
