@@ -59,19 +59,15 @@ class BrowserLikeClient(starlette.testclient.TestClient):
 # imported before them): a new test gets the browser-like client without asking for it
 fastapi.testclient.TestClient = starlette.testclient.TestClient = BrowserLikeClient
 
+def casbin_model(matcher: str, policy: str = "sub, obj, act") -> str:
+    """A Casbin model without roles: requests (sub, obj, act), the policy's fields, allow-override,
+    and the matcher."""
+    return (f"[request_definition]\nr = sub, obj, act\n[policy_definition]\np = {policy}\n"
+            f"[policy_effect]\ne = some(where (p.eft == allow))\n[matchers]\nm = {matcher}\n")
+
+
 # Casbin's plain ACL model: no roles, one rule per subject, object and action
-ACL_MODEL = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj && r.act == p.act
-"""
+ACL_MODEL = casbin_model("r.sub == p.sub && r.obj == p.obj && r.act == p.act")
 
 
 def require_service(available: bool, what: str) -> None:

@@ -20,6 +20,7 @@ import httpx
 from openpyxl import Workbook
 
 from tests import ldap_server
+from tests.conftest import casbin_model
 from tests.scale.proxy import SwitchProxy
 from tests.sinks import HttpSink, SmtpSink
 
@@ -30,18 +31,7 @@ DIRECTORY_USERS = 20
 RECEIVERS = ("notification", "sms", "webhook", "smtp", "ldap")
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PATHOLOGICAL = ["alice", "a" * 26 + "!", "read"]  # against ^(a+)+$: ~2^26 steps when backtracking
-REGEX_MODEL = """[request_definition]
-r = sub, obj, act
-
-[policy_definition]
-p = sub, obj, act
-
-[policy_effect]
-e = some(where (p.eft == allow))
-
-[matchers]
-m = regexMatch(r.obj, p.obj)
-"""
+REGEX_MODEL = casbin_model("regexMatch(r.obj, p.obj)")
 
 
 def ok(answer: httpx.Response) -> dict:

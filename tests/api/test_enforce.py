@@ -13,7 +13,7 @@ from casbin.model import Model
 
 from iam_console.services.seed import USER_MODEL_TEXT
 from tests.api.conftest import ok_body
-from tests.conftest import ACL_MODEL, unique
+from tests.conftest import ACL_MODEL, casbin_model, unique
 
 RBAC = USER_MODEL_TEXT  # the seeded RBAC model
 
@@ -193,15 +193,7 @@ def test_policy_writes_reach_the_next_call(admin):
     assert [(p["V0"], p["V1"]) for p in filtered] == [("carol", "alice")]
 
 
-REGEX_MODEL = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub, obj, act
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = r.sub == p.sub && regexMatch(r.obj, p.obj) && r.act == p.act
-"""
+REGEX_MODEL = casbin_model("r.sub == p.sub && regexMatch(r.obj, p.obj) && r.act == p.act")
 
 
 def test_a_backtracking_pattern_answers_at_once(admin):
@@ -225,15 +217,7 @@ def test_a_costly_matcher_is_refused_when_the_model_is_saved(admin):
 
 
 def test_the_standard_eval_abac_model_is_saved_and_enforced(admin):
-    text = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub_rule, obj, act
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = eval(p.sub_rule) && r.obj == p.obj && r.act == p.act
-"""
+    text = casbin_model("eval(p.sub_rule) && r.obj == p.obj && r.act == p.act", "sub_rule, obj, act")
     eid = make_enforcer(admin, text, [["p", "r.sub.Age > 18 && r.sub.Age < 60", "/data1", "read"]])
     answers = ok_body(admin.post("/api/batch-enforce", params={"enforcerId": eid}, json=[
         [{"Age": 30}, "/data1", "read"], ['{"Age": 70}', "/data1", "read"], [{"Age": 30}, "/data2", "read"]]))

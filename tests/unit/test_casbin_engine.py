@@ -12,18 +12,11 @@ from casbin.model import Model
 
 from iam_console.services.casbin_engine import Engine, _top_level_conjuncts, parse_model
 from tests.api.test_enforce import MODELS
+from tests.conftest import casbin_model
 
 NAMES = ["alice", "bob", "carol", "admin", "data1", "data2", "data_group", "read", "write", "domain1", "domain2",
          "allow", "deny", "data2_admin", "data1_deny_group", "/alice_data/x", "GET"]
-OR_MATCHER = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub, obj, act
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = r.sub == p.sub && r.obj == p.obj || r.act == p.act && r.sub == "root"
-"""
+OR_MATCHER = casbin_model('r.sub == p.sub && r.obj == p.obj || r.act == p.act && r.sub == "root"')
 
 
 def _plain(text: str, lines: list[list[str]]) -> casbin.Enforcer:

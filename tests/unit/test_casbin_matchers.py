@@ -12,25 +12,10 @@ from casbin.model import Model
 from iam_console.services import casbin_matchers
 from iam_console.services.casbin_engine import Engine, parse_model, request_value
 from iam_console.services.errors import ServiceError
+from tests.conftest import casbin_model
 
-MODEL = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub, obj, act
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = {matcher}
-"""
-ABAC_EVAL = """[request_definition]
-r = sub, obj, act
-[policy_definition]
-p = sub_rule, obj, act
-[policy_effect]
-e = some(where (p.eft == allow))
-[matchers]
-m = eval(p.sub_rule) && r.obj == p.obj && r.act == p.act
-"""
+MODEL = casbin_model("{matcher}")
+ABAC_EVAL = casbin_model("eval(p.sub_rule) && r.obj == p.obj && r.act == p.act", "sub_rule, obj, act")
 
 
 @pytest.mark.parametrize(("matcher", "reason"), [
