@@ -241,7 +241,8 @@ class Screen:
     # the global admin chooses the owner from the organizations (and 'admin (Shared)' for a kind with
     # shared records); everyone else sees it fixed to their own organization
     owner_picker: bool = False
-    # a failed save puts the saved owner back too, not only the name (the user page's spec)
+    # a failed save puts the saved owner back too, not only the name (the user page: a user's
+    # organization changes only by a save that succeeds)
     reverts_owner: bool = False
     messages: Messages = Messages()
     # its pages (registered for every screen by ui/pages/__init__.py, ui/components/screen_pages.py)
@@ -259,7 +260,7 @@ class Screen:
     restrictions: Restrictions | None = None  # what this viewer may not change or see of this record
     admins_only: bool = False  # the edit page is an admin's: anyone else gets the 403 page
     # a record that exists out of the viewer's reach gets the 403 page rather than /404 (the
-    # application page's spec): only for a kind whose names are public anyway
+    # application page's guard): only for a kind whose names are public anyway
     foreign_is_forbidden: bool = False
     # the list and edit pages are the global admin's (the menu shows them to no one else,
     # services/navigation.py GLOBAL_ADMIN_ONLY): anyone else gets the 403 page

@@ -1,7 +1,8 @@
 """The state of every edit page: add and
 edit modes, Save (stay and re-read, following a rename), Save & Exit, Cancel
 in add mode (deletes the just-created record), the name reverting after a
-failed save (and the owner, on the screens whose spec says so), /404 for a missing record and /403 for a refused one.
+failed save (and the owner, on the screens that say so: reverts_owner), /404
+for a missing record and /403 for a refused one.
 Every rule is the service layer's: the page sends its fields back through
 crud.update_record, as a Casdoor client would."""
 
@@ -374,8 +375,8 @@ class Editing(Rows, Picking, rx.State):
             self._forget_secrets()
 
     def _revert(self) -> None:
-        """A failed save puts the saved name back, and the owner only where the screen's spec says
-        so (a user's): every other typed value stays, so that the next save sends what the user
+        """A failed save puts the saved name back, and the owner only where the screen says
+        so (reverts_owner: a user's): every other typed value stays, so that the next save sends what the user
         chose (a role's members of the organization chosen for it)."""
         self.busy = False
         self.values["name"] = self.saved_name
