@@ -292,8 +292,9 @@ def check_password(db: Session, user: User, organization: Organization, applicat
         application = lookup.application(db, b.BUILT_IN_APP)
     _check_frozen(db, user, application)
     if ldap_only and not user.ldap:
-        verify_password(password, *_decoy_hash(organization.password_type or "argon2id"),
-                        organization.password_type or "argon2id")
+        password_type = organization.password_type or "argon2id"
+        decoy, salt = _decoy_hash(password_type)
+        verify_password(password, decoy, password_type, salt)  # the same hashing work as a real check
         raise _record_failure(db, user, application)
     if user.ldap:
         matches = ldap_client.bind_user(db, user, password)

@@ -6,7 +6,7 @@ import pytest
 from sqlmodel import func, select
 
 from iam_console.db import session_scope
-from iam_console.models import Application, AuthSession, Record, Session
+from iam_console.models import Application, AuthSession, Record, Session, User
 from iam_console.models.base import utcnow
 from iam_console.services import auth
 from iam_console.services.errors import ServiceError
@@ -173,3 +173,19 @@ def test_bad_requests_are_refused_without_a_session(make_user, change, message):
             auth.sign_in(db, auth.SignInRequest(**fields))
     with session_scope() as db:
         assert db.exec(select(func.count()).select_from(AuthSession)).one() == before
+
+
+def test_an_account_outside_ldap_costs_the_ldap_method_a_real_hash(make_org, make_user, monkeypatch):
+    """The LDAP signin method answers an account not synced from LDAP as a wrong password, after
+    the same hashing work as a real check (its decoy once returned at once: a wrong argument order
+    made the hash type a salt, so the answer told which accounts are not in the directory)."""
+    org = make_org()
+    user = make_user(owner=org.name)
+    checked = []
+    real = auth.verify_password
+    monkeypatch.setattr(auth, "verify_password",
+                        lambda *args, **kwargs: checked.append(args) or real(*args, **kwargs))
+    with session_scope() as db, pytest.raises(ServiceError):
+        account = db.exec(select(User).where(User.owner == org.name, User.name == user.name)).one()
+        auth.check_password(db, account, org, None, "s3cret-pass", ldap_only=True)
+    assert [args[2] for args in checked] == [org.password_type or "argon2id"]
