@@ -164,19 +164,20 @@ def test_a_recharge_products_price_is_its_amounts(visit, page, server, api_login
 
     name = f"credit-{uuid.uuid4().hex[:6]}"
     with server_db(server) as db:
-        db.add(m.Product(owner="acme", name=name, display_name="Credit", currency="JPY", is_recharge=True,
-                         recharge_options=[300.0, 1000.0], state="Published",
+        db.add(m.Product(owner="acme", name=name, display_name="Credit", currency="USD", is_recharge=True,
+                         recharge_options=[4.2, 1000.0], state="Published",
                          providers=[f"dummy-{acme_shop.product.removeprefix('book-')}"]))
     api_login(accounts.alice)
     visit(f"/products/acme/{name}/buy")
     expect(page.locator("#buy-card-name")).to_have_text("Credit")
-    # the Price row offers the amounts, in yen's minor units (none): not an empty row
-    expect(page.locator("#buy-recharge .buy-option")).to_have_text(["¥300", "¥1,000"])
+    # the Price row offers the amounts, in the dollar's minor units (cents): not an empty row (the
+    # recharge is in the balance's currency, which a recharge in another currency is refused)
+    expect(page.locator("#buy-recharge .buy-option")).to_have_text(["$4.20", "$1,000.00"])
     assert serious(page) == []
-    page.locator(".buy-option").get_by_text("¥1,000", exact=True).click()
+    page.locator(".buy-option").get_by_text("$1,000.00", exact=True).click()
     _pay_with(page, "Dummy pay")
     _wait_result(page)
-    expect(page.locator("#payment-price")).to_have_text("Price: ¥1,000")
+    expect(page.locator("#payment-price")).to_have_text("Price: $1,000.00")
 
 
 def test_an_unknown_pricing_is_told(visit, page):
