@@ -71,7 +71,8 @@ CLIENT_TIMEOUT = 60  # a safety net: every wait below ends on the server's own l
 HEAVY_TIMEOUT = 300  # the same for A's CPU-heavy calls: a 20,000-row import on a busy machine
 WORKBOOK_ROWS = 20_000
 BURST_GRANTS, BURST_CONNECTIONS = 96, 8
-CHEAP_REQUESTS = 10_000  # behind the pathological request in one batch-enforce
+CHEAP_REQUESTS = 100_000  # behind the pathological request in one batch-enforce: enough to last until the
+# enforcement budget ends it (B's three calls, a sign-in among them, must not outrun it)
 FLOOD = 80  # held directory reads at once: more than a worker pool's default 64 threads
 SETTLE_BOUND = 15  # seconds for A's flood to settle before B starts anyway
 
