@@ -48,6 +48,7 @@ class Walk:
 
     screen: str  # the key of ui.screens.SCREENS
     text_field: str = ""  # a plain text field the walk edits and expects back after a reload
+    typed: str = "Walked"  # what the walk types there (a value the field's rules take)
     # False: a list without Add or edit page (sessions, resources): the walk reads, pages, sorts,
     # searches and deletes records it seeded
     addable: bool = True
@@ -66,7 +67,7 @@ WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk(
          Walk("provider", "displayName"), Walk("token", "scope"), Walk("enforcer", "displayName"),
          Walk("resource", addable=False),
          Walk("session", addable=False), Walk("record", addable=False, read_only=True),
-         Walk("verification", addable=False, read_only=True), Walk("webhook", "url"),
+         Walk("verification", addable=False, read_only=True), Walk("webhook", "url", "https://hooks.example.org/walked"),
          Walk("model", "displayName"), Walk("adapter", "table"), Walk("role", "displayName"),
          Walk("permission", "displayName"), Walk("syncer", "table"), Walk("product", "displayName"),
          Walk("payment", "displayName"), Walk("plan", "displayName"), Walk("pricing", "displayName"),
@@ -143,7 +144,7 @@ def _add_and_edit(walk, screen, page, server, prefix: str, taken: str) -> str:
     expect(page.locator("#field-name")).not_to_have_value(name)  # not the cancelled one's, still shown
     expect(page.locator("#edit-cancel")).to_be_visible()
     name = page.locator("#field-name").input_value()
-    page.fill(f"#field-{walk.text_field}", "Walked")
+    page.fill(f"#field-{walk.text_field}", walk.typed)
     page.click("#edit-save")
     expect(page.get_by_text("Successfully saved")).to_be_visible()
     expect(page.locator("#edit-cancel")).to_have_count(0)  # saved: no longer add mode
@@ -153,7 +154,7 @@ def _add_and_edit(walk, screen, page, server, prefix: str, taken: str) -> str:
     page.fill("#field-name", renamed)
     page.click("#edit-save")
     page.wait_for_url(re.compile(f"/{renamed}$"))
-    expect(page.locator(f"#field-{walk.text_field}")).to_have_value("Walked")
+    expect(page.locator(f"#field-{walk.text_field}")).to_have_value(walk.typed)
 
     # a failed save puts the saved name back
     page.fill("#field-name", taken)
