@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlmodel import delete
 
+from iam_console import models as m
 from iam_console import startup
 from iam_console.api.app import api
+from iam_console.db import session_scope
 from iam_console.services import certs, init_data
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
@@ -23,6 +26,19 @@ DATA = Path(__file__).parent / "data" / "casdoor_init_data.json"
 # the names the file holds that must be new in each load (the test database is shared)
 RENAMED = ("casbin", "app-vue-python-example", "init-data-example-client", "provider_email_smtp",
            "provider_storage_local")
+
+
+@pytest.fixture(autouse=True)
+def _shared_providers_go():
+    """The file's providers are shared (owner admin), as in Casdoor's data: once a test is over
+    they go, so that the other modules' organizations without a provider of their own are not
+    served by them."""
+    yield
+    shared = [name.replace("_", "-") + "\\_%" for name in RENAMED if name.startswith("provider_")]
+    with session_scope() as db:
+        for prefix in shared:
+            db.exec(delete(m.Provider).where(m.Provider.owner == "admin",
+                                             m.Provider.name.like(prefix, escape="\\")))
 
 
 def _data() -> tuple[dict, dict[str, str]]:
