@@ -70,6 +70,7 @@ class Editing(Rows, Picking, rx.State):
     _staged: dict[str, Any] = {}  # wire fields changed by the page's own sections (tables, pickers)
     _viewer: dict[str, str] = {}  # the signed-in viewer's own contact fields (a Field's ViewerValue)
     _picker_fills: dict[str, str] = {}  # what the pickers' `fill` read with the record
+    _renamed_to: str = ""  # the path a save's rename moves to: its page load keeps what the save read
 
     @property
     def _screen(self) -> Screen:
@@ -81,7 +82,13 @@ class Editing(Rows, Picking, rx.State):
         query = self.router.url.query_parameters
         self.mode = "add" if query.get("mode") == "add" else "edit"
         self.return_url = _local(str(query.get("returnUrl", "")))
-        owner, name = _id_from_path(self._screen, self.router.url.path)
+        path = self.router.url.path
+        renamed_to, self._renamed_to = self._renamed_to, ""
+        if path == renamed_to and self.mode == "edit":
+            # the save re-read the renamed record before moving here: reading it again would
+            # overwrite what the user typed meanwhile (a late read lands after their typing)
+            return FOCUS_FIRST_FIELD
+        owner, name = _id_from_path(self._screen, path)
         return _focused(await self._read(owner, name))
 
     @rx.event
@@ -356,7 +363,8 @@ class Editing(Rows, Picking, rx.State):
         self.mode = "edit"
         if renamed and self.router.url.path != "/account":
             back = f"?returnUrl={quote(self.return_url, safe='/')}" if self.return_url else ""
-            return [toast, rx.redirect(screen.edit_url(changes) + back)]
+            self._renamed_to = screen.edit_url(changes)
+            return [toast, rx.redirect(self._renamed_to + back)]
         return [toast, reloaded] if reloaded is not None else toast
 
     def _forget_secrets(self) -> None:
