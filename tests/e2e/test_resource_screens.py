@@ -428,10 +428,16 @@ def _actions_reachable(page, row) -> None:
     assert page.viewport_size["width"] == 1280
     delete = row.get_by_role("button", name="Delete")
     expect(delete).to_have_count(1)
-    top = delete.evaluate("b => b.getBoundingClientRect().top")
-    page.evaluate("top => window.scrollBy(0, top - 300)", top)  # down only: the table stays unscrolled
-    off = delete.evaluate(REACHABLE)
-    assert off == "", f"the row's actions are off screen at 1280 px: {off}"
+    # measured again until the page settles (up to 5 s): the list's rows and a toast may still be
+    # arriving when the row first shows, moving or covering it for a moment
+    for _ in range(25):
+        top = delete.evaluate("b => b.getBoundingClientRect().top")
+        page.evaluate("top => window.scrollBy(0, top - 300)", top)  # down only: the table stays unscrolled
+        off = delete.evaluate(REACHABLE)
+        if off == "":
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the row's actions are off screen at 1280 px: {off}")
 
 
 @pytest.mark.parametrize("walk", [w for w in WALKS if not w.read_only], ids=lambda w: w.screen)
