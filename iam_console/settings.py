@@ -53,6 +53,13 @@ class Settings:
     # (services/outbound.py, IAM_OUTBOUND_PER_ORGANIZATION): more are refused, so that a tenant's
     # slow receivers park at most this many of the worker threads
     outbound_per_organization: int = 8
+    # the child processes that sign with big RSA keys and generate keys (iam_console/cpu_work.py):
+    # how many (IAM_CPU_PROCESSES, one a core by default; 0 does that work in the calling thread),
+    # how many of them one organization may use at once (IAM_CPU_PER_ORGANIZATION, 0: half of
+    # them, at least one) and how much lower their scheduling priority is (IAM_CPU_NICE)
+    cpu_processes: int = 2
+    cpu_per_organization: int = 0
+    cpu_nice: int = 10
 
 
 def _default_database_url() -> str:
@@ -86,6 +93,9 @@ def load() -> Settings:
         scheduler_tick_seconds=max(0.5, float(os.environ.get("IAM_SCHEDULER_TICK_SECONDS", "") or 60)),
         worker_threads=max(4, int(os.environ.get("IAM_WORKER_THREADS", "") or 64)),
         outbound_per_organization=max(1, int(os.environ.get("IAM_OUTBOUND_PER_ORGANIZATION", "") or 8)),
+        cpu_processes=max(0, int(os.environ.get("IAM_CPU_PROCESSES", "").strip() or (os.cpu_count() or 1))),
+        cpu_per_organization=max(0, int(os.environ.get("IAM_CPU_PER_ORGANIZATION", "") or 0)),
+        cpu_nice=max(0, min(19, int(os.environ.get("IAM_CPU_NICE", "") or 10))),
     )
 
 

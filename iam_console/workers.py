@@ -12,6 +12,12 @@ all of them is the outbound guard's cap per organization (services/outbound.py).
   own event loop (one per thread, kept between calls): an ASGI app (api/offload.py) is async
   code that blocks in places; on its own loop, its blocking stalls no one else.
 
+- `courtesy()`: called between the small steps of long computing (an import's rows, a batch's
+  enforcements): a thread that has computed for SLICE_SECONDS since its last pause, while other
+  requests are being served, pauses as long, so that it never holds the interpreter lock from
+  them for more than half of the time (a CPU-bound thread keeps it up to 5 ms at a time from a
+  thread that waits on the database between its steps; that thread would wait again at every step).
+
 Both carry the caller's context variables (the audit trail's current call, for one) to the
 thread. A thread runs one piece of work at a time; work beyond the pool waits in its queue,
 in order, without holding the loop. Called from a worker thread, both run in place.
@@ -22,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
@@ -35,6 +42,9 @@ THREAD_PREFIX = "iam-worker"
 _local = threading.local()
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_serving = 0  # pieces of work running on the pool (requests, console events)
+SLICE_SECONDS = 0.002
+PAUSE_LIMIT = 0.01
 
 
 def _mark_worker() -> None:
@@ -61,7 +71,7 @@ async def run(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     if on_worker():
         return fn(*args, **kwargs)
     context = contextvars.copy_context()
-    return await asyncio.wrap_future(pool().submit(context.run, fn, *args, **kwargs))
+    return await asyncio.wrap_future(pool().submit(_counted, context.run, fn, *args, **kwargs))
 
 
 async def run_async(factory: Callable[[], Awaitable[T]]) -> T:
@@ -69,7 +79,36 @@ async def run_async(factory: Callable[[], Awaitable[T]]) -> T:
     if on_worker():
         return await factory()
     context = contextvars.copy_context()
-    return await asyncio.wrap_future(pool().submit(context.run, _complete, factory))
+    return await asyncio.wrap_future(pool().submit(_counted, context.run, _complete, factory))
+
+
+def _counted(fn: Callable[..., T], *args, **kwargs) -> T:
+    global _serving
+    with _pool_lock:
+        _serving += 1
+    _local.computing_since = time.thread_time()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        with _pool_lock:
+            _serving -= 1
+
+
+def courtesy() -> None:
+    """A pause, as long as the computing before it, once a thread has computed for SLICE_SECONDS
+    (of its processor time: waiting on the database does not count) while another request is
+    being served (one besides the caller's own)."""
+    now = time.thread_time()
+    since = getattr(_local, "computing_since", None)
+    if since is None:  # a thread of the caller's own (an import's helpers): its first step
+        _local.computing_since = now
+        return
+    worked = now - since
+    if worked < SLICE_SECONDS:
+        return
+    if _serving > 1:
+        time.sleep(min(worked, PAUSE_LIMIT))
+    _local.computing_since = time.thread_time()
 
 
 def _own_loop() -> asyncio.AbstractEventLoop:

@@ -26,6 +26,7 @@ from typing import Any
 
 from casbin.util import SimpleEval
 
+from ..workers import courtesy
 from .errors import ServiceError
 
 MAX_NODES = 1000
@@ -186,6 +187,9 @@ def time_budget(seconds: float) -> Iterator[None]:
 
 
 def check_deadline() -> None:
+    """Once per policy evaluation: past the budget, TooLong; a long evaluation also gives way to
+    the server's other requests (workers.courtesy)."""
+    courtesy()
     deadline = _deadline.get()
     if deadline is not None and time.monotonic() > deadline:
         raise TooLong()

@@ -24,10 +24,13 @@ def check_may_change(db: Session, actor: Actor, owner: str, name: str) -> None:
     policy.check_write(actor, kind, row, row)
 
 
-def new_pair(algorithm: str, bit_size: int, expire_in_years: int, common_name: str) -> tuple[str, str, int]:
+def new_pair(algorithm: str, bit_size: int, expire_in_years: int, common_name: str,
+             organization: str = "") -> tuple[str, str, int]:
     """(certificate PEM, private key PEM, years it is valid for), as a save with empty keys would
-    generate them: an ES key has no bit size, and 0 years means the default."""
+    generate them: an ES key has no bit size, and 0 years means the default. `organization`: whose
+    work it is (the cert's owner; certs.generate)."""
     check_range(expire_in_years, 0, None, "expire in years")
     years = expire_in_years or DEFAULT_YEARS
-    cert_pem, key_pem = certs.generate(algorithm, 0 if is_elliptic(algorithm) else bit_size, years, common_name)
+    cert_pem, key_pem = certs.generate(algorithm, 0 if is_elliptic(algorithm) else bit_size, years, common_name,
+                                       organization)
     return cert_pem, key_pem, years

@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
+from .. import cpu_work
 from .errors import ServiceError
 
 ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
@@ -30,9 +31,18 @@ def check_settings(algorithm: str, bit_size: int) -> None:
         raise ServiceError("PS512 needs a bit size of 2048 or 4096")
 
 
-def generate(algorithm: str, bit_size: int, expire_in_years: int, common_name: str) -> tuple[str, str]:
-    """Return (certificate PEM, private key PEM) for a cert form's settings."""
+def generate(algorithm: str, bit_size: int, expire_in_years: int, common_name: str,
+             organization: str = "") -> tuple[str, str]:
+    """Return (certificate PEM, private key PEM) for a cert form's settings. An RSA key above
+    2048 bits is made in a child process, as one of `organization`'s calls: making a 4096-bit key
+    keeps the interpreter lock for about a second (iam_console/cpu_work.py)."""
     check_settings(algorithm, bit_size)
+    if algorithm not in _CURVES and bit_size > cpu_work.BIG_RSA_BITS:
+        return cpu_work.run(organization, _generate, algorithm, bit_size, expire_in_years, common_name)
+    return _generate(algorithm, bit_size, expire_in_years, common_name)
+
+
+def _generate(algorithm: str, bit_size: int, expire_in_years: int, common_name: str) -> tuple[str, str]:
     if algorithm in _CURVES:
         key = ec.generate_private_key(_CURVES[algorithm]())
     else:

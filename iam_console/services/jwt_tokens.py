@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from joserfc.jwk import thumbprint
 from sqlmodel import Session, select
 
+from .. import cpu_work
 from ..models import Application, Cert, Permission, Role, User
 from ..models.base import masked, to_wire
 from ..settings import settings
@@ -73,9 +74,13 @@ def signing_cert(db: Session, application: Application) -> Cert:
     return cert
 
 
-def sign(claims: dict[str, Any], cert: Cert, algorithm: str) -> str:
-    return jwt.encode(claims, _private_key(cert.private_key), algorithm=algorithm,
-                      headers={"kid": key_id(cert)})
+def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "") -> str:
+    """The claims signed with the cert's key; with an RSA key above 2048 bits in a child process, as
+    one of `organization`'s calls (the signature would hold the interpreter lock: cpu_work)."""
+    key, headers = _private_key(cert.private_key), {"kid": key_id(cert)}
+    if cpu_work.signs_in_child(key):
+        return cpu_work.run(organization, cpu_work.sign_jwt, cert.private_key, claims, algorithm, headers)
+    return jwt.encode(claims, key, algorithm=algorithm, headers=headers)
 
 
 # Refresh tokens are read by nobody but this server: they carry Casdoor's claims

@@ -269,7 +269,7 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
     access_expires = grant.issued_at + timedelta(hours=expire_hours)
     subject = jwt_tokens.subject_claims(db, grant)  # built once: the refresh token carries the same
     access = jwt_tokens.sign(jwt_tokens.claims(db, grant, jwt_tokens.ACCESS, access_expires, subject), cert,
-                             algorithm)
+                             algorithm, application.organization)
     refresh_token = ""
     if refresh and _allows(application, "refresh_token"):
         refresh_expires = grant.issued_at + timedelta(hours=_hours(application.refresh_expire_in_hours,

@@ -51,6 +51,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import Money, UTCDateTime, attributes_by_wire_name, wire_names
+from ..workers import courtesy
 from . import crud, kinds, lookup, policy, references, xlsx_rows
 from .access import Actor
 from .errors import ServiceError
@@ -511,6 +512,7 @@ class _Pending:
 def _complete(readers: _Readers, actor: Actor, kind: Kind, chunk: list[_Pending]) -> None:
     db = readers.session()
     for item in chunk:
+        courtesy()
         try:
             crud.complete_new(db, actor, kind, item.row, item.changed)
         except ServiceError as exc:
@@ -653,6 +655,7 @@ class _Inserter:
     def insert(self, rows: list[dict[str, Any]]) -> None:
         params = []
         for row in rows:
+            courtesy()
             values = dict(self.reference)
             for key, value in row.items():
                 values[key] = self._convert(key, value)
@@ -690,6 +693,7 @@ def import_rows(db: Session, actor: Actor, kind: Kind, rows: Iterable[dict[str, 
                 if not data:
                     continue
                 result.rows += 1
+                courtesy()  # the import gives way to the server's other requests (workers.courtesy)
                 batch.append(importer.parse(line, data))
                 if len(batch) >= BATCH:
                     importer.stage(batch)

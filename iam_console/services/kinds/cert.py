@@ -60,7 +60,7 @@ def before_save(db: Session, actor: Actor, old: m.Cert | None, row: m.Cert, chan
         if row.expire_in_years < 0:
             return  # refused by validate
         row.certificate, row.private_key = certs.generate(row.crypto_algorithm, row.bit_size,
-                                                          row.expire_in_years, row.name)
+                                                          row.expire_in_years, row.name, row.owner)
     elif old is not None and not changed & MATERIAL:
         return
     row.expire_time = certs.not_after(certs.check_pair(row.crypto_algorithm, row.bit_size,

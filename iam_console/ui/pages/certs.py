@@ -132,7 +132,7 @@ class CertKeys(rx.State):
         try:  # an RSA-4096 key takes a while: off the event loop
             cert_pem, key_pem, used = await workers.run(
                 cert_keys.new_pair, values.get("cryptoAlgorithm", ""), int(bits) if bits.isdigit() else 0,
-                int(years), name)
+                int(years), name, owner)
         except ServiceError as exc:
             self.generating = False
             yield await failure(self, exc)

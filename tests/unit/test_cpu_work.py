@@ -1,0 +1,133 @@
+"""Work that holds the interpreter lock goes to child processes (iam_console/cpu_work.py), and
+long computing gives way to other requests (workers.courtesy): docs/security.md, "Availability".
+Order, not timing, proves that the server's threads go on meanwhile."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import signal
+import threading
+import time
+from types import SimpleNamespace
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from iam_console import cpu_work, workers
+from iam_console.services import certs
+from iam_console.services.errors import ServiceError
+
+
+@pytest.fixture
+def children(monkeypatch):
+    """Two children, one call at a time per organization; stopped after the test."""
+    monkeypatch.setattr(cpu_work, "settings", dataclasses.replace(cpu_work.settings, cpu_processes=2,
+                                                                  cpu_per_organization=0))
+    cpu_work.shutdown()
+    yield
+    cpu_work.shutdown()
+
+
+def _pem(bits: int) -> str:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def test_a_signature_made_in_a_child_verifies(children):
+    pem = _pem(3072)
+    token = cpu_work.run("org-a", cpu_work.sign_jwt, pem, {"sub": "alice"}, "RS256", {"kid": "k1"})
+    public = serialization.load_pem_private_key(pem.encode(), None).public_key()
+    assert jwt.decode(token, public, algorithms=["RS256"]) == {"sub": "alice"}
+    assert jwt.get_unverified_header(token)["kid"] == "k1"
+    assert cpu_work.signs_in_child(serialization.load_pem_private_key(pem.encode(), None))
+    assert not cpu_work.signs_in_child(serialization.load_pem_private_key(_pem(2048).encode(), None))
+
+
+def test_the_server_goes_on_while_a_child_makes_a_big_key(children):
+    """Making a 4096-bit key in the server's own process keeps the interpreter lock for its whole
+    length (most of a second): no other thread could take a step meanwhile."""
+    done: list[tuple[str, str]] = []
+    making = threading.Thread(target=lambda: done.append(certs.generate("RS256", 4096, 1, "big", "org-a")))
+    cpu_work.run("org-a", time.sleep, 0)  # the child is up before the race starts
+    making.start()
+    steps = 0
+    while steps < 20 and not done:
+        time.sleep(0.001)
+        steps += 1
+    making.join(60)
+    assert steps == 20, "the other thread stalled until the key was made"
+    certificate, key = done[0]
+    assert certs.check_pair("RS256", 4096, certificate, key)
+
+
+def test_an_organization_waits_for_its_own_turn_not_for_others(children):
+    """With two children, one organization has one of them at a time: its second call waits, and
+    another organization's call goes to the free child meanwhile."""
+    order: list[str] = []
+    first_started = threading.Event()
+
+    def call(organization: str, label: str, seconds: float) -> None:
+        if label == "a1":
+            first_started.set()
+        cpu_work.run(organization, time.sleep, seconds)
+        order.append(label)
+
+    a1 = threading.Thread(target=call, args=("org-a", "a1", 1.0))
+    a1.start()
+    first_started.wait(5)
+    time.sleep(0.1)  # a1 is in its child
+    a2 = threading.Thread(target=call, args=("org-a", "a2", 0))
+    a2.start()
+    call("org-b", "b", 0)
+    a1.join(30)
+    a2.join(30)
+    assert order.index("b") < order.index("a2") and order.index("a1") < order.index("a2")
+
+
+def test_a_failing_call_raises_in_the_caller_and_a_killed_child_is_replaced(children):
+    with pytest.raises(ValueError):
+        cpu_work.run("org-a", int, "not a number")
+    pid = cpu_work.run("org-a", os.getpid)
+    assert pid != os.getpid()
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert cpu_work.run("org-a", os.getpid) not in (pid, os.getpid())  # a new child, not an error
+
+
+def test_without_children_the_call_runs_in_the_caller(monkeypatch):
+    monkeypatch.setattr(cpu_work, "settings", dataclasses.replace(cpu_work.settings, cpu_processes=0))
+    assert cpu_work.run("org-a", os.getpid) == os.getpid()
+
+
+# --- courtesy ---
+
+def _compute(steps: int) -> None:
+    for _ in range(steps):
+        sum(range(20_000))  # a step of computing (well under a slice)
+        workers.courtesy()
+
+
+@pytest.mark.parametrize("others", [0, 1])
+def test_long_computing_pauses_only_while_others_are_served(monkeypatch, others):
+    pauses: list[float] = []
+    monkeypatch.setattr(workers, "time", SimpleNamespace(thread_time=time.thread_time, sleep=pauses.append))
+    monkeypatch.setattr(workers, "_serving", 1 + others)  # the caller's own request, and others
+    thread = threading.Thread(target=functools.partial(_compute, 400))
+    thread.start()
+    thread.join()
+    if others:
+        assert pauses and all(0 < pause <= workers.PAUSE_LIMIT for pause in pauses)
+    else:
+        assert pauses == []
+
+
+def test_a_slow_child_answer_is_an_error_not_a_hang(children, monkeypatch):
+    monkeypatch.setattr(cpu_work, "WAIT_SECONDS", 0.5)
+    with pytest.raises(ServiceError, match="took too long"):
+        cpu_work.run("org-a", time.sleep, 5)
+    assert cpu_work.run("org-a", os.getpid) != os.getpid()  # the stuck child was replaced
