@@ -17,6 +17,7 @@ from ..shell import themed
 from ..state.prefs import Prefs
 from ..state.service import call, message, with_db
 from ..text import t
+from .authorize import Authorize
 
 AUTHORIZE = "/login/oauth/authorize"
 
@@ -76,7 +77,7 @@ class Prompt(rx.State):
             return None
         items, links = found.value
         if not items and not links:  # nothing to ask
-            return rx.redirect(self.next_page)
+            return await self._onward()
         prefs = await self.get_state(Prefs)
         self.items = [{"name": item["name"], "label": prefs.say(str(item.get("label") or item["name"])),
                        "placeholder": str(item.get("placeholder") or "")} for item in items]
@@ -86,9 +87,9 @@ class Prompt(rx.State):
         return None
 
     @rx.event
-    def go_on(self):
+    async def go_on(self):
         """Continue (every prompted provider linked) or Skip (some not): the items are answered."""
-        return rx.redirect(self.next_page)
+        return await self._onward()
 
     @rx.event
     def set_value(self, name: str, value: str):
@@ -101,6 +102,12 @@ class Prompt(rx.State):
         if done.failed:
             self.error = await message(self, done.error)
             return None
+        return await self._onward()
+
+    async def _onward(self):
+        """On to the next page. The authorize page this tab signed in on answers its request anew:
+        its guard against reruns of on_load would otherwise take the return for one, and wait."""
+        (await self.get_state(Authorize)).forget_answer()
         return rx.redirect(self.next_page)
 
 

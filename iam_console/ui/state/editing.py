@@ -35,9 +35,12 @@ TEXT_LIMIT = 20_000  # a field's text; longer input is cut (a code field's is re
 CODE_LIMIT = 1_000_000  # a code field's text (an application's HTML, a model)
 STRUCTURED = ("rows",)  # widgets whose value is not one text
 # An opened edit page puts the cursor in its first field the viewer may change. The fields come
-# with the record, after this event's state, so it looks again for up to a second. Written out
-# here rather than in assets/iam.js: the page's load event may run before that script has loaded.
+# with the record, after this event's state, so it looks again for up to a second; once the user
+# has put the cursor somewhere themselves, it is left there. Written out here rather than in
+# assets/iam.js: the page's load event may run before that script has loaded.
 FOCUS_FIRST_FIELD = rx.call_script("""(function focusFirst(tries) {
+  const chosen = document.activeElement;
+  if (chosen && chosen !== document.body && chosen.closest("#edit-form")) return;
   const field = document.querySelector("#edit-form")?.querySelector(
     "input:not([disabled]):not([type=hidden]):not([type=file]), textarea:not([disabled]), "
     + "button[role=combobox]:not([disabled]), button[role=switch]:not([disabled])");
@@ -86,8 +89,9 @@ class Editing(Rows, Picking, rx.State):
         renamed_to, self._renamed_to = self._renamed_to, ""
         if path == renamed_to and self.mode == "edit":
             # the save re-read the renamed record before moving here: reading it again would
-            # overwrite what the user typed meanwhile (a late read lands after their typing)
-            return FOCUS_FIRST_FIELD
+            # overwrite what the user typed meanwhile (a late read lands after their typing), and
+            # the cursor stays where the user has it
+            return None
         owner, name = _id_from_path(self._screen, path)
         return _focused(await self._read(owner, name))
 
