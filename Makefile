@@ -4,6 +4,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 BUN_VERSION := 1.4.5
+UV_VERSION := 0.13.9
 NODE_SDK := tests/node/node_modules
 export PATH := $(CURDIR)/bunpkg/node_modules/.bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
@@ -13,10 +14,13 @@ export REFLEX_TELEMETRY_ENABLED := false
 # `make run` prints what helps a newcomer: each step as it starts, the build's progress (without
 # Reflex's misleading lines: iam_console/serve.py build_line), the generated admin password once,
 # and the URL to sign in at. Make's own command lines are not echoed (@).
+# uv (from PyPI) installs them in seconds where pip takes minutes; pip does it if uv cannot
 $(VENV)/.installed: requirements.txt
 	@test -d $(VENV) || python3 -m venv $(VENV)
-	@echo "Installing the Python packages of requirements.txt into $(VENV) (a few minutes the first time)"
-	@$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@echo "Installing the Python packages of requirements.txt into $(VENV)"
+	@{ $(VENV)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION) && \
+		UV_NATIVE_TLS=1 $(VENV)/bin/uv pip install --quiet --python $(VENV)/bin/python -r requirements.txt; } || \
+		$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
 # Reflex downloads bun from GitHub, which is out of reach here: take it from npm
