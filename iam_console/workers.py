@@ -13,9 +13,9 @@ all of them is the outbound guard's cap per organization (services/outbound.py).
   code that blocks in places; on its own loop, its blocking stalls no one else.
 
 - `courtesy()`: called between the small steps of long computing (an import's rows, a batch's
-  enforcements): a thread that has computed for SLICE_SECONDS since its last pause, while other
-  requests are being served, pauses as long, so that it never holds the interpreter lock from
-  them for more than half of the time (a CPU-bound thread keeps it up to 5 ms at a time from a
+  enforcements): a thread that has computed for SLICE_SECONDS since its first step or last
+  pause, while other requests are being served, pauses as long, so that it never holds the
+  interpreter lock from them for more than half of the time (a CPU-bound thread keeps it up to 5 ms at a time from a
   thread that waits on the database between its steps; that thread would wait again at every step).
 
 Both carry the caller's context variables (the audit trail's current call, for one) to the
@@ -86,7 +86,7 @@ def _counted(fn: Callable[..., T], *args, **kwargs) -> T:
     global _serving
     with _pool_lock:
         _serving += 1
-    _local.computing_since = time.thread_time()
+    _local.computing_since = None  # a new piece of work: its computing starts at its first step
     try:
         return fn(*args, **kwargs)
     finally:
@@ -96,11 +96,13 @@ def _counted(fn: Callable[..., T], *args, **kwargs) -> T:
 
 def courtesy() -> None:
     """A pause, as long as the computing before it, once a thread has computed for SLICE_SECONDS
-    (of its processor time: waiting on the database does not count) while another request is
-    being served (one besides the caller's own)."""
-    now = time.thread_time()
+    since its first step or last pause, while another request is being served (one besides the
+    caller's own). Measured on the wall clock: the steps are computing, and reading the clock of a
+    thread's processor time is a system call, a point where the kernel may set aside the thread
+    that holds the interpreter lock, stalling the others."""
+    now = time.perf_counter()
     since = getattr(_local, "computing_since", None)
-    if since is None:  # a thread of the caller's own (an import's helpers): its first step
+    if since is None:  # the work's first step
         _local.computing_since = now
         return
     worked = now - since
@@ -108,7 +110,7 @@ def courtesy() -> None:
         return
     if _serving > 1:
         time.sleep(min(worked, PAUSE_LIMIT))
-    _local.computing_since = time.thread_time()
+    _local.computing_since = time.perf_counter()
 
 
 def _own_loop() -> asyncio.AbstractEventLoop:

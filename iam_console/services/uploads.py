@@ -51,6 +51,7 @@ from sqlmodel import Session, select
 
 from .. import models as m
 from ..models.base import Money, UTCDateTime, attributes_by_wire_name, wire_names
+from ..settings import settings
 from ..workers import courtesy
 from . import crud, kinds, lookup, policy, references, xlsx_rows
 from .access import Actor
@@ -370,7 +371,7 @@ def _reader_rows(stream: BinaryIO) -> Iterator[list]:
 @contextlib.contextmanager
 def _worksheet_rows(path: str) -> Iterator[Iterator[list]]:
     """The rows of the first worksheet, read by a child process (services/xlsx_rows.py)."""
-    limits = (READER_MEMORY_BYTES, MAX_ROWS, READER_CPU_SECONDS)
+    limits = (READER_MEMORY_BYTES, MAX_ROWS, READER_CPU_SECONDS, settings.cpu_nice)
     child = subprocess.Popen([sys.executable, "-I", xlsx_rows.__file__, path, *map(str, limits)],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
     try:

@@ -1,13 +1,14 @@
 """Reads the first worksheet of an .xlsx file and writes its rows to stdout.
 
 Run by services/uploads.py as a child process
-(`python -I xlsx_rows.py FILE [MEMORY [ROWS [CPU_SECONDS]]]`) so that parsing the
+(`python -I xlsx_rows.py FILE [MEMORY [ROWS [CPU_SECONDS [NICE]]]]`) so that parsing the
 workbook (openpyxl is pure Python: ~60-180 µs a row) runs on another core while
 the server validates the rows already read, and so that a hostile workbook meets
 its limits in a process of its own, never in the server's: an address space of
 MEMORY bytes, at most ROWS rows after the header (blank rows count: reading them
 costs time too), and CPU_SECONDS of processor time (time spent waiting for the
-server to take rows does not count). It imports nothing of the application.
+server to take rows does not count). It runs NICE steps below the server's scheduling
+priority (IAM_CPU_NICE): an import is background work. It imports nothing of the application.
 
 Output: one JSON document a line; {"rows": [[cell, ...], ...]} in file order
 (blank rows as [] so that numbering holds), then {"end": true}, or
@@ -137,8 +138,10 @@ def _rows(sheet, row_limit: int):
 
 
 def main(path: str, memory_limit: int = MEMORY_LIMIT, row_limit: int = ROW_LIMIT,
-         cpu_seconds: int = CPU_SECONDS) -> int:
+         cpu_seconds: int = CPU_SECONDS, nice: int = 0) -> int:
     _set_limits(memory_limit, cpu_seconds)
+    if nice > 0:
+        os.nice(nice)
     warnings.simplefilter("ignore")  # openpyxl's notes on styles and extensions are not the uploader's concern
     out = sys.stdout.buffer
     try:
@@ -187,7 +190,7 @@ def main(path: str, memory_limit: int = MEMORY_LIMIT, row_limit: int = ROW_LIMIT
 
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1], *(int(arg) for arg in sys.argv[2:5])))
+        sys.exit(main(sys.argv[1], *(int(arg) for arg in sys.argv[2:6])))
     except BrokenPipeError:  # the parent stopped reading: a bad row refused the file
         sys.stderr.close()
         os._exit(0)

@@ -115,7 +115,7 @@ def _compute(steps: int) -> None:
 @pytest.mark.parametrize("others", [0, 1])
 def test_long_computing_pauses_only_while_others_are_served(monkeypatch, others):
     pauses: list[float] = []
-    monkeypatch.setattr(workers, "time", SimpleNamespace(thread_time=time.thread_time, sleep=pauses.append))
+    monkeypatch.setattr(workers, "time", SimpleNamespace(perf_counter=time.perf_counter, sleep=pauses.append))
     monkeypatch.setattr(workers, "_serving", 1 + others)  # the caller's own request, and others
     thread = threading.Thread(target=functools.partial(_compute, 400))
     thread.start()
