@@ -11,7 +11,7 @@ from .api.app import api
 from .api.middleware import without_reflex_cors
 from .scheduler import run_scheduled_work, run_webhook_delivery
 from .settings import settings
-from .startup import freeze_what_start_made, prepare_database
+from .startup import prepare_database, settle_the_interpreter
 from .ui import pages  # noqa: F401  (registers the pages)
 from .ui.routes import PAGES
 from .ui.shell import connection_notice, guarded
@@ -43,4 +43,4 @@ for spec in PAGES:
 app.register_lifespan_task(prepare_database)
 app.register_lifespan_task(run_scheduled_work)
 app.register_lifespan_task(run_webhook_delivery)
-app.register_lifespan_task(freeze_what_start_made)
+app.register_lifespan_task(settle_the_interpreter)

@@ -4,11 +4,14 @@ Casdoor's init data file (IAM_INIT_DATA) holds that is not there yet."""
 from __future__ import annotations
 
 import gc
+import sys
 
 from .db import migrate, session_scope
 from .services import init_data
 from .services.seed import announce_generated_password, ensure_first_start_data
 from .settings import settings
+
+SWITCH_INTERVAL_SECONDS = 0.0005
 
 
 def prepare_database() -> None:
@@ -19,14 +22,18 @@ def prepare_database() -> None:
     load_init_data()
 
 
-def freeze_what_start_made() -> None:
-    """The objects the start made (modules, the app, its pages and states: a few hundred thousand)
-    leave the garbage collector's watch: they live as long as the process. Its full collections
-    then look at what requests make, not at them: they took 150-200 ms during a 20,000-row import
-    (every thread waits for a collection), about 20 ms after (docs/performance.md, "Noisy
-    neighbour")."""
+def settle_the_interpreter() -> None:
+    """Once started: the objects the start made (modules, the app, its pages and states: a few
+    hundred thousand) leave the garbage collector's watch, as they live as long as the process.
+    Its full collections then look at what requests make, not at them: they took 150-200 ms
+    during a 20,000-row import (every thread waits for a collection), about 20 ms after. And the
+    interpreter switches threads sooner (docs/performance.md, "Noisy neighbour")."""
     gc.collect()
     gc.freeze()
+    # a thread that computes lets go of the interpreter lock after this long when another thread
+    # waits for it (5 ms by default): a request that waits on the database between its steps waits
+    # up to this long again at each step while another thread computes
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
 
 def load_init_data() -> init_data.Loaded | None:
