@@ -136,7 +136,7 @@ class _Child:
         _write(self.process.stdin, pickle.dumps(call))
         ready, _, _ = select.select([self.process.stdout], [], [], WAIT_SECONDS)
         if not ready:
-            raise ServiceError("The signature took too long")
+            raise ServiceError("The signature or key took too long to make")
         ok, value = pickle.loads(_read(self.process.stdout))
         if not ok:
             raise value
@@ -180,7 +180,7 @@ def _serve(nice: int) -> None:
         _write(out, answer)
 
 
-# --- what runs in the children ---
+# --- what goes to the children ---
 
 def signs_in_child(key) -> bool:
     """Whether a signature with this parsed private key is worth a child process: RSA above 2048 bits."""
@@ -201,7 +201,6 @@ def sign_jwt(pem: str, claims: dict[str, Any], algorithm: str, headers: dict[str
     import jwt
 
     return jwt.encode(claims, _key(pem), algorithm=algorithm, headers=headers)
-
 
 
 if __name__ == "__main__":

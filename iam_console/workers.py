@@ -16,8 +16,9 @@ all of them is the outbound guard's cap per organization (services/outbound.py).
   enforcements): a thread that has computed for SLICE_SECONDS since its first step or last
   pause, while other requests are being served, pauses as long, so that it never holds the
   interpreter lock from them for more than half of the time (a quarter, for an organization over
-  its share: iam_console/fair_share.py) (a CPU-bound thread keeps it up to 5 ms at a time from a
-  thread that waits on the database between its steps; that thread would wait again at every step).
+  its share: iam_console/fair_share.py). Without the pauses, a request that waits on the
+  database between its steps would wait for the lock again at every step, a switch interval each
+  time (startup.settle_the_interpreter).
 
 Both carry the caller's context variables (the audit trail's current call, for one) to the
 thread. A thread runs one piece of work at a time; work beyond the pool waits in its queue,
