@@ -17,7 +17,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from iam_console import cpu_work, fair_share, workers
+from iam_console import cpu_work, workers
 from iam_console.services import certs
 from iam_console.services.errors import ServiceError
 
@@ -131,54 +131,3 @@ def test_a_slow_child_answer_is_an_error_not_a_hang(children, monkeypatch):
     with pytest.raises(ServiceError, match="took too long to make"):
         cpu_work.run("org-a", time.sleep, 5)
     assert cpu_work.run("org-a", os.getpid) != os.getpid()  # the stuck child was replaced
-
-
-# --- each organization's share ---
-
-@pytest.fixture
-def shares(monkeypatch):
-    fair_share.forget()
-    waits: list[float] = []
-    monkeypatch.setattr(fair_share, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))
-    yield waits
-    fair_share.forget()
-
-
-def test_an_organization_over_its_share_waits_only_while_another_is_served(shares):
-    fair_share.charge("org-a", 2.0)  # two seconds of processor just now: four times its share
-    fair_share.wait_for_turn("org-a")
-    assert shares == []  # alone on the server: it may use all of it
-    fair_share.charge("org-b", 0.05)
-    fair_share.wait_for_turn("org-b")  # within its share
-    fair_share.wait_for_turn("org-a")
-    assert shares == [fair_share.MAX_WAIT_SECONDS] and fair_share.over_share("org-a")
-    assert not fair_share.over_share("org-b") and not fair_share.over_share("")
-
-
-def test_use_decays_back_to_the_share(shares, monkeypatch):
-    now = [1000.0]
-    monkeypatch.setattr(fair_share, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=shares.append))
-    fair_share.charge("org-b", 0.05)
-    fair_share.charge("org-a", 0.5)
-    fair_share.wait_for_turn("org-a")
-    assert 0 < shares[-1] < fair_share.MAX_WAIT_SECONDS  # a little over: a short wait
-    now[0] += 3 * fair_share.HALF_LIFE_SECONDS
-    assert not fair_share.over_share("org-a")
-
-
-def test_the_pool_charges_a_requests_processor_time_to_its_organization(shares):
-    import asyncio
-
-    def busy():
-        fair_share.serving("org-a")  # as note_caller does once the caller is known
-        sum(range(3_000_000))
-
-    async def route():  # as an API route runs: a coroutine on the worker's own loop, in a copied context
-        fair_share.serving("org-b")
-        sum(range(3_000_000))
-
-    asyncio.run(workers.run(busy))
-    asyncio.run(workers.run_async(route))
-    now = time.monotonic()
-    assert fair_share._decayed("org-a", now) > 0.01 and fair_share._decayed("org-b", now) > 0.01
-    assert fair_share._decayed("", now) == 0
