@@ -182,15 +182,22 @@ def _serve(nice: int) -> None:
 
 # --- what goes to the children ---
 
+def big_rsa(bits: int) -> bool:
+    """Whether signing with, or making, an RSA key of this size is worth a child process."""
+    return bits > BIG_RSA_BITS
+
+
 def signs_in_child(key) -> bool:
-    """Whether a signature with this parsed private key is worth a child process: RSA above 2048 bits."""
+    """Whether a signature with this parsed private key goes to a child: RSA above 2048 bits."""
     from cryptography.hazmat.primitives.asymmetric import rsa
 
-    return isinstance(key, rsa.RSAPrivateKey) and key.key_size > BIG_RSA_BITS
+    return isinstance(key, rsa.RSAPrivateKey) and big_rsa(key.key_size)
 
 
 @functools.lru_cache(maxsize=64)
-def _key(pem: str):
+def private_key(pem: str):
+    """A private key in PEM, parsed once per process and kept (parsing checks an RSA key, which
+    costs more than signing with it): the server's signers and the children use it alike."""
     from cryptography.hazmat.primitives import serialization
 
     return serialization.load_pem_private_key(pem.encode(), password=None)
@@ -200,7 +207,7 @@ def sign_jwt(pem: str, claims: dict[str, Any], algorithm: str, headers: dict[str
     """A JWT signed with the private key `pem` (parsed once per child and kept)."""
     import jwt
 
-    return jwt.encode(claims, _key(pem), algorithm=algorithm, headers=headers)
+    return jwt.encode(claims, private_key(pem), algorithm=algorithm, headers=headers)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def generate(algorithm: str, bit_size: int, expire_in_years: int, common_name: s
     2048 bits is made in a child process, as one of `organization`'s calls: making a 4096-bit key
     keeps the interpreter lock for about a second (iam_console/cpu_work.py)."""
     check_settings(algorithm, bit_size)
-    if algorithm not in _CURVES and bit_size > cpu_work.BIG_RSA_BITS:
+    if algorithm not in _CURVES and cpu_work.big_rsa(bit_size):
         return cpu_work.run(organization, _generate, algorithm, bit_size, expire_in_years, common_name)
     return _generate(algorithm, bit_size, expire_in_years, common_name)
 

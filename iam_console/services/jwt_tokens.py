@@ -46,11 +46,6 @@ class InvalidToken(Exception):
 
 
 @functools.lru_cache(maxsize=64)
-def _private_key(pem: str):
-    return serialization.load_pem_private_key(pem.encode(), password=None)
-
-
-@functools.lru_cache(maxsize=64)
 def _public_key(certificate_pem: str):
     return x509.load_pem_x509_certificate(certificate_pem.encode()).public_key()
 
@@ -77,7 +72,7 @@ def signing_cert(db: Session, application: Application) -> Cert:
 def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "") -> str:
     """The claims signed with the cert's key; with an RSA key above 2048 bits in a child process, as
     one of `organization`'s calls (the signature would hold the interpreter lock: cpu_work)."""
-    key, headers = _private_key(cert.private_key), {"kid": key_id(cert)}
+    key, headers = cpu_work.private_key(cert.private_key), {"kid": key_id(cert)}
     if cpu_work.signs_in_child(key):
         return cpu_work.run(organization, cpu_work.sign_jwt, cert.private_key, claims, algorithm, headers)
     return jwt.encode(claims, key, algorithm=algorithm, headers=headers)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import secrets
 import zlib
 from datetime import UTC, datetime, timedelta
@@ -27,6 +26,7 @@ from defusedxml import DefusedXmlException
 from lxml import etree
 from signxml import InvalidInput, InvalidSignature, SignatureConstructionMethod, XMLSigner, XMLVerifier
 
+from .. import cpu_work
 from .errors import ServiceError
 
 PROTOCOL = "urn:oasis:names:tc:SAML:2.0:protocol"
@@ -163,12 +163,6 @@ def cert_pem(cert: x509.Certificate) -> str:
     return cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
-@functools.lru_cache(maxsize=64)
-def private_key(pem: str):
-    """A key in PEM, loaded once (loading checks the key, which takes long for RSA)."""
-    return serialization.load_pem_private_key(pem.encode(), password=None)
-
-
 def _signature_algorithm(key, hash_name: str) -> str:
     return f"{'ecdsa' if isinstance(key, ec.EllipticCurvePrivateKey) else 'rsa'}-{hash_name}"
 
@@ -184,7 +178,7 @@ def sign(root: etree._Element, element_id: str, key_pem: str, cert_pem_text: str
          c14n: str = EXC_C14N10) -> etree._Element:
     """The document signed (enveloped) over the element with `element_id`, whose placeholder
     (`placeholder()`) takes the signature; the signed copy is returned."""
-    key = private_key(key_pem)
+    key = cpu_work.private_key(key_pem)
     signer = XMLSigner(method=SignatureConstructionMethod.enveloped, c14n_algorithm=c14n,
                        signature_algorithm=_signature_algorithm(key, hash_name), digest_algorithm=hash_name)
     try:
@@ -237,7 +231,7 @@ def query_signature_input(raw_query: str, kind: str) -> bytes:
 
 def sign_query(query: str, key_pem: str) -> str:
     """`query` (SAMLRequest=...&RelayState=...&SigAlg=..., encoded) with its Signature added."""
-    key = private_key(key_pem)
+    key = cpu_work.private_key(key_pem)
     if isinstance(key, rsa.RSAPrivateKey):
         signature = key.sign(query.encode(), padding.PKCS1v15(), hashes.SHA256())
     else:
@@ -246,7 +240,7 @@ def sign_query(query: str, key_pem: str) -> str:
 
 
 def query_sig_alg(key_pem: str) -> str:
-    key = private_key(key_pem)
+    key = cpu_work.private_key(key_pem)
     return RSA_SHA256 if isinstance(key, rsa.RSAPrivateKey) else "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"
 
 

@@ -131,3 +131,19 @@ def test_a_slow_child_answer_is_an_error_not_a_hang(children, monkeypatch):
     with pytest.raises(ServiceError, match="took too long to make"):
         cpu_work.run("org-a", time.sleep, 5)
     assert cpu_work.run("org-a", os.getpid) != os.getpid()  # the stuck child was replaced
+
+
+def test_once_started_the_interpreter_switches_sooner_and_the_start_is_frozen():
+    import gc
+    import sys
+
+    from iam_console import startup
+
+    before = sys.getswitchinterval()
+    try:
+        startup.settle_the_interpreter()
+        assert sys.getswitchinterval() == pytest.approx(startup.SWITCH_INTERVAL_SECONDS)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        sys.setswitchinterval(before)
