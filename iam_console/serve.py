@@ -107,7 +107,9 @@ def build(out: TextIO = sys.stdout) -> int:
     progress without the lines that mislead (`build_line`)."""
     reflex = Path(sys.executable).with_name("reflex")
     command = [str(reflex), "export", "--frontend-only", "--no-zip", "--env", "prod"]
-    with subprocess.Popen(command, cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_TELEMETRY_ENABLED": "false"},
+    # wide lines: piped, Reflex's console wraps at 80 columns, and a wrapped warning's rest would show
+    environment = {**os.environ, "REFLEX_TELEMETRY_ENABLED": "false", "COLUMNS": "1000"}
+    with subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as process:
         for line in process.stdout:
             shown = build_line(line.rstrip("\n"))

@@ -97,12 +97,14 @@ Run 'uv run reflex run' to start the app.
 def test_the_build_shows_its_progress_without_what_misleads(tmp_path, monkeypatch):
     """The front end's build, through a stand-in for Reflex printing what Reflex prints: the
     progress stays (its counter never past its total), Reflex's own next step and its version
-    warnings go, and the build's exit status is Reflex's."""
+    warnings go, whole (not wrapped), and the build's exit status is Reflex's."""
     import io
     import stat
 
     fake = tmp_path / "reflex"
-    fake.write_text("#!/bin/sh\ncat <<'OUT'\n" + REFLEX_BUILD_OUTPUT + "OUT\necho 'an error' >&2\nexit 3\n")
+    # as Reflex's console does when piped: lines wrapped at $COLUMNS, else 80
+    fake.write_text("#!/bin/sh\nfold -s -w \"${COLUMNS:-80}\" <<'OUT'\n" + REFLEX_BUILD_OUTPUT
+                    + "OUT\necho 'an error' >&2\nexit 3\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(serve.sys, "executable", str(tmp_path / "python"))
     out = io.StringIO()
