@@ -12,6 +12,7 @@ from .services.seed import announce_generated_password, ensure_first_start_data
 from .settings import settings
 
 SWITCH_INTERVAL_SECONDS = 0.0005
+GC_THRESHOLDS = (50_000, 50, 100)  # young objects before a collection; collections before the next generation's
 
 
 def prepare_database() -> None:
@@ -30,6 +31,9 @@ def settle_the_interpreter() -> None:
     interpreter switches threads sooner (docs/performance.md, "Noisy neighbour")."""
     gc.collect()
     gc.freeze()
+    # fewer collections: with the start frozen, few objects count as long-lived, so a full
+    # collection came every half second under load (20-50 ms each, every thread waiting)
+    gc.set_threshold(*GC_THRESHOLDS)
     # a thread that computes lets go of the interpreter lock after this long when another thread
     # waits for it (5 ms by default): a request that waits on the database between its steps waits
     # up to this long again at each step while another thread computes
