@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
@@ -11,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from ..db import session_scope
 from ..models import Organization, User
 from ..models.base import masked, to_wire
-from ..services import auth, code_signin, impersonation, lookup, mfa, oauth, prompt, second_factor, signup, wallet
+from ..services import auth, code_signin, impersonation, lookup, second_factor, signup, wallet
 from ..services.errors import Unauthorized
 from ..settings import settings
 from .bodies import field, form_fields, form_or_json, json_object
@@ -23,13 +22,13 @@ from .callers import (
     client_ip,
     session_token,
     with_pending_second_factor,
-    with_session,
 )
 from .envelope import ok
 from .federation import login_with_provider
 from .oauth import end_session
 from .resources import audit_context
 from .saml import login_with_saml
+from .sign_in_answers import authorization_in, signed_in
 
 router = APIRouter(prefix="/api", tags=["account"])
 
@@ -192,35 +191,3 @@ async def get_account(request: Request) -> JSONResponse:
             raise Unauthorized()
         organization = lookup.organization(db, user.owner)
         return ok(user_wire(user), organization_wire(organization), sub=user.uuid, name=user.name)
-
-
-def authorization_in(db, params: dict) -> oauth.Authorization | None:
-    """The authorization request a sign-in carries in its query (clientId, responseType,
-    redirectUri...), checked; None for a plain sign-in."""
-    if not (params.get("clientId") or params.get("client_id")):
-        return None
-    return oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(params))
-
-
-def signed_in(db, request: Request, checked: oauth.Authorization | None, result: auth.SignedIn,
-              method: str) -> JSONResponse:
-    """The answer to a completed sign-in (password, second factor or WebAuthn): the user's id,
-    or the authorization's code (or token) and the URL to send the browser to, unless the
-    organization requires an MFA method the account has not set up (then the setup page, and
-    no code yet), or the application prompts for items the account has not answered or provider
-    rows it has not linked (then the prompt page, which goes on to the authorize page); with the
-    session cookie."""
-    user_id = f"{result.user.owner}/{result.user.name}"
-    setup = mfa.required_setup_path(result.organization, result.user,
-                                    f"/login/oauth/authorize?{request.url.query}") if checked else ""
-    if checked is None:
-        response = ok(user_id)
-    elif setup:
-        response = ok(user_id, setup)
-    elif prompt.needed(db, checked.application, result.user):  # asked first; the authorize page answers after
-        response = ok(user_id, f"/prompt/{quote(checked.application.name, safe='')}?{request.url.query}")
-    else:
-        answer = oauth.authorize(db, checked, result.user, method)
-        response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
-                      answer.url)
-    return with_session(request, response, result)

@@ -30,6 +30,7 @@ from .callers import (
     with_session,
 )
 from .envelope import ok
+from .sign_in_answers import page
 
 router = APIRouter(tags=["federation"])
 COOKIE_OPTIONS = {"httponly": True, "samesite": "lax", "path": "/"}
@@ -68,8 +69,6 @@ async def start(request: Request) -> Response:
             return refused(db, str(exc), application, params.get("authorize", ""), method,
                            params.get("from", ""))
     if started.page:
-        from .saml import page  # the SAML routes' page headers
-
         response = page(started.page)
     else:
         response = RedirectResponse(started.url, status_code=302)

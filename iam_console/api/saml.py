@@ -25,10 +25,10 @@ from .auditing import record_refusal
 from .bodies import field, form_fields
 from .callers import SESSION_COOKIE, client_ip, session_token, signed_in, with_pending_second_factor, with_session
 from .envelope import language, ok
+from .sign_in_answers import NO_STORE, authorization_in, page
+from .sign_in_answers import signed_in as answered
 
 router = APIRouter(prefix="/api", tags=["saml"])
-NO_STORE = {"Cache-Control": "no-store"}
-PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'"
 METHOD = "SAML"
 CANNOT_USE = "The user %s/%s cannot sign in to application %s"  # the OAuth authorize page's refusal
 HTML = {"content": {"text/html": {}}}
@@ -36,12 +36,6 @@ HTML = {"content": {"text/html": {}}}
 PAGES = {200: {**HTML, "description": "The page that posts the SAML message"},
          303: {"description": "On to sign in, or to where the sign-in goes"},
          400: {**HTML, "description": "The refused message's reason"}}
-
-
-def page(body: str, status: int = 200) -> HTMLResponse:
-    """A page of the SAML exchanges (one that posts a message, or a refusal): never cached, its
-    own inline script only, never framed."""
-    return HTMLResponse(body, status_code=status, headers={**NO_STORE, "Content-Security-Policy": PAGE_CSP})
 
 
 async def _refused(request: Request, exc: ServiceError) -> HTMLResponse:
@@ -235,9 +229,6 @@ def login_with_saml(request: Request, body: dict) -> Response:
     to the browser that started it) is taken from that browser only, as at /api/acs. Answered as
     /api/login answers a password sign-in (type login: the session; with an authorization request
     in the query: the code), or NextMfa and the methods when the account owes a second factor."""
-    from .account import authorization_in  # /api/login's own checks and answer
-    from .account import signed_in as answered
-
     with session_scope() as db:
         checked = authorization_in(db, dict(request.query_params))
         saml_response = field(body, "samlResponse", str, "")

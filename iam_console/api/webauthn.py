@@ -19,11 +19,11 @@ from ..services import auth
 from ..services import webauthn as service
 from ..services.errors import Unauthorized
 from ..settings import settings
-from .account import authorization_in, signed_in
 from .bodies import form_or_json, json_body
 from .callers import client_ip, session_token
 from .callers import signed_in as session_of
 from .envelope import ok
+from .sign_in_answers import authorization_in, signed_in
 
 router = APIRouter(prefix="/api/webauthn", tags=["webauthn"])
 CEREMONY_COOKIE = "iam_webauthn"
