@@ -7,13 +7,12 @@ computing is charged as it goes (workers.courtesy), and so is the time a child p
 for the organization (cpu_work.run). What an organization used decays by half every
 HALF_LIFE_SECONDS. When an organization has used more than SHARE_CORES of a core over the last
 moments while another organization was served too:
-- if it used more than any other organization, its next API request or OAuth client call waits
-  before its work begins, until its use has decayed to that (once a request, at most
-  MAX_WAIT_SECONDS; the waiting thread holds no lock and no processor). A console viewer's calls
-  do not wait: a person at the console is no flood, and a page's event makes several calls,
-  whose waits would add up;
-- its long computing pauses OVER_SHARE_PAUSES times as long as it computed, whether it used more
-  than the others or not.
+- its long computing pauses OVER_SHARE_PAUSES times as long as it computed;
+- if it also used more than any other organization, its next API request or OAuth client call
+  waits before its work begins, until its use has decayed to theirs (once a request, at most
+  MAX_WAIT_SECONDS; the waiting thread holds its database connection, but no lock of the
+  server's and no processor). A console viewer's calls do not wait: a person at the console is
+  no flood, and a page's event makes several calls, whose waits would add up.
 Alone on the server, an organization may use all of it. docs/security.md, "Availability".
 """
 
