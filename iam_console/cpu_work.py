@@ -4,8 +4,8 @@ A worker thread (iam_console/workers.py) keeps the event loop free while it wait
 but not while it computes inside a C library that keeps Python's interpreter lock: an RS256
 signature with a 4096-bit key holds it for about 6 ms, generating a 4096-bit key for about a second,
 and every other thread of the server (the event loop's included) waits that long. Those calls
-(`sign_jwt` here, services/certs.py's key generation) run instead in IAM_CPU_PROCESSES child
-processes of the server:
+(`sign_jwt` here, services/saml_xml.py's signatures, services/certs.py's key generation) run
+instead in IAM_CPU_PROCESSES child processes of the server:
 
 - the children run at a lower scheduling priority (IAM_CPU_NICE): when the cores are short, the
   server's own threads, which answer everyone else's requests, are served first;

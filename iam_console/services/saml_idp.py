@@ -305,9 +305,11 @@ def response(db: Session, sso: SsoRequest, user: m.User) -> str | None:
     c14n = x.EXC_C14N10 if application.enable_saml_c14n10 else x.C14N10
     digest = x.signature_hash(application.saml_hash_algorithm)
     if application.enable_saml_assertion_signature:
-        root = x.sign(root, assertion_id, cert_row.private_key, cert_row.certificate, hash_name=digest, c14n=c14n)
+        root = x.sign(root, assertion_id, cert_row.private_key, cert_row.certificate, hash_name=digest, c14n=c14n,
+                      organization=application.organization)
     root.insert(1, x.placeholder())  # after the Response's Issuer
-    root = x.sign(root, response_id, cert_row.private_key, cert_row.certificate, hash_name=digest, c14n=c14n)
+    root = x.sign(root, response_id, cert_row.private_key, cert_row.certificate, hash_name=digest, c14n=c14n,
+                  organization=application.organization)
     data = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
     return x.encode(data, deflate=application.enable_saml_compress)
 
@@ -346,7 +348,8 @@ def _status_page(db: Session, sso: SsoRequest, top: str, second: str) -> str:
     root.insert(1, x.placeholder())
     c14n = x.EXC_C14N10 if sso.application.enable_saml_c14n10 else x.C14N10
     root = x.sign(root, response_id, cert_row.private_key, cert_row.certificate,
-                  hash_name=x.signature_hash(sso.application.saml_hash_algorithm), c14n=c14n)
+                  hash_name=x.signature_hash(sso.application.saml_hash_algorithm), c14n=c14n,
+                  organization=sso.application.organization)
     data = x.encode(etree.tostring(root, xml_declaration=True, encoding="UTF-8"),
                     deflate=sso.application.enable_saml_compress)
     return x.auto_post_page(sso.acs_url, {"SAMLResponse": data, "RelayState": sso.relay_state})

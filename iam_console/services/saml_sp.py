@@ -172,7 +172,7 @@ def login(db: Session, provider_id: str, application: m.Application, relay_state
     if binding == x.POST_BINDING:
         if cert is not None:  # enveloped, after the Issuer
             root.insert(1, x.placeholder())
-            root = x.sign(root, request_id, cert.private_key, cert.certificate)
+            root = x.sign(root, request_id, cert.private_key, cert.certificate, organization=application.organization)
         fields = {"SAMLRequest": x.encode(etree.tostring(root), deflate=False), "RelayState": relay_state}
         found = Login(url, "POST", request_id, x.auto_post_page(url, fields))
     else:
@@ -180,7 +180,7 @@ def login(db: Session, provider_id: str, application: m.Application, relay_state
                                              ("RelayState", relay_state)) if v})
         if cert is not None:
             query = x.sign_query(f"{query}&{urlencode({'SigAlg': x.query_sig_alg(cert.private_key)})}",
-                                 cert.private_key)
+                                 cert.private_key, application.organization)
         found = Login(f"{url}{'&' if '?' in url else '?'}{query}", "GET", request_id)
     now = utcnow()
     db.execute(sa.delete(m.SamlRequest).where(m.SamlRequest.expires_at < now))

@@ -224,3 +224,30 @@ def test_the_pool_charges_a_requests_processor_time_to_its_organization(shares):
 def test_a_childs_computing_is_charged_to_the_organization_it_served(children, shares):
     cpu_work.run("org-c", time.sleep, 0.2)
     assert fair_share._decayed("org-c", time.monotonic()) > 0.1
+
+
+def test_saml_signatures_with_a_big_key_are_made_in_a_child_and_verify(children, monkeypatch):
+    from urllib.parse import quote, unquote
+
+    from lxml import etree
+
+    from iam_console.services import saml_xml as x
+
+    sent: list[tuple[str, str]] = []
+    run = cpu_work.run
+    monkeypatch.setattr(cpu_work, "run", lambda org, fn, *args: sent.append((org, fn.__name__)) or run(org, fn, *args))
+    certificate, key = certs.generate("RS256", 4096, 1, "idp", "org-a")
+    sent.clear()
+    root = etree.Element(f"{{{x.PROTOCOL}}}Response", {"ID": "_r1"}, nsmap={"samlp": x.PROTOCOL})
+    etree.SubElement(root, f"{{{x.ASSERTION}}}Issuer").text = "https://idp.example"
+    root.insert(1, x.placeholder())
+    signed = x.sign(root, "_r1", key, certificate, organization="org-a")
+    x.verify_element(x.parse(etree.tostring(signed)), x.certificate(certificate))
+    query = f"SAMLRequest=abc&SigAlg={quote(x.RSA_SHA256, safe='')}"
+    signature = dict(p.split("=", 1) for p in x.sign_query(query, key, "org-a").split("&"))["Signature"]
+    x.check_query_signature(query, "SAMLRequest", x.RSA_SHA256, unquote(signature), x.certificate(certificate))
+    assert sent == [("org-a", "sign_text"), ("org-a", "query_signature")]
+    small_certificate, small_key = certs.generate("RS256", 2048, 1, "sp", "org-a")
+    sent.clear()
+    x.sign(etree.fromstring(etree.tostring(root)), "_r1", small_key, small_certificate, organization="org-a")
+    assert sent == []  # a 2048-bit key signs in the server's own process
