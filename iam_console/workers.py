@@ -102,20 +102,21 @@ def _counted(context: contextvars.Context, fn: Callable[..., T], *args, **kwargs
         fair_share.charge(fair_share.served(), time.thread_time() - started - _local.charged)
 
 
-def courtesy() -> None:
+def courtesy() -> float:
     """A pause, as long as the computing before it, once a thread has computed for SLICE_SECONDS
     since its first step or last pause, while another request is being served (one besides the
-    caller's own). Measured on the wall clock: the steps are computing, and reading the clock of a
-    thread's processor time is a system call, a point where the kernel may set aside the thread
-    that holds the interpreter lock, stalling the others."""
+    caller's own); the seconds it paused (a time budget does not count them). Measured on the
+    wall clock: the steps are computing, and reading the clock of a thread's processor time is a
+    system call, a point where the kernel may set aside the thread that holds the interpreter
+    lock, stalling the others."""
     now = time.perf_counter()
     since = getattr(_local, "computing_since", None)
     if since is None:  # the work's first step
         _local.computing_since = now
-        return
+        return 0.0
     worked = now - since
     if worked < SLICE_SECONDS:
-        return
+        return 0.0
     organization = fair_share.CALLER.get()
     fair_share.charge(organization, worked)
     _local.charged = getattr(_local, "charged", 0.0) + worked
@@ -123,6 +124,7 @@ def courtesy() -> None:
         times = fair_share.OVER_SHARE_PAUSES if fair_share.over_share(organization) else 1
         time.sleep(min(worked * times, PAUSE_LIMIT * times))
     _local.computing_since = time.perf_counter()
+    return _local.computing_since - now
 
 
 def _own_loop() -> asyncio.AbstractEventLoop:

@@ -188,10 +188,16 @@ def time_budget(seconds: float) -> Iterator[None]:
 
 def check_deadline() -> None:
     """Once per policy evaluation: past the budget, TooLong; a long evaluation also gives way to
-    the server's other requests (workers.courtesy)."""
-    courtesy()
+    the server's other requests (workers.courtesy), and the budget is not spent while it does: it
+    counts the evaluation's computing, not the pauses its fair share asks for."""
+    paused = courtesy()
     deadline = _deadline.get()
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is None:
+        return
+    if paused:
+        deadline += paused
+        _deadline.set(deadline)  # until the budget's block ends (time_budget resets it)
+    if time.monotonic() > deadline:
         raise TooLong()
 
 

@@ -5,6 +5,7 @@ evaluated, and a call's time budget stops the evaluation between policies."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import pytest
 from casbin.model import Model
@@ -107,3 +108,26 @@ def test_an_inner_budget_never_extends_an_outer_one():
     with casbin_matchers.time_budget(-1), casbin_matchers.time_budget(60), pytest.raises(casbin_matchers.TooLong):
         casbin_matchers.check_deadline()
     casbin_matchers.check_deadline()  # none left once both ended
+
+
+def test_the_budget_counts_computing_not_the_pauses_of_courtesy(monkeypatch):
+    """While other requests are served, a long evaluation pauses (workers.courtesy): those pauses,
+    as long as sixteen times its computing for an organization over its share, are not spent from
+    its budget; its computing is."""
+    now = [1000.0]
+
+    def step(computed: float, paused: float):
+        def courtesy() -> float:
+            now[0] += computed + paused
+            return paused
+        return courtesy
+
+    monkeypatch.setattr(casbin_matchers, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(casbin_matchers, "courtesy", step(0.01, 1.0))
+    with casbin_matchers.time_budget(0.5):
+        for _ in range(20):  # 20 s of pauses, 0.2 s of computing
+            casbin_matchers.check_deadline()
+        monkeypatch.setattr(casbin_matchers, "courtesy", step(0.4, 0.0))
+        with pytest.raises(casbin_matchers.TooLong):
+            for _ in range(2):  # 0.8 s more of computing: past the budget
+                casbin_matchers.check_deadline()
