@@ -65,7 +65,6 @@ import httpcore
 import httpx
 import ldap3
 
-from .. import fair_share
 from ..settings import settings
 from .errors import ServiceError
 
@@ -175,18 +174,14 @@ def on_behalf_of(organization: str) -> Iterator[None]:
             _serving.reset(token)
 
 
-_caller = fair_share.CALLER
+_caller: ContextVar[str] = ContextVar("outbound_caller", default="")
 
 
-def note_caller(organization: str, *, takes_turns: bool = True) -> None:
+def note_caller(organization: str) -> None:
     """The organization of the caller a request or console event serves (api/callers.py, the
-    console's viewer, an OAuth client): a call that no record's organization claims
-    (on_behalf_of) counts against it, and so does the processor time the work uses
-    (iam_console/fair_share.py: an organization over its share waits here first, unless
-    `takes_turns` is off, as for the console). Set in the context of that one request or event."""
-    fair_share.serving(organization)
-    if takes_turns:
-        fair_share.wait_for_turn(organization)
+    console's viewer): a call that no record's organization claims (on_behalf_of) counts
+    against it. Set in the context of that one request or event."""
+    _caller.set(organization)
 
 
 def in_progress(organization: str) -> int:
