@@ -110,10 +110,12 @@ def courtesy() -> float:
     worked = now - since
     if worked < SLICE_SECONDS:
         return 0.0
+    paused = 0.0
     if _serving > 1:
         time.sleep(min(worked, PAUSE_LIMIT))
+        paused = time.perf_counter() - now
     _local.computing_since = time.perf_counter()
-    return _local.computing_since - now
+    return paused
 
 
 def _own_loop() -> asyncio.AbstractEventLoop:
