@@ -194,6 +194,15 @@ def signs_in_child(key) -> bool:
     return isinstance(key, rsa.RSAPrivateKey) and big_rsa(key.key_size)
 
 
+def signature(key_pem: str, organization: str, fn: Callable[..., T], *args) -> T:
+    """fn(*args), a signature with the private key `key_pem`: in a child, as one of
+    `organization`'s calls, when the key is worth it (`signs_in_child`), else in the calling
+    thread. The JWT and SAML signers all go through here."""
+    if signs_in_child(private_key(key_pem)):
+        return run(organization, fn, *args)
+    return fn(*args)
+
+
 @functools.lru_cache(maxsize=64)
 def private_key(pem: str):
     """A private key in PEM, parsed once per process and kept (parsing checks an RSA key, which
@@ -204,7 +213,7 @@ def private_key(pem: str):
 
 
 def sign_jwt(pem: str, claims: dict[str, Any], algorithm: str, headers: dict[str, Any]) -> str:
-    """A JWT signed with the private key `pem` (parsed once per child and kept)."""
+    """A JWT signed with the private key `pem` (parsed once per process and kept)."""
     import jwt
 
     return jwt.encode(claims, private_key(pem), algorithm=algorithm, headers=headers)

@@ -72,10 +72,8 @@ def signing_cert(db: Session, application: Application) -> Cert:
 def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "") -> str:
     """The claims signed with the cert's key; with an RSA key above 2048 bits in a child process, as
     one of `organization`'s calls (the signature would hold the interpreter lock: cpu_work)."""
-    key, headers = cpu_work.private_key(cert.private_key), {"kid": key_id(cert)}
-    if cpu_work.signs_in_child(key):
-        return cpu_work.run(organization, cpu_work.sign_jwt, cert.private_key, claims, algorithm, headers)
-    return jwt.encode(claims, key, algorithm=algorithm, headers=headers)
+    return cpu_work.signature(cert.private_key, organization, cpu_work.sign_jwt, cert.private_key, claims,
+                              algorithm, {"kid": key_id(cert)})
 
 
 # Refresh tokens are read by nobody but this server: they carry Casdoor's claims

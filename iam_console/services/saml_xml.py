@@ -177,28 +177,20 @@ def placeholder() -> etree._Element:
 def sign(root: etree._Element, element_id: str, key_pem: str, cert_pem_text: str, *, hash_name: str = "sha256",
          c14n: str = EXC_C14N10, organization: str = "") -> etree._Element:
     """The document signed (enveloped) over the element with `element_id`, whose placeholder
-    (`placeholder()`) takes the signature; the signed copy is returned. With an RSA key above
-    2048 bits, as one of `organization`'s calls in a child process (iam_console/cpu_work.py: such
-    a signature holds the interpreter lock): the document goes there as text and comes back signed."""
-    if cpu_work.signs_in_child(cpu_work.private_key(key_pem)):
-        signed = cpu_work.run(organization, sign_text, etree.tostring(root), element_id, key_pem, cert_pem_text,
-                              hash_name, c14n)
-        return parse(signed)
-    return _sign(root, element_id, key_pem, cert_pem_text, hash_name, c14n)
+    (`placeholder()`) takes the signature; the signed copy is returned. It goes to `sign_text` as
+    text: with an RSA key above 2048 bits that runs in a child process, as one of
+    `organization`'s calls (cpu_work.signature: such a signature holds the interpreter lock)."""
+    return parse(cpu_work.signature(key_pem, organization, sign_text, etree.tostring(root), element_id, key_pem,
+                                    cert_pem_text, hash_name, c14n))
 
 
 def sign_text(xml: bytes, element_id: str, key_pem: str, cert_pem_text: str, hash_name: str, c14n: str) -> bytes:
-    """`sign` of a document given and answered as text (what a child process runs)."""
-    return etree.tostring(_sign(parse(xml), element_id, key_pem, cert_pem_text, hash_name, c14n))
-
-
-def _sign(root: etree._Element, element_id: str, key_pem: str, cert_pem_text: str, hash_name: str,
-          c14n: str) -> etree._Element:
+    """`sign` of a document given and answered as text, as a child process runs it."""
     key = cpu_work.private_key(key_pem)
     signer = XMLSigner(method=SignatureConstructionMethod.enveloped, c14n_algorithm=c14n,
                        signature_algorithm=_signature_algorithm(key, hash_name), digest_algorithm=hash_name)
     try:
-        return signer.sign(root, key=key, cert=cert_pem_text, reference_uri=f"#{element_id}")
+        return etree.tostring(signer.sign(parse(xml), key=key, cert=cert_pem_text, reference_uri=f"#{element_id}"))
     except InvalidInput as exc:
         raise ServiceError("The SAML message cannot be signed: %s", str(exc)[:200]) from None
 
@@ -248,10 +240,7 @@ def query_signature_input(raw_query: str, kind: str) -> bytes:
 def sign_query(query: str, key_pem: str, organization: str = "") -> str:
     """`query` (SAMLRequest=...&RelayState=...&SigAlg=..., encoded) with its Signature added (with an
     RSA key above 2048 bits, in a child process, as `sign`)."""
-    if cpu_work.signs_in_child(cpu_work.private_key(key_pem)):
-        signature = cpu_work.run(organization, query_signature, query, key_pem)
-    else:
-        signature = query_signature(query, key_pem)
+    signature = cpu_work.signature(key_pem, organization, query_signature, query, key_pem)
     return f"{query}&Signature={quote(base64.b64encode(signature).decode(), safe='')}"
 
 
