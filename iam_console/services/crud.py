@@ -84,10 +84,13 @@ def maintained_total(db: Session, actor: Actor, kind: Kind, owner: str = "") -> 
 
 
 def list_records(db: Session, actor: Actor, kind: Kind, params: dict[str, str], *,
-                 owner: str = "", organization: str = "", where: list | None = None) -> query.Page:
+                 owner: str = "", organization: str = "", where: list | None = None,
+                 equal: dict[str, str] | None = None) -> query.Page:
     """A page of the kind's records; get-users also takes groupName (the users of
-    one group of `owner`, or of the caller's organization)."""
+    one group of `owner`, or of the caller's organization). `equal` holds the console's
+    column filters (wire name: value), each on top of the search."""
     where = list(where or []) + (trail.filters(params) if kind.name == "record" else [])
+    where += [query.equal_to(kind.model, field, value) for field, value in sorted((equal or {}).items())]
     scope = policy.read_scope(actor, kind, owner, organization) + where
     counted = None if where else (lambda: maintained_total(db, actor, kind, owner))
     filters = []

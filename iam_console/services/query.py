@@ -147,6 +147,19 @@ def search_clause(model: type[Row], query: ListQuery, dialect: str = "") -> Sear
     return Search(like(pattern, escape="\\"), False)
 
 
+def equal_to(model: type[Row], wire_name: str, value: str) -> sa.ColumnElement[bool]:
+    """A column filter of the console: the column holds exactly this value (a filter offers
+    the values a column holds, so unlike a search it does not match a part)."""
+    if len(value) > MAX_VALUE_LENGTH or CONTROL_CHARACTERS.search(value):
+        raise ServiceError("The filter value of %s is not one the list offers", wire_name[:100])
+    column = scalar_column(model, wire_name, "filter")
+    if isinstance(column.type, sa.Boolean):
+        return column == (value.lower() in ("1", "true", "yes"))
+    if not isinstance(column.type, sa.String):
+        column = sa.cast(column, sa.String)
+    return column == value
+
+
 def _off_index(model: type[Row], clause: sa.ColumnElement) -> sa.ColumnElement:
     """The clause with the table's columns written +"t"."c": SQLite's way of keeping
     a term from choosing the plan, so the FTS match drives the query instead."""

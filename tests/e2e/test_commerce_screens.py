@@ -397,6 +397,8 @@ def test_a_transaction_is_only_shown(visit, page, api_login, accounts, server):
         db.add(Transaction(owner="acme", name=name, display_name="Gold bought", provider="pay", category="Purchase",
                            type="Payment", subtype="Dummy", product_name="gold", currency="USD", amount=12.5,
                            user="alice", application="app-acme", state="Paid"))
+        db.add(Transaction(owner="acme", name=f"other-{suffix}", provider="pay", category="Purchase", type="Payment",
+                           subtype="Dummy", currency="USD", amount=1, user="alice", state="Paid"))
     api_login(accounts.boss)
     visit("/transactions")
     expect(page.locator("#list-table thead th")).to_have_count(14)
@@ -408,7 +410,8 @@ def test_a_transaction_is_only_shown(visit, page, api_login, accounts, server):
     expect(_row(page, name)).to_contain_text("12.5")
     # the filters offer the values the rows hold, and match them
     assert _options(page, page.locator("#filter-type")) == ["All", "Payment"]
-    choose(page, page.locator("#filter-type"), "Payment")
+    choose(page, page.locator("#filter-type"), "Payment")  # on top of the search
+    expect(page.locator("#list-total")).to_have_text("Total 1")
     expect(_row(page, name)).to_have_count(1)
     choose(page, page.locator("#filter-subtype"), "Balance")
     expect(_row(page, name)).to_have_count(0)

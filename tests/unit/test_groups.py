@@ -50,6 +50,27 @@ def org_tree(make_org):
     return org.name
 
 
+def test_column_filters_hold_together_with_the_search(org_tree):
+    """The console's column filters match a value exactly, on top of the search and of each other."""
+    actor = god()
+    add_group(actor, org_tree, "engines", type="Virtual")
+    with session_scope() as db:
+        def names(params, equal):
+            page = crud.list_records(db, actor, GROUP, {"p": "1", "pageSize": "10", **params}, owner=org_tree,
+                                     equal=equal)
+            return sorted(row["name"] for row in page.rows), page.total
+        searched = {"field": "name", "value": "eng"}
+        assert names(searched, {}) == (["eng", "engines"], 2)
+        assert names(searched, {"type": "Physical"}) == (["eng"], 1)
+        assert names({}, {"type": "Physical"}) == (["eng"], 1)
+        assert names(searched, {"type": "Physic"}) == ([], 0)  # a filter does not match a part
+        assert names(searched, {"type": "Virtual", "parentId": org_tree}) == (["engines"], 1)
+        with pytest.raises(ServiceError, match="not a column"):
+            names({}, {"nonsense": "x"})
+        with pytest.raises(ServiceError, match="not one the list offers"):
+            names({}, {"type": "a\x00"})
+
+
 def test_the_tree_is_depth_first_with_depths(org_tree):
     with session_scope() as db:
         nodes = groups.tree(db, god(), org_tree)

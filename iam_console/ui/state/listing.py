@@ -74,6 +74,7 @@ class Lists(Paging, mixin=True):
     sort_order: str = ""  # "ascend", "descend" or "" (the default order)
     search_field: str = ""
     search_value: str = ""
+    column_filters: dict[str, str] = {}  # the filters chosen above the list (column key: value), on top of the search
     scope_organization: str = ""  # the records of this organization (else the viewer's, or the header's)
     error: str = ""
     not_authorized: bool = False
@@ -106,7 +107,7 @@ class Lists(Paging, mixin=True):
         if screen_key != self.screen_key:
             self.sort_field, self.sort_order = "", ""
             self.page_size = screen.page_size
-        self.page, self.search_field, self.search_value = 1, "", ""
+        self.page, self.search_field, self.search_value, self.column_filters = 1, "", "", {}
         self.screen_key, self.scope_organization = screen_key, organization
 
     async def _chosen(self) -> str:
@@ -138,14 +139,15 @@ class Lists(Paging, mixin=True):
                    else {"owner": owner, "organization": ""})
         self.error, self.not_authorized = "", False
         params = self._params()
-        page = crud.list_records(db, actor, screen.kind, params, **filters)
+        page = crud.list_records(db, actor, screen.kind, params, equal=self.column_filters, **filters)
         self.hidden_columns = [c.key for c in screen.columns if c.hidden_for and c.hidden_for(actor)]
         self.rows = [_display(screen, row, actor.id, policy.allows(actor, screen.kind, _probe(screen.kind, row), None))
                      for row in page.rows]
         self.may_add = policy.allows(actor, screen.kind, None, _new_probe(screen.kind, owner or actor.organization))
         if screen.export:
             scope = {"organizationName": filters.get("owner") or filters.get("organization") or ""}
-            unpaged = {k: v for k, v in (params | scope).items() if v and k not in ("p", "pageSize")}
+            # the export reads the filters as parameters of their own (get-records' method, action...)
+            unpaged = {k: v for k, v in (params | self.column_filters | scope).items() if v and k not in ("p", "pageSize")}
             self.export_href = f"{screen.export}?{urlencode(unpaged)}" if unpaged else screen.export
         self.total = page.total or 0
         self.page = page.page or self.page
@@ -188,8 +190,11 @@ class Lists(Paging, mixin=True):
 
     @rx.event
     async def filter(self, field: str, value: str):
-        self.search_field, self.page = field, 1
-        self.search_value = "" if value == ALL_ORGANIZATIONS else value
+        """A column's filter: rows holding exactly that value, together with the search and
+        the other filters ("All" lifts it)."""
+        chosen = {key: v for key, v in self.column_filters.items() if key != field}
+        self.column_filters = chosen if value == ALL_ORGANIZATIONS else chosen | {field: value[:100]}
+        self.page = 1
         return await self._refresh()
 
     @rx.event
