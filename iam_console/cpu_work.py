@@ -28,9 +28,11 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any, ParamSpec, TypeVar
 
+from . import fair_share
 from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
 
@@ -62,7 +64,9 @@ def run(organization: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs
                 from None
         try:
             child = child if child is not None and child.alive() else _Child.start()
+            started = time.perf_counter()
             result = child.call(functools.partial(fn, *args, **kwargs))
+            fair_share.charge(organization, time.perf_counter() - started)  # the child computed for it
         except BaseException:
             if child is not None:
                 child.stop()

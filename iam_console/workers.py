@@ -15,9 +15,10 @@ all of them is the outbound guard's cap per organization (services/outbound.py).
 - `courtesy()`: called between the small steps of long computing (an import's rows, a batch's
   enforcements): a thread that has computed for SLICE_SECONDS since its first step or last
   pause, while other requests are being served, pauses as long, so that it never holds the
-  interpreter lock from them for more than half of the time. Without the pauses, a request that
-  waits on the database between its steps would wait for the lock again at every step, a switch
-  interval each time (startup.settle_the_interpreter).
+  interpreter lock from them for more than half of the time (a seventeenth, for an organization
+  over its share: iam_console/fair_share.py). Without the pauses, a request that waits on the
+  database between its steps would wait for the lock again at every step, a switch interval each
+  time (startup.settle_the_interpreter).
 
 Both carry the caller's context variables (the audit trail's current call, for one) to the
 thread. A thread runs one piece of work at a time; work beyond the pool waits in its queue,
@@ -34,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
+from . import fair_share
 from .settings import settings
 
 T = TypeVar("T")
@@ -72,7 +74,7 @@ async def run(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     if on_worker():
         return fn(*args, **kwargs)
     context = contextvars.copy_context()
-    return await asyncio.wrap_future(pool().submit(_counted, context.run, fn, *args, **kwargs))
+    return await asyncio.wrap_future(pool().submit(_counted, context, fn, *args, **kwargs))
 
 
 async def run_async(factory: Callable[[], Awaitable[T]]) -> T:
@@ -80,19 +82,24 @@ async def run_async(factory: Callable[[], Awaitable[T]]) -> T:
     if on_worker():
         return await factory()
     context = contextvars.copy_context()
-    return await asyncio.wrap_future(pool().submit(_counted, context.run, _complete, factory))
+    return await asyncio.wrap_future(pool().submit(_counted, context, _complete, factory))
 
 
-def _counted(fn: Callable[..., T], *args, **kwargs) -> T:
+def _counted(context: contextvars.Context, fn: Callable[..., T], *args, **kwargs) -> T:
+    """fn run in the caller's context, counted as served, and its processor time charged to the
+    organization it served (fair_share; what courtesy charged as it went is not charged twice)."""
     global _serving
     with _pool_lock:
         _serving += 1
-    _local.computing_since = None  # a new piece of work: its computing starts at its first step
+    _local.computing_since, _local.charged = None, 0.0  # a new piece of work
+    fair_share.begin()
+    started = time.thread_time()
     try:
-        return fn(*args, **kwargs)
+        return context.run(fn, *args, **kwargs)
     finally:
         with _pool_lock:
             _serving -= 1
+        fair_share.charge(fair_share.finished(), time.thread_time() - started - _local.charged)
 
 
 def courtesy() -> float:
@@ -110,9 +117,13 @@ def courtesy() -> float:
     worked = now - since
     if worked < SLICE_SECONDS:
         return 0.0
+    organization = fair_share.CALLER.get()
+    fair_share.charge(organization, worked)
+    _local.charged = getattr(_local, "charged", 0.0) + worked
     paused = 0.0
     if _serving > 1:
-        time.sleep(min(worked, PAUSE_LIMIT))
+        times = fair_share.OVER_SHARE_PAUSES if fair_share.over_share(organization) else 1
+        time.sleep(min(worked * times, PAUSE_LIMIT * times))
         paused = time.perf_counter() - now
     _local.computing_since = time.perf_counter()
     return paused

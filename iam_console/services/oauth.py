@@ -33,7 +33,7 @@ from sqlmodel import Session, or_, select, update
 from ..models import Application, Organization, Token, User
 from ..models.base import utcnow
 from ..settings import settings
-from . import auth, jwt_tokens, lookup, metrics, mfa_props, redirects
+from . import auth, jwt_tokens, lookup, metrics, mfa_props, outbound, redirects
 from . import builtin as b
 from .errors import ServiceError
 from .records import audit
@@ -83,6 +83,7 @@ def client(db: Session, client_id: str, client_secret: str = "", *, secret_requi
     application = lookup.client_application(db, client_id)
     if application is None:
         raise OAuthError("invalid_client", "Invalid client_id", 401)
+    outbound.note_caller(application.organization)  # the client acts for its organization
     secret_ok = hmac.compare_digest(application.client_secret.encode(), client_secret.encode())
     if (client_secret or secret_required) and not secret_ok:
         raise OAuthError("invalid_client", "Invalid client_secret", 401)

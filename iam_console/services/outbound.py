@@ -65,6 +65,7 @@ import httpcore
 import httpx
 import ldap3
 
+from .. import fair_share
 from ..settings import settings
 from .errors import ServiceError
 
@@ -174,14 +175,18 @@ def on_behalf_of(organization: str) -> Iterator[None]:
             _serving.reset(token)
 
 
-_caller: ContextVar[str] = ContextVar("outbound_caller", default="")
+_caller = fair_share.CALLER
 
 
-def note_caller(organization: str) -> None:
+def note_caller(organization: str, *, takes_turns: bool = True) -> None:
     """The organization of the caller a request or console event serves (api/callers.py, the
-    console's viewer): a call that no record's organization claims (on_behalf_of) counts
-    against it. Set in the context of that one request or event."""
-    _caller.set(organization)
+    console's viewer, an OAuth client): a call that no record's organization claims
+    (on_behalf_of) counts against it, and so does the processor time the work uses
+    (iam_console/fair_share.py: an organization over its share waits here first, unless
+    `takes_turns` is off, as for the console). Set in the context of that one request or event."""
+    fair_share.serving(organization)
+    if takes_turns:
+        fair_share.wait_for_turn(organization)
 
 
 def in_progress(organization: str) -> int:

@@ -97,6 +97,8 @@ def test_the_list_shows_shared_providers_and_filters_by_category_and_type(visit,
     web3 = page.get_by_role("group").filter(has=page.get_by_text("Web3", exact=True))
     expect(web3.get_by_role("option", name="MetaMask", exact=True)).to_be_visible()
     page.get_by_role("option", name="Twilio SMS", exact=True).click()
+    expect(page.locator("#list-total")).to_have_text("Total 0")  # together with the category Payment: none
+    choose(page, page.locator("#filter-category"), "All")
     expect(_row(page, shared)).to_have_count(1)
     expect(page.locator("#list-table tbody tr").filter(has_text="provider_captcha_default")).to_have_count(0)
     expect(page.locator("#page-jump")).to_be_visible()

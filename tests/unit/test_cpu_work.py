@@ -17,8 +17,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from iam_console import cpu_work, workers
-from iam_console.services import certs
+from iam_console import cpu_work, fair_share, workers
+from iam_console.services import certs, outbound
 from iam_console.services.errors import ServiceError
 
 
@@ -148,6 +148,106 @@ def test_once_started_the_interpreter_switches_sooner_and_the_start_is_frozen():
         gc.unfreeze()
         gc.set_threshold(*thresholds)
         sys.setswitchinterval(before)
+
+
+# --- each organization's share ---
+
+@pytest.fixture
+def shares(monkeypatch):
+    fair_share.forget()
+    waits: list[float] = []
+    monkeypatch.setattr(fair_share, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))
+    yield waits
+    fair_share.forget()
+
+
+def _next_request(organization: str, **how) -> None:
+    """One request of the organization, from start to end, as the worker pool runs it."""
+    fair_share.begin()
+    outbound.note_caller(organization, **how)
+    fair_share.finished()
+
+
+def _in_progress(organization: str) -> None:
+    """Another request of the organization, started on a thread of its own and not yet ended."""
+    started = threading.Thread(target=lambda: (fair_share.begin(), fair_share.serving(organization)))
+    started.start()
+    started.join()
+
+
+def test_an_organization_over_its_share_waits_only_while_another_is_served(shares):
+    fair_share.charge("org-a", 2.0)  # two seconds of processor just now: four times its share
+    _in_progress("org-a")
+    _next_request("org-a")
+    assert shares == []  # alone on the server: it may use all of it
+    fair_share.charge("org-b", 0.05)
+    _next_request("org-b")  # within its share
+    _next_request("org-a")
+    assert shares == [fair_share.MAX_WAIT_SECONDS] and fair_share.over_share("org-a")
+    assert not fair_share.over_share("org-b") and not fair_share.over_share("")
+    fair_share.wait_for_turn("org-a")  # the same request, noted again (a second lookup): no second wait
+    _next_request("org-a", takes_turns=False)  # a console viewer's call charges but never waits
+    assert shares == [fair_share.MAX_WAIT_SECONDS]
+    _next_request("org-a")
+    assert len(shares) == 2
+
+
+def test_a_caller_with_one_request_at_a_time_never_waits(shares):
+    fair_share.charge("org-a", 0.05)
+    fair_share.charge("org-b", 0.4)  # one sign-in after another: about half a core, the busiest
+    _next_request("org-b")
+    assert shares == [] and fair_share.over_share("org-b")  # its long computing still pauses longer
+    _in_progress("org-b")  # a second request of its own: now it takes its turn
+    _next_request("org-b")
+    assert len(shares) == 1
+
+
+def test_the_lighter_of_two_busy_organizations_never_waits(shares):
+    fair_share.charge("org-a", 2.0)
+    fair_share.charge("org-b", 0.5)  # over its share too, but less than org-a
+    _in_progress("org-a")
+    _in_progress("org-b")
+    _next_request("org-b")
+    assert shares == []
+    assert fair_share.over_share("org-b")  # its long computing still pauses longer: it is over its share
+    _next_request("org-a")
+    assert 0 < shares[0] <= fair_share.MAX_WAIT_SECONDS  # until it is down to org-b's use
+
+
+def test_use_decays_back_to_the_share(shares, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(fair_share, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=shares.append))
+    fair_share.charge("org-b", 0.05)
+    fair_share.charge("org-a", 0.5)
+    _in_progress("org-a")
+    _next_request("org-a")
+    assert 0 < shares[-1] < fair_share.MAX_WAIT_SECONDS  # a little over: a short wait
+    now[0] += 3 * fair_share.HALF_LIFE_SECONDS
+    assert not fair_share.over_share("org-a")
+
+
+def test_the_pool_charges_a_requests_processor_time_to_its_organization(shares):
+    import asyncio
+
+    def busy():
+        fair_share.serving("org-a")  # as note_caller does once the caller is known
+        sum(range(3_000_000))
+
+    async def route():  # as an API route runs: a coroutine on the worker's own loop, in a copied context
+        fair_share.serving("org-b")
+        sum(range(3_000_000))
+
+    asyncio.run(workers.run(busy))
+    asyncio.run(workers.run_async(route))
+    now = time.monotonic()
+    assert fair_share._decayed("org-a", now) > 0.01 and fair_share._decayed("org-b", now) > 0.01
+    assert fair_share._decayed("", now) == 0
+    assert not fair_share._in_progress  # both ended: neither counts as in progress
+
+
+def test_a_childs_computing_is_charged_to_the_organization_it_served(children, shares):
+    cpu_work.run("org-c", time.sleep, 0.2)
+    assert fair_share._decayed("org-c", time.monotonic()) > 0.1
 
 
 def test_saml_signatures_with_a_big_key_are_made_in_a_child_and_verify(children, monkeypatch):

@@ -147,7 +147,8 @@ class Lists(Paging, mixin=True):
         if screen.export:
             scope = {"organizationName": filters.get("owner") or filters.get("organization") or ""}
             # the export reads the filters as parameters of their own (get-records' method, action...)
-            unpaged = {k: v for k, v in (params | self.column_filters | scope).items() if v and k not in ("p", "pageSize")}
+            shown = params | self.column_filters | scope
+            unpaged = {k: v for k, v in shown.items() if v and k not in ("p", "pageSize")}
             self.export_href = f"{screen.export}?{urlencode(unpaged)}" if unpaged else screen.export
         self.total = page.total or 0
         self.page = page.page or self.page

@@ -74,7 +74,7 @@ def _run(router: Any, work: Callable[[Session, Actor], T], language: str = "") -
     try:
         with session_scope() as db:
             actor = viewer(db, router)
-            outbound.note_caller(actor.organization)
+            outbound.note_caller(actor.organization, takes_turns=False)  # a person, not a flood: fair_share
             return work(db, actor)
     finally:
         records.CURRENT_CALL.reset(bound)
