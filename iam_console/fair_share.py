@@ -2,19 +2,19 @@
 
 Every piece of work on the worker pool (iam_console/workers.py) is charged, when it ends, with the
 processor time its thread used, to the organization it served: the caller noted by
-services/outbound.note_caller (an API caller's, a console viewer's, an OAuth client's). Long
-computing is charged as it goes (workers.courtesy), and so is the time a child process computed
-for the organization (cpu_work.run). What an organization used decays by half every
-HALF_LIFE_SECONDS. When an organization has used more than SHARE_CORES of a core over the last
-moments while another organization was served too:
+services/outbound.note_caller (an API caller's, an OAuth client's). Long computing is charged as
+it goes (workers.courtesy), and so is the time a child process computed for the organization
+(cpu_work.run). A console viewer's calls are neither charged nor counted, nor do they wait: a
+person at the console is no flood, a page's event makes several calls whose waits would add up,
+and an administrator at work would otherwise make their own organization's API calls wait. What
+an organization used decays by half every HALF_LIFE_SECONDS. When an organization has used more
+than SHARE_CORES of a core over the last moments while another organization was served too:
 - its long computing pauses OVER_SHARE_PAUSES times as long as it computed;
 - if it also used more than any other organization and has other requests in progress, its
   next API request or OAuth client call waits before its work begins, until its use has decayed
-  to theirs or to its share (once a request, at most
-  MAX_WAIT_SECONDS; the waiting thread holds its database connection, but no lock of the
-  server's and no processor). A console viewer's calls do not wait: a person at the console is
-  no flood, and a page's event makes several calls, whose waits would add up. Nor does a
-  caller with one request at a time: it cannot take more than its one thread (sign-ins one after
+  to theirs or to its share (once a request, at most MAX_WAIT_SECONDS; the waiting thread holds
+  its database connection, but no lock of the server's and no processor). A caller with one
+  request at a time never waits: it cannot take more than its one thread (sign-ins one after
   another take about half a core), and what it computes at length pauses all the same.
 Alone on the server, an organization may use all of it. docs/security.md, "Availability".
 """
@@ -88,10 +88,12 @@ def over_share(organization: str) -> bool:
     return others >= _NOTICED and used > SHARE_CORES * _TAU
 
 
-def serving(organization: str) -> None:
+def serving(organization: str, *, charged: bool = True) -> None:
     """Where a request's organization becomes known, before its work: its processor time is
-    charged to it."""
+    charged to it, and it counts as in progress (not a console viewer's: `charged` off)."""
     CALLER.set(organization)
+    if not charged:
+        return
     before = getattr(_thread, "organization", "")
     if getattr(_thread, "counting", False) and before != organization:  # on the pool: begin() .. finished()
         with _lock:
@@ -104,6 +106,11 @@ def begin() -> None:
     """A piece of work starts on this thread (workers.py): it serves no organization yet and has
     not waited its turn."""
     _thread.organization, _thread.waited, _thread.counting = "", False, True
+
+
+def charged_to() -> str:
+    """The organization the piece of work on this thread is charged to ("" for none)."""
+    return getattr(_thread, "organization", "")
 
 
 def finished() -> str:

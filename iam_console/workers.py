@@ -117,7 +117,7 @@ def courtesy() -> float:
     worked = now - since
     if worked < SLICE_SECONDS:
         return 0.0
-    organization = fair_share.CALLER.get()
+    organization = fair_share.charged_to()
     fair_share.charge(organization, worked)
     _local.charged = getattr(_local, "charged", 0.0) + worked
     paused = 0.0

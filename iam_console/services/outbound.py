@@ -182,9 +182,10 @@ def note_caller(organization: str, *, takes_turns: bool = True) -> None:
     """The organization of the caller a request or console event serves (api/callers.py, the
     console's viewer, an OAuth client): a call that no record's organization claims
     (on_behalf_of) counts against it, and so does the processor time the work uses
-    (iam_console/fair_share.py: an organization over its share waits here first, unless
-    `takes_turns` is off, as for the console). Set in the context of that one request or event."""
-    fair_share.serving(organization)
+    (iam_console/fair_share.py: an organization over its share waits here first). `takes_turns`
+    off, for the console's viewer: neither charged nor made to wait. Set in the context of that
+    one request or event."""
+    fair_share.serving(organization, charged=takes_turns)
     if takes_turns:
         fair_share.wait_for_turn(organization)
 

@@ -186,7 +186,7 @@ def test_an_organization_over_its_share_waits_only_while_another_is_served(share
     assert shares == [fair_share.MAX_WAIT_SECONDS] and fair_share.over_share("org-a")
     assert not fair_share.over_share("org-b") and not fair_share.over_share("")
     fair_share.wait_for_turn("org-a")  # the same request, noted again (a second lookup): no second wait
-    _next_request("org-a", takes_turns=False)  # a console viewer's call charges but never waits
+    _next_request("org-a", takes_turns=False)  # a console viewer's call never waits
     assert shares == [fair_share.MAX_WAIT_SECONDS]
     _next_request("org-a")
     assert len(shares) == 2
@@ -233,15 +233,21 @@ def test_the_pool_charges_a_requests_processor_time_to_its_organization(shares):
         fair_share.serving("org-a")  # as note_caller does once the caller is known
         sum(range(3_000_000))
 
+    def console():  # a console viewer's event: a person, neither charged nor counted
+        outbound.note_caller("org-c", takes_turns=False)
+        assert fair_share.CALLER.get() == "org-c" and not fair_share._in_progress  # its outbound calls still count
+        sum(range(3_000_000))
+
     async def route():  # as an API route runs: a coroutine on the worker's own loop, in a copied context
         fair_share.serving("org-b")
         sum(range(3_000_000))
 
     asyncio.run(workers.run(busy))
     asyncio.run(workers.run_async(route))
+    asyncio.run(workers.run(console))
     now = time.monotonic()
     assert fair_share._decayed("org-a", now) > 0.01 and fair_share._decayed("org-b", now) > 0.01
-    assert fair_share._decayed("", now) == 0
+    assert fair_share._decayed("", now) == 0 and fair_share._decayed("org-c", now) == 0
     assert not fair_share._in_progress  # both ended: neither counts as in progress
 
 
