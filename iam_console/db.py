@@ -9,6 +9,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from .extension import Extension, extensions
 from .services import authz_version, webhooks
 from .services.errors import ServiceError
 from .settings import PROJECT_ROOT, settings
@@ -90,17 +91,29 @@ def session_scope(bind: sa.Engine | None = None) -> Iterator[Session]:
             raise
 
 
-def alembic_config(url: str):
+def alembic_config(url: str, extension: Extension | None = None):
+    """The product's migrations, or an extension's: its own folder of revisions and its own version
+    table (`alembic_version_<name>`), so that a database keeps the tables and the record of an
+    extension that is uninstalled, and the product's migrations never look for its revisions."""
     from alembic.config import Config
 
     config = Config(str(PROJECT_ROOT / "alembic.ini"))
     config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
     config.attributes["database_url"] = url
+    if extension is not None:
+        config.set_main_option("version_locations", extension.migrations)
+        config.attributes["version_table"] = f"alembic_version_{extension.name}"
+        config.attributes["extension"] = extension.name
     return config
 
 
 def migrate(url: str | None = None) -> None:
-    """Bring the schema to the newest revision."""
+    """Bring the schema to the newest revision: the product's, then each extension's
+    (iam_console/extension.py; an extension's revisions are on a branch of its own, labelled with
+    its name)."""
     from alembic import command
 
     command.upgrade(alembic_config(url or settings.database_url), "head")
+    for extension in extensions():
+        if extension.migrations:
+            command.upgrade(alembic_config(url or settings.database_url, extension), "heads")

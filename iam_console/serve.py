@@ -150,8 +150,19 @@ def serve() -> None:
            interface=Interfaces.ASGI, workers=count, log_access=False, log_level=LogLevels.warning).serve()
 
 
+def _check_extensions() -> None:
+    """Every extension joins whole, or the server does not start (iam_console/extension.py)."""
+    from .extension import ExtensionError, check
+
+    try:
+        check()
+    except ExtensionError as exc:
+        raise ServeError(str(exc)) from None
+
+
 def main(argv: list[str]) -> int:
     try:
+        _check_extensions()
         if argv[:1] == ["build"]:
             return build()
         if argv:

@@ -13,32 +13,10 @@ from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from .. import workers
+from ..extension import extensions, imported
 from ..services.errors import ServiceError
 from ..services.records import redacting_log_records
-from . import (
-    account,
-    certs,
-    commerce,
-    enforce,
-    extras,
-    federation,
-    files,
-    ldap,
-    mfa,
-    oauth,
-    openapi,
-    records,
-    resources,
-    saml,
-    sessions,
-    syncers,
-    system,
-    uploads,
-    verifications,
-    wallet,
-    webauthn,
-    webhooks,
-)
+from . import openapi
 from .auditing import record_refusal
 from .envelope import error, service_error
 from .middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
@@ -47,6 +25,11 @@ from .offload import Offload
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"
 SWAGGER_ASSETS = "/api/swagger-ui"
+
+
+def extension_routers() -> list:
+    """The API routers every extension declares, in their order."""
+    return [imported(path, extension.name) for extension in extensions() for path in extension.routers]
 
 
 def create_api() -> FastAPI:
@@ -79,28 +62,8 @@ def create_api() -> FastAPI:
         response.status_code = 500
         return response
 
-    api.include_router(account.router)
-    api.include_router(federation.router)
-    api.include_router(oauth.router)
-    api.include_router(resources.router)
-    api.include_router(extras.router)
-    api.include_router(enforce.router)
-    api.include_router(sessions.router)
-    api.include_router(syncers.router)
-    api.include_router(uploads.router)
-    api.include_router(verifications.router)
-    api.include_router(webauthn.router)
-    api.include_router(wallet.router)
-    api.include_router(mfa.router)
-    api.include_router(certs.router)
-    api.include_router(ldap.router)
-    api.include_router(files.router)
-    api.include_router(files.files_router)
-    api.include_router(records.router)
-    api.include_router(webhooks.router)
-    api.include_router(commerce.router)
-    api.include_router(saml.router)
-    api.include_router(system.router)
+    for router in extension_routers():  # every extension's, built-in or installed (iam_console/extension.py)
+        api.include_router(router)
 
     # innermost: the routes and what they do run on the worker pool (api/offload.py)
     api.add_middleware(Offload, route_paths=lambda: [path for _, path in route_table(api)])

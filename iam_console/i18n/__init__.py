@@ -9,19 +9,32 @@ import functools
 import json
 from pathlib import Path
 
-_HERE = Path(__file__).parent
+from ..extension import extensions
+
+FOLDER = Path(__file__).parent  # the built-in features' catalogs
 LANGUAGE_NAMES = {"en": "English", "zh": "简体中文"}
 DEFAULT_LANGUAGE = "en"
+
+
+def _read(language: str) -> dict[str, str]:
+    """A language's catalog: every extension's file of it, in their order (iam_console/extension.py;
+    the built-in features' files are this folder's)."""
+    merged: dict[str, str] = {}
+    for extension in extensions():
+        if extension.translations:
+            path = Path(extension.translations) / f"{language}.json"
+            if path.is_file():
+                merged |= json.loads(path.read_text(encoding="utf-8"))
+    return merged
 
 
 @functools.cache
 def catalog(language: str) -> dict[str, str]:
     """Every key, translated where the language has it (English otherwise)."""
-    keys = json.loads((_HERE / "en.json").read_text(encoding="utf-8"))
+    keys = _read(DEFAULT_LANGUAGE)
     if language == DEFAULT_LANGUAGE or language not in LANGUAGE_NAMES:
-        return dict(keys)
-    translated = json.loads((_HERE / f"{language}.json").read_text(encoding="utf-8"))
-    return {**keys, **translated}
+        return keys
+    return {**keys, **_read(language)}
 
 
 def language_from_header(accept_language: str | None) -> str:

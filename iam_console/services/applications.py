@@ -12,15 +12,13 @@ from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY
 
-APPLICATIONS = REGISTRY["application"]
-
 
 def default_of(db: Session, actor: Actor, organization: str) -> dict[str, Any] | None:
     """The organization's default application (app-built-in when it names none)."""
     org = lookup.organization(db, organization)
     if org is None:
         raise ServiceError("The organization: %s does not exist", organization)
-    return crud.get_record(db, actor, APPLICATIONS, b.ADMIN_OWNER, org.default_application or b.BUILT_IN_APP)
+    return crud.get_record(db, actor, REGISTRY["application"], b.ADMIN_OWNER, org.default_application or b.BUILT_IN_APP)
 
 
 def of_user(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any] | None:
@@ -29,7 +27,7 @@ def of_user(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any] 
     if user is None:
         return None
     if user["signupApplication"]:
-        return crud.get_record(db, actor, APPLICATIONS, b.ADMIN_OWNER, user["signupApplication"])
+        return crud.get_record(db, actor, REGISTRY["application"], b.ADMIN_OWNER, user["signupApplication"])
     return default_of(db, actor, owner)
 
 
@@ -59,7 +57,7 @@ def apps_of(db: Session, actor: Actor, page: int = 1, page_size: int = APPS_PAGE
     first, one page: each with its name, display name, logo, description and the
     link its card opens ('' when it has none: the card is shown disabled)."""
     policy.require_user(actor)
-    found = crud.list_records(db, actor, APPLICATIONS, {"p": str(max(1, page)), "pageSize": str(page_size)},
+    found = crud.list_records(db, actor, REGISTRY["application"], {"p": str(max(1, page)), "pageSize": str(page_size)},
                               organization=actor.organization)
     homepage = actor.user.homepage if actor.user is not None else ""
     rows = [{

@@ -21,8 +21,6 @@ from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY
 
-GROUPS = REGISTRY["group"]
-USERS = REGISTRY["user"]
 # an organization's groups are few (tens, hundreds): the tree reads them all, up to this
 TREE_LIMIT = 5_000
 RENAME_BATCH = 1_000
@@ -65,7 +63,7 @@ def member_total(db: Session, actor: Actor, owner: str, group: str) -> int | Non
     scope is at most "users of the group's organization" every row counts. None
     otherwise (query.run counts the users themselves)."""
     ident = group_id(owner, group)
-    plain, counted_owner = policy.owner_only_scope(actor, USERS, owner)
+    plain, counted_owner = policy.owner_only_scope(actor, REGISTRY["user"], owner)
     if not plain or counted_owner not in (None, ident.split("/", 1)[0]):
         return None
     return db.exec(select(sa.func.count()).select_from(m.UserGroup).where(m.UserGroup.group_id == ident)).one()
@@ -109,7 +107,7 @@ class Node:
 def tree(db: Session, actor: Actor, owner: str) -> list[Node]:
     """The organization's groups depth-first (siblings by name), each with its depth.
     A group whose parent is missing shows at the top rather than not at all."""
-    scope = policy.read_scope(actor, GROUPS, owner)
+    scope = policy.read_scope(actor, REGISTRY["group"], owner)
     rows = db.exec(select(m.Group.name, m.Group.display_name, m.Group.type, m.Group.parent_id)
                    .where(m.Group.owner == owner, *scope).order_by(m.Group.name).limit(TREE_LIMIT)).all()
     names = {row.name for row in rows}
@@ -195,7 +193,7 @@ def follow_rename(db: Session, old: m.Group, row: m.Group) -> None:
 
 def members(db: Session, actor: Actor, owner: str, group: str, limit: int) -> list[str]:
     """owner/name of the first users of a group (newest first), at most `limit`."""
-    scope = [*policy.read_scope(actor, USERS, owner), m.User.owner == owner]
+    scope = [*policy.read_scope(actor, REGISTRY["user"], owner), m.User.owner == owner]
     found = member_filter(owner, group, db.get_bind().dialect.name)
     page = query.run(db, m.User, scope, query.ListQuery(page=1, page_size=limit),
                      lambda: member_total(db, actor, owner, group), [found])

@@ -20,7 +20,6 @@ from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY
 
-INVITATIONS = REGISTRY["invitation"]
 ALL_APPLICATIONS = "All"
 CHOICES_LIMIT = 500
 CODE_CHECKS = (30, 600)  # code look-ups a client address may make per window: codes can be guessed
@@ -46,7 +45,7 @@ def signup_url(db: Session, actor: Actor, owner: str, application: str, code: st
     """{origin}/signup/{application}?invitationCode={code}, for whoever may read the
     organization's invitations. `code` is the invitation's default code (a concrete
     one even when the code is a pattern), else its code."""
-    policy.read_scope(actor, INVITATIONS, owner)
+    policy.read_scope(actor, REGISTRY["invitation"], owner)
     if owner != actor.organization and not actor.is_global_admin:
         raise ServiceError(policy.UNAUTHORIZED)
     name = signup_application(db, owner, application)

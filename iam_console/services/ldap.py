@@ -35,8 +35,6 @@ from .resources import REGISTRY
 
 log = logging.getLogger("iam_console.ldap")
 
-LDAPS = REGISTRY["ldap"]
-USERS = REGISTRY["user"]
 BATCH = 500
 MAX_FIELD = 255  # an LdapUser's values are bounded like the user columns they fill
 GROUP_ID_LIMIT = 1000  # distinct group ids offered as the sync table's filter
@@ -50,7 +48,7 @@ def server(db: Session, actor: Actor, owner: str, name: str) -> m.Ldap:
     """The LDAP server owner/name if the actor administers its organization."""
     policy.require_admin(actor)
     row = db.exec(select(m.Ldap).where(m.Ldap.owner == owner, m.Ldap.name == name,
-                                       *policy.read_scope(actor, LDAPS))).first()
+                                       *policy.read_scope(actor, REGISTRY["ldap"]))).first()
     if row is None:  # missing, or out of reach: the same answer
         raise ServiceError("The LDAP server: %s/%s does not exist", owner, name)
     return row
@@ -256,9 +254,10 @@ def _sync_batch(db: Session, actor: Actor, row: m.Ldap, organization: m.Organiza
     for user in fresh:
         try:
             # uploads.blank: a fresh User without pydantic's per-field start-up (50 times cheaper)
-            new, changed = crud.parse_new(actor, USERS, _new_user(row, organization, names.name_for(user), user),
+            users = REGISTRY["user"]
+            new, changed = crud.parse_new(actor, users, _new_user(row, organization, names.name_for(user), user),
                                           uploads.blank(m.User))
-            crud.complete_new(db, actor, USERS, new, changed)
+            crud.complete_new(db, actor, users, new, changed)
         except (ServiceError, ValueError) as exc:
             log.info("LDAP user %s not synced: %s", user.get("cn"), exc)
             _fail(result, user, keep)

@@ -5,9 +5,10 @@ without a browser."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
+from ..extension import menu_declarations
 from . import builtin as b
 
 
@@ -15,6 +16,7 @@ from . import builtin as b
 class MenuItem:
     key: str  # the route; also the key organizations list in navItems
     label: str
+    seen_by: str = field(default="admins", compare=False)  # extension.MenuEntry.seen_by
 
 
 @dataclass(frozen=True)
@@ -24,30 +26,13 @@ class MenuGroup:
     items: tuple[MenuItem, ...]
 
 
-def _group(key: str, label: str, *items: tuple[str, str]) -> MenuGroup:
-    return MenuGroup(key, label, tuple(MenuItem(path, text) for path, text in items))
-
-
-MENU: tuple[MenuGroup, ...] = (
-    _group("/home", "Home", ("/", "Dashboard"), ("/shortcuts", "Shortcuts"), ("/apps", "Apps")),
-    _group("/orgs", "User Management", ("/organizations", "Organizations"), ("/groups", "Groups"),
-           ("/users", "Users"), ("/invitations", "Invitations")),
-    _group("/identity", "Identity", ("/applications", "Applications"), ("/providers", "Providers"),
-           ("/resources", "Resources"), ("/certs", "Certs")),
-    _group("/auth", "Authorization", ("/roles", "Roles"), ("/permissions", "Permissions"),
-           ("/models", "Models"), ("/adapters", "Adapters"), ("/enforcers", "Enforcers")),
-    _group("/logs", "Logging & Auditing", ("/sessions", "Sessions"), ("/records", "Records"),
-           ("/tokens", "Tokens"), ("/verifications", "Verifications")),
-    _group("/business", "Business & Payments", ("/products", "Products"), ("/payments", "Payments"),
-           ("/plans", "Plans"), ("/pricings", "Pricings"), ("/subscriptions", "Subscriptions"),
-           ("/transactions", "Transactions")),
-    _group("/admin", "Admin", ("/sysinfo", "System Info"), ("/syncers", "Syncers"),
-           ("/webhooks", "Webhooks"), ("/swagger", "Swagger")),
-)
-
-GLOBAL_ADMIN_ONLY = frozenset({"/models", "/adapters", "/enforcers", "/sysinfo", "/swagger"})
-# what a normal user's menu holds: they submit permission requests and change their own
-USER_ITEMS = frozenset({"/permissions"})
+def menu() -> tuple[MenuGroup, ...]:
+    """The whole menu: every extension's groups in their order, each with the entries every
+    extension adds to it (iam_console/extension.py). Thirty-odd entries: assembled when asked."""
+    groups, entries = menu_declarations()
+    return tuple(MenuGroup(group.key, group.label, tuple(MenuItem(entry.route, entry.label, entry.seen_by)
+                                                         for _, entry in entries if entry.group == group.key))
+                 for group in groups)
 
 
 @dataclass(frozen=True)
@@ -70,13 +55,13 @@ def menu_for(viewer: Viewer | None, available: frozenset[str] | set[str]) -> lis
     allowed = set(viewer.nav_items)
     show_all = not allowed or "all" in allowed
     groups = []
-    for group in MENU:
+    for group in menu():
         items = tuple(
             item for item in group.items
             if item.key in available
-            # ordinary users get only their permission requests (their home is /apps)
-            and (viewer.is_admin or item.key in USER_ITEMS)
-            and (viewer.is_global_admin or item.key not in GLOBAL_ADMIN_ONLY)
+            # ordinary users get only what everyone sees (their permission requests; their home is /apps)
+            and (viewer.is_admin or item.seen_by == "everyone")
+            and (viewer.is_global_admin or item.seen_by != "global admins")
             and (show_all or item.key in allowed)
         )
         if items:

@@ -1,9 +1,10 @@
-"""The registry: each resource kind declared once.
+"""The registry: each resource kind declared once, by the extension that brings it
+(iam_console/extension.py; the built-in kinds are `built_in_kinds` below).
 
 A declaration says which table holds the kind, who owns its records and how
 they are addressed; the generic services, the HTTP routes and the tests are
 driven from here. The rules particular to a kind (defaults for new records,
-validation, protections) are in services/kinds/<kind>.py."""
+validation, protections) are its extension's (the built-in ones in services/kinds/<kind>.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import enum
 from dataclasses import dataclass, field
 
 from .. import models as m
+from ..extension import Gathered
 from . import builtin as b
 
 
@@ -60,14 +62,15 @@ class Kind:
         return self.plural or f"{self.name}s"
 
 
-def _kinds() -> list[Kind]:
+def built_in_kinds() -> tuple[Kind, ...]:
+    """The built-in features' kinds (iam_console/features.py declares them)."""
     admin_owned = {"ownership": Ownership.ADMIN, "organization_attr": "organization"}
     user, users = Ref("user", "user"), Ref("users", "user", form="id")
     groups, roles = Ref("groups", "group", form="id"), Ref("roles", "role", form="id")
     application, provider = Ref("application", "application", shared=True), Ref("provider", "provider", shared=True)
     model, adapter = Ref("model", "model", form="either"), Ref("adapter", "adapter", form="either")
     payment = Ref("payment", "payment")
-    return [
+    return (
         Kind("organization", m.Organization, Ownership.ADMIN, "name", name_prefix="organization"),
         Kind("user", m.User, global_list=True, name_prefix="user",
              find_by={"email": "email", "phone": "phone", "userId": "uuid"},
@@ -112,10 +115,11 @@ def _kinds() -> list[Kind]:
         Kind("order", m.Order, name_prefix="order", references=(user, payment)),
         Kind("syncer", m.Syncer, **admin_owned, name_prefix="syncer"),
         Kind("webhook", m.Webhook, **admin_owned, name_prefix="webhook"),
-    ]
+    )
 
 
-REGISTRY: dict[str, Kind] = {kind.name: kind for kind in _kinds()}
+# every extension's kinds, built-in or installed (iam_console/extension.py)
+REGISTRY: Gathered[Kind] = Gathered("kind", lambda extension: ((kind.name, kind) for kind in extension.kinds))
 
 
 def kind(name: str) -> Kind:

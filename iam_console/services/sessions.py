@@ -15,8 +15,6 @@ from .errors import ServiceError
 from .records import audit
 from .resources import REGISTRY
 
-SESSIONS = REGISTRY["session"]
-
 
 def split_pk(value: str) -> tuple[str, str, str]:
     """sessionPkId: owner/name/application."""
@@ -27,7 +25,7 @@ def split_pk(value: str) -> tuple[str, str, str]:
 
 
 def _row(db: Session, actor: Actor, owner: str, name: str, application: str) -> m.Session | None:
-    scope = policy.read_scope(actor, SESSIONS)
+    scope = policy.read_scope(actor, REGISTRY["session"])
     model = m.Session
     # out of reach is answered as missing (see crud.readable_row)
     return db.exec(select(model).where(model.owner == owner, model.name == name, model.application == application,
@@ -36,7 +34,7 @@ def _row(db: Session, actor: Actor, owner: str, name: str, application: str) -> 
 
 def get(db: Session, actor: Actor, owner: str, name: str, application: str) -> dict[str, Any] | None:
     row = _row(db, actor, owner, name, application)
-    return present(actor, SESSIONS, row) if row else None
+    return present(actor, REGISTRY["session"], row) if row else None
 
 
 MAX_IDS = 100  # a session lists at most this many sign-ins, the newest kept
@@ -51,7 +49,7 @@ def save(db: Session, actor: Actor, data: dict[str, Any], request: Request = NO_
     if not probe.owner or not probe.name or not probe.application:
         raise ServiceError("The owner, name and application cannot be empty")
     row = _row(db, actor, probe.owner, probe.name, probe.application)
-    policy.check_write(actor, SESSIONS, row, probe)
+    policy.check_write(actor, REGISTRY["session"], row, probe)
     ids = probe.session_id
     if row is not None and merge:
         ids = [i for i in row.session_id if i not in ids] + ids
@@ -72,7 +70,7 @@ def remove(db: Session, actor: Actor, owner: str, name: str, application: str, r
     row = _row(db, actor, owner, name, application)
     if row is None:
         return UNAFFECTED
-    policy.check_write(actor, SESSIONS, row, None)
+    policy.check_write(actor, REGISTRY["session"], row, None)
     if row.session_id:
         db.exec(delete(m.AuthSession).where(m.AuthSession.session_id.in_(row.session_id)))
     db.delete(row)

@@ -52,8 +52,6 @@ from .records import audit
 from .resources import REGISTRY
 
 log = logging.getLogger(__name__)
-SYNCERS = REGISTRY["syncer"]
-USERS = REGISTRY["user"]
 BATCH = 500
 DRIVERS = {"mysql": "mysql+pymysql", "postgres": "postgresql+psycopg", "mssql": "mssql+pyodbc",
            "oracle": "oracle+oracledb"}
@@ -103,7 +101,7 @@ DONE_BEFORE = ("%s (done before the failure: %s added, %s updated, %s deleted, %
 def syncer(db: Session, actor: Actor, owner: str, name: str) -> m.Syncer:
     """The syncer owner/name if the actor administers its organization."""
     policy.require_admin(actor)
-    row = crud.readable_row(db, actor, SYNCERS, owner, name)
+    row = crud.readable_row(db, actor, REGISTRY["syncer"], owner, name)
     if row is None:
         raise ServiceError("The syncer: %s/%s does not exist", owner, name)
     return row
@@ -117,7 +115,8 @@ def from_body(db: Session, actor: Actor, data: Any) -> m.Syncer:
         raise ServiceError("The request body must be a syncer")
     row = uploads.blank(m.Syncer)
     wire.apply(row, {k: v for k, v in data.items() if k not in ("createdTime", "errorText")})
-    stored = crud.readable_row(db, actor, SYNCERS, row.owner or b.ADMIN_OWNER, row.name) if row.name else None
+    stored = (crud.readable_row(db, actor, REGISTRY["syncer"], row.owner or b.ADMIN_OWNER, row.name) if row.name
+              else None)
     if stored is not None:
         for secret in ("password", "ssh_password"):
             if getattr(row, secret) in ("***", ""):
@@ -460,8 +459,8 @@ class _Run:
                       created_time=fields["created_time"] or utcnow(), type=fields["type"] or "normal-user",
                       register_type=fields["register_type"] or "Add Users")
         try:
-            policy.check_write(self.actor, USERS, None, user)
-            crud.complete_new(self.db, self.actor, USERS, user, set(values) | {"owner", "name"})
+            policy.check_write(self.actor, REGISTRY["user"], None, user)
+            crud.complete_new(self.db, self.actor, REGISTRY["user"], user, set(values) | {"owner", "name"})
         except (ServiceError, ValueError) as exc:
             log.info("synced user %s not added: %s", user.name, exc)
             return None
@@ -646,7 +645,7 @@ class _Run:
                     gone.append(user)
             for user in gone:
                 try:
-                    crud.delete_record(self.db, self.actor, USERS, self.row.organization, user["name"])
+                    crud.delete_record(self.db, self.actor, REGISTRY["user"], self.row.organization, user["name"])
                     self.result.deleted += 1
                 except ServiceError as exc:  # a protected user stays
                     log.info("synced user %s not deleted: %s", user["name"], exc)
@@ -761,7 +760,7 @@ def sync(db: Session, actor: Actor, row: m.Syncer, request: crud.Request = crud.
 def run(db: Session, actor: Actor, owner: str, name: str, request: crud.Request = crud.NO_REQUEST) -> SyncResult:
     """run-syncer: sync now, if the actor administers the syncer's organization."""
     row = syncer(db, actor, owner, name)
-    policy.check_write(actor, SYNCERS, row, row)
+    policy.check_write(actor, REGISTRY["syncer"], row, row)
     return sync(db, actor, row, request)
 
 

@@ -20,7 +20,6 @@ from .access import Actor
 from .errors import ServiceError
 from .resources import REGISTRY
 
-RECORD = REGISTRY["record"]
 # get-records' filters beyond Casdoor's field/value: each is an equality on the first column of
 # an index ending in the list's order (migration 0015), and the time range is that order's range
 EXACT = {"organization": m.Record.organization, "user": m.Record.user, "action": m.Record.action,
@@ -53,7 +52,7 @@ def filters(params: dict[str, str]) -> list[sa.ColumnElement]:
 
 
 def _scope(actor: Actor, owner: str, params: dict[str, str]) -> list[sa.ColumnElement]:
-    scope = policy.read_scope(actor, RECORD, owner)
+    scope = policy.read_scope(actor, REGISTRY["record"], owner)
     search = query.search_clause(m.Record, query.parse_list_query(params))
     return scope + filters(params) + ([search.tested] if search else [])
 

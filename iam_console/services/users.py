@@ -15,8 +15,6 @@ from .errors import ServiceError
 from .records import audit
 from .resources import REGISTRY
 
-USERS = REGISTRY["user"]
-
 # organization password options -> (regex the password must match, message). One regex for two
 # engines: the server checks it here (re) and the console's password dialog runs it in the browser
 # as a live hint (RegExp, "u" flag), so it keeps to what both read alike.
@@ -61,7 +59,7 @@ def check_new_password(db: Session, owner: str, password: str) -> None:
 
 
 def _user(db: Session, actor: Actor, owner: str, name: str) -> m.User:
-    scope = policy.read_scope(actor, USERS)
+    scope = policy.read_scope(actor, REGISTRY["user"])
     user = db.exec(select(m.User).where(m.User.owner == owner, m.User.name == name, *scope)).first()
     if user is None:
         raise ServiceError("The user: %s/%s doesn't exist", owner, name)
@@ -100,8 +98,8 @@ def check_user_password(db: Session, actor: Actor, owner: str, name: str, passwo
 
 
 def count(db: Session, actor: Actor, owner: str, online: bool | None) -> int:
-    scope = policy.read_scope(actor, USERS, owner)
-    plain, counted_owner = policy.owner_only_scope(actor, USERS, owner)
+    scope = policy.read_scope(actor, REGISTRY["user"], owner)
+    plain, counted_owner = policy.owner_only_scope(actor, REGISTRY["user"], owner)
     if plain and online is None:
         return counts.total(db, "user", counted_owner)
     statement = select(func.count()).select_from(m.User).where(*scope)
@@ -111,11 +109,11 @@ def count(db: Session, actor: Actor, owner: str, online: bool | None) -> int:
 
 
 def sorted_users(db: Session, actor: Actor, owner: str, sorter: str, limit: int) -> list[dict]:
-    scope = policy.read_scope(actor, USERS, owner)
+    scope = policy.read_scope(actor, REGISTRY["user"], owner)
     column = query.scalar_column(m.User, sorter or "createdTime", "sort")
     rows = db.exec(select(m.User).where(*scope).order_by(column.desc(), m.User.pk.desc())
                    .limit(max(1, min(limit, query.MAX_PAGE_SIZE))))
-    return [present(actor, USERS, row) for row in rows]
+    return [present(actor, REGISTRY["user"], row) for row in rows]
 
 
 def remove_from_group(db: Session, actor: Actor, owner: str, name: str, group: str,
@@ -136,7 +134,7 @@ def add_keys(db: Session, actor: Actor, owner: str, name: str, request: Request 
     """add-user-keys: a new access key and secret, saved through update-user's rules (whoever may
     change the user's API key item: its admins, the user when the item is theirs to modify)."""
     key, secret = str(uuid.uuid4()), str(uuid.uuid4())
-    if crud.update_record(db, actor, USERS, owner, name, {"accessKey": key, "accessSecret": secret},
+    if crud.update_record(db, actor, REGISTRY["user"], owner, name, {"accessKey": key, "accessSecret": secret},
                           request) != crud.AFFECTED:
         raise ServiceError("The user: %s/%s doesn't exist", owner, name)
     return key, secret
@@ -149,7 +147,6 @@ def roles_and_permissions(db: Session, actor: Actor, owner: str, name: str) -> t
     return [r.name for r in roles], [p.name for p in jwt_tokens.permissions_of(db, user, roles)]
 
 
-GROUPS = REGISTRY["group"]
 
 
 def group_choices(db: Session, actor: Actor, owner: str, typed: str, limit: int = 20) -> list[tuple[str, str]]:
@@ -157,7 +154,7 @@ def group_choices(db: Session, actor: Actor, owner: str, typed: str, limit: int 
     params = {"p": "1", "pageSize": str(limit), "sortField": "name", "sortOrder": "ascend"}
     if typed:
         params |= {"field": "name", "value": typed}
-    page = crud.list_records(db, actor, GROUPS, params, owner=owner)
+    page = crud.list_records(db, actor, REGISTRY["group"], params, owner=owner)
     return [(f"{g['owner']}/{g['name']}", g.get("type", "")) for g in page.rows]
 
 
@@ -167,5 +164,5 @@ def group_types(db: Session, actor: Actor, ids: list[str]) -> dict[str, str]:
     if not pairs:
         return {}
     rows = db.exec(select(m.Group.owner, m.Group.name, m.Group.type).where(
-        *policy.read_scope(actor, GROUPS), query.named(m.Group, pairs))).all()
+        *policy.read_scope(actor, REGISTRY["group"]), query.named(m.Group, pairs))).all()
     return {f"{o}/{n}": t for o, n, t in rows}

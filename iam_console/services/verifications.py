@@ -47,7 +47,6 @@ from .records import audit
 from .resources import REGISTRY
 from .wire import EMAIL
 
-USERS = REGISTRY["user"]
 EMAIL_KIND, PHONE_KIND = "email", "phone"
 CATEGORIES = {EMAIL_KIND: "Email", PHONE_KIND: "SMS"}
 EMPTY_DEST = {EMAIL_KIND: "Email cannot be empty", PHONE_KIND: "Phone cannot be empty"}
@@ -346,5 +345,5 @@ def reset(db: Session, actor: Actor, dest: str, kind: str, code: str, *, country
     changes = {"email": to.value, "emailVerified": True} if kind == EMAIL_KIND else \
         {"phone": to.value, "countryCode": to.region or actor.user.country_code}
     user = actor.user
-    crud.update_record(db, actor, USERS, user.owner, user.name, changes, request, proven=PROVES[kind])
+    crud.update_record(db, actor, REGISTRY["user"], user.owner, user.name, changes, request, proven=PROVES[kind])
     return crud.AFFECTED

@@ -263,7 +263,7 @@ class Screen:
     # application page's guard): only for a kind whose names are public anyway
     foreign_is_forbidden: bool = False
     # the list and edit pages are the global admin's (the menu shows them to no one else,
-    # services/navigation.py GLOBAL_ADMIN_ONLY): anyone else gets the 403 page
+    # menu entries seen by "global admins", iam_console/features.py): anyone else gets the 403 page
     global_admins_only: bool = False
     # conditions judged on the server from the edited values, whenever one changes, read by the
     # screen's parts as `Editing.checked[name]` (an address's validity enabling a test button):

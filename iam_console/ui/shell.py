@@ -8,7 +8,7 @@ from reflex.style import set_color_mode
 from reflex_components_core.core.banner import connection_error, connection_pulser, has_too_many_connection_errors
 
 from ..i18n import LANGUAGE_NAMES
-from ..services.navigation import MENU, MenuGroup
+from ..services.navigation import MenuGroup, menu
 from .routes import EXTERNAL_ROUTES, LINKABLE
 from .state.account import Account
 from .state.prefs import ALL_ORGANIZATIONS, Prefs
@@ -66,7 +66,7 @@ def _drawer() -> rx.Component:
         rx.drawer.overlay(z_index="5"),
         rx.drawer.portal(
             rx.drawer.content(
-                themed(rx.vstack(*[_drawer_group(group) for group in MENU], spacing="4", padding="1.5em",
+                themed(rx.vstack(*[_drawer_group(group) for group in menu()], spacing="4", padding="1.5em",
                                  width="100%", height="100%")),
                 width="16em", height="100%", top="0", left="0",
             )
@@ -150,7 +150,7 @@ def header() -> rx.Component:
         rx.mobile_only(_drawer()),
         rx.link(rx.hstack(rx.icon("shield-check"), rx.heading("IAM", size="4"), align="center"),
                 href="/", underline="none"),
-        rx.tablet_and_desktop(rx.hstack(*[_group_menu(group) for group in MENU], spacing="1", wrap="wrap")),
+        rx.tablet_and_desktop(rx.hstack(*[_group_menu(group) for group in menu()], spacing="1", wrap="wrap")),
         rx.spacer(),
         _organization_selector(),
         language_menu(),

@@ -3,17 +3,17 @@
 import pytest
 
 from iam_console.services.navigation import (
-    MENU,
     MenuGroup,
     MenuItem,
     Viewer,
     after_logout,
     guard,
+    menu,
     menu_for,
     safe_return_path,
 )
 
-EVERY_ROUTE = frozenset(item.key for group in MENU for item in group.items)
+EVERY_ROUTE = frozenset(item.key for group in menu() for item in group.items)
 
 
 def keys(groups):

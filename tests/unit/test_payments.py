@@ -17,9 +17,10 @@ import pytest
 from pypdf import PdfReader
 from sqlmodel import func, select, update
 
+from iam_console import features, scheduler
 from iam_console import models as m
-from iam_console import scheduler
 from iam_console.db import session_scope
+from iam_console.extension import Extension
 from iam_console.models.base import money_of, to_wire
 from iam_console.services import commerce, invoices
 from iam_console.services.access import Actor
@@ -555,8 +556,8 @@ def test_the_scheduler_expires_subscriptions_and_takes_the_role_back(shop, monke
         sub.end_time = sub.start_time - timedelta(seconds=1)
         db.add(sub)
     monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.01)
-    for job in ("_ldap_auto_sync", "_syncer_auto_sync", "_purge_records"):
-        monkeypatch.setattr(scheduler, job, lambda: None)
+    expiry = [job for job in features.CORE.jobs if job.name == "subscription expiry"]  # the built-in job alone
+    monkeypatch.setattr(scheduler, "extensions", lambda: (Extension("expiry", jobs=tuple(expiry)),))
 
     async def main() -> None:
         task = asyncio.create_task(scheduler.run_scheduled_work())

@@ -1,4 +1,4 @@
-"""The scheduled-work loop: it runs the auto sync every tick, in a thread, and a
+"""The scheduled-work loop: it runs every extension's jobs every tick, in a thread, and a
 failing run does not stop the next one."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ import asyncio
 import threading
 
 from iam_console import scheduler
+from iam_console.extension import Extension, Job
+from iam_console.services import trail
 
 
 def test_each_tick_runs_the_auto_sync_and_survives_a_failure(monkeypatch):
@@ -18,7 +20,7 @@ def test_each_tick_runs_the_auto_sync_and_survives_a_failure(monkeypatch):
             raise RuntimeError("directory down")
 
     monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.01)
-    monkeypatch.setattr(scheduler, "_ldap_auto_sync", run)
+    monkeypatch.setattr(scheduler, "extensions", lambda: (Extension("probe", jobs=(Job("probe", run),)),))
 
     async def main() -> None:
         task = asyncio.create_task(scheduler.run_scheduled_work())
@@ -33,8 +35,7 @@ def test_each_tick_runs_the_auto_sync_and_survives_a_failure(monkeypatch):
 def test_each_tick_purges_the_records_past_their_retention(monkeypatch):
     purged: list[int] = []
     monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.01)
-    monkeypatch.setattr(scheduler, "_ldap_auto_sync", lambda: None)
-    monkeypatch.setattr(scheduler.trail, "purge", lambda factory, days: purged.append(days) or 0)
+    monkeypatch.setattr(trail, "purge", lambda factory, days: purged.append(days) or 0)  # the built-in job's
 
     async def main() -> None:
         task = asyncio.create_task(scheduler.run_scheduled_work())

@@ -9,12 +9,12 @@ import pytest
 
 from iam_console.i18n import catalog
 from iam_console.models.base import wire_names
-from iam_console.services.navigation import MENU
+from iam_console.services.navigation import menu
 from iam_console.ui import pages  # noqa: F401  (declares the screens and registers their pages)
 from iam_console.ui.routes import PAGES
 from iam_console.ui.screens import SCREENS, Screen
 
-MENU_ROUTES = {item.key for group in MENU for item in group.items}
+MENU_ROUTES = {item.key for group in menu() for item in group.items}
 PAGE_ROUTES = {spec.route for spec in PAGES}
 
 

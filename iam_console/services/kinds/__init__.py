@@ -7,6 +7,7 @@ values `choices` reads from the same declarations."""
 from __future__ import annotations
 
 from ... import models as m
+from ...extension import Gathered
 from ..resources import REGISTRY
 from . import (
     adapter,
@@ -37,9 +38,11 @@ from . import (
 )
 from .common import KindRules
 
-RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
+BUILT_IN_RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
     adapter, application, cert, enforcer, group, invitation, key, ldap, model, order, organization, payment, permission,
     plan, pricing, product, provider, resource, role, subscription, syncer, token, transaction, user, webhook)}
+# every extension's rules, by kind (iam_console/extension.py)
+RULES: Gathered[KindRules] = Gathered("rules of the kind", lambda extension: extension.rules.items())
 NO_RULES = KindRules()
 
 

@@ -7,19 +7,26 @@ import secrets
 from sqlmodel import Session
 
 from ... import models as m
+from ...extension import extensions
 from ..access import Actor
 from .common import Choice, KindRules, check_destinations, check_range, fixed
 
 METHODS = ("POST", "GET", "PUT", "DELETE")
 CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
-# the events a webhook may choose: the sign-in events, then add-, update- and delete- of each kind
+# the built-in features' events (iam_console/features.py): the sign-in events, then add-, update- and
+# delete- of each kind
 EVENT_KINDS = ("organization", "group", "user", "application", "provider", "resource", "cert", "role", "permission",
                "model", "adapter", "enforcer", "session", "record", "token", "product", "payment", "plan",
                "pricing", "subscription", "syncer", "webhook")
-EVENTS = ("signup", "login", "logout", "new-user",
-          *(f"{verb}-{kind}" for kind in EVENT_KINDS for verb in ("add", "update", "delete")),
-          "invoice-payment", "notify-payment")
+BUILT_IN_EVENTS = ("signup", "login", "logout", "new-user",
+                   *(f"{verb}-{kind}" for kind in EVENT_KINDS for verb in ("add", "update", "delete")),
+                   "invoice-payment", "notify-payment")
 SECRET_BYTES = 24
+
+
+def events() -> tuple[str, ...]:
+    """The events a webhook may choose: every extension's (iam_console/extension.py)."""
+    return tuple(event for extension in extensions() for event in extension.webhook_events)
 
 
 def before_save(db: Session, actor: Actor, old: m.Webhook | None, row: m.Webhook, changed: set[str]) -> None:

@@ -15,7 +15,7 @@ from ...services.kinds.organization import (
     mfa_items_problem,
     obfuscator_key,
 )
-from ...services.navigation import MENU
+from ...services.navigation import menu
 from ...services.users import PASSWORD_OPTIONS
 from ..components.applications import logo_preview
 from ..components.listing import sublist
@@ -195,7 +195,7 @@ def _navigation() -> rx.Component:
             ], spacing="1", padding_left="1.5em"),
             spacing="1",
         )
-        for group in MENU
+        for group in menu()
     ]
     return section(
         "Navigation items", "nav-items",

@@ -14,7 +14,7 @@ from ... import models as m
 from ...models.base import format_time, masked, to_wire
 from ...services import webhooks
 from ...services.kinds import choices
-from ...services.kinds.webhook import EVENTS
+from ...services.kinds.webhook import events
 from ..components.code_editor import code_editor
 from ..components.editing import field_label
 from ..screens import Cell, Column, Field, Screen, screen
@@ -151,7 +151,7 @@ WEBHOOKS = screen(Screen(
         Field("contentType", "Content type", "select", options=choices("webhook", "contentType")),
         Field("headers", "Headers", "rows", movable=True, new_row=_new_header, columns=(
             Cell("name", "Name"), Cell("value", "Value"))),
-        Field("events", "Events", "checks", options=EVENTS),
+        Field("events", "Events", "checks", options=events()),
         Field("isUserExtended", "Is user extended", "switch"),
         Field("singleOrgOnly", "Single org only", "switch"),
         Field("isEnabled", "Is enabled", "switch"),

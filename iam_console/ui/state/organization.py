@@ -11,10 +11,10 @@ import reflex as rx
 from ...services import builtin as b
 from ...services.errors import ServiceError
 from ...services.kinds.organization import is_color
-from ...services.navigation import MENU
+from ...services.navigation import menu
 from .listing import Lists
 
-NAV_KEYS = tuple(item.key for group in MENU for item in group.items)
+NAV_KEYS = tuple(item.key for group in menu() for item in group.items)
 
 
 class Theme(rx.State):
@@ -106,7 +106,7 @@ class NavItems(rx.State):
 
     @rx.var
     def groups_checked(self) -> list[str]:
-        return [g.key for g in MENU if all(i.key in self.checked for i in g.items)]
+        return [g.key for g in menu() if all(i.key in self.checked for i in g.items)]
 
     def _set(self, keys: set[str], on: bool) -> None:
         if self.editable:
@@ -119,7 +119,7 @@ class NavItems(rx.State):
 
     @rx.event
     def toggle_group(self, key: str, on: bool):
-        self._set({i.key for g in MENU if g.key == key for i in g.items}, bool(on))
+        self._set({i.key for g in menu() if g.key == key for i in g.items}, bool(on))
 
     @rx.event
     def toggle_item(self, key: str, on: bool):
