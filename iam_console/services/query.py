@@ -128,12 +128,17 @@ def _fts_match(model: type[Row], column: sa.ColumnElement, value: str) -> sa.Col
     return model.pk.in_(matches)
 
 
+def _truthy(value: str) -> bool:
+    """A boolean column's searched or filtered value."""
+    return value.lower() in ("1", "true", "yes")
+
+
 def search_clause(model: type[Row], query: ListQuery, dialect: str = "") -> Search | None:
     if not query.field or query.value == "":
         return None
     column = scalar_column(model, query.field, "search")
     if isinstance(column.type, sa.Boolean):
-        return Search(column == (query.value.lower() in ("1", "true", "yes")), False)
+        return Search(column == _truthy(query.value), False)
     if column.key in model.json_exact_search:
         return Search(column == query.value, False)
     indexed = FTS_TABLES.get(model.__tablename__, ("", frozenset()))[1]
@@ -154,7 +159,7 @@ def equal_to(model: type[Row], wire_name: str, value: str) -> sa.ColumnElement[b
         raise ServiceError("The filter value of %s is not one the list offers", wire_name[:100])
     column = scalar_column(model, wire_name, "filter")
     if isinstance(column.type, sa.Boolean):
-        return column == (value.lower() in ("1", "true", "yes"))
+        return column == _truthy(value)
     if not isinstance(column.type, sa.String):
         column = sa.cast(column, sa.String)
     return column == value
