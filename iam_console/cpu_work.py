@@ -32,9 +32,9 @@ import time
 from collections.abc import Callable
 from typing import IO, Any, ParamSpec, TypeVar
 
-from . import fair_share
-from .services.errors import ServiceError
-from .settings import PROJECT_ROOT, settings
+from iam_console import fair_share
+from iam_console.services.errors import ServiceError
+from iam_console.settings import PROJECT_ROOT, settings
 
 T = TypeVar("T")
 P = ParamSpec("P")

@@ -9,10 +9,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from .extension import Extension, extensions
-from .services import authz_version, webhooks
-from .services.errors import ServiceError
-from .settings import PROJECT_ROOT, settings
+from iam_console.extension import Extension, extensions
+from iam_console.services import authz_version, webhooks
+from iam_console.services.errors import ServiceError
+from iam_console.settings import PROJECT_ROOT, settings
 
 
 def _holds_nul(parameters: object) -> bool:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 
-from .db import session_scope
-from .extension import Extension, Job, MenuEntry, MenuGroup
-from .i18n import FOLDER as CATALOGS
-from .services import commerce, kinds, ldap, syncers, trail
-from .services.kinds.webhook import BUILT_IN_EVENTS
-from .services.resources import built_in_kinds
-from .settings import settings
+from iam_console.db import session_scope
+from iam_console.extension import Extension, Job, MenuEntry, MenuGroup
+from iam_console.i18n import FOLDER as CATALOGS
+from iam_console.services import commerce, kinds, ldap, syncers, trail
+from iam_console.services.kinds.webhook import BUILT_IN_EVENTS
+from iam_console.services.resources import built_in_kinds
+from iam_console.settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
 

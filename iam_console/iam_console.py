@@ -7,16 +7,16 @@ from pathlib import Path
 
 import reflex as rx
 
-from .api.app import api
-from .api.middleware import without_reflex_cors
-from .scheduler import run_scheduled_work, run_webhook_delivery
-from .settings import settings
-from .startup import prepare_database, settle_the_interpreter
-from .ui import pages  # noqa: F401  (registers the pages)
-from .ui.routes import PAGES
-from .ui.shell import connection_notice, guarded
-from .ui.state.account import Account
-from .ui.theme import READABLE_CSS
+from iam_console.api.app import api
+from iam_console.api.middleware import without_reflex_cors
+from iam_console.scheduler import run_scheduled_work, run_webhook_delivery
+from iam_console.settings import settings
+from iam_console.startup import prepare_database, settle_the_interpreter
+from iam_console.ui import pages  # noqa: F401  (registers the pages)
+from iam_console.ui.routes import PAGES
+from iam_console.ui.shell import connection_notice, guarded
+from iam_console.ui.state.account import Account
+from iam_console.ui.theme import READABLE_CSS
 
 for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own pages
     importlib.import_module(module)

@@ -12,10 +12,10 @@ import logging
 import threading
 import time
 
-from .db import session_scope
-from .extension import Job, extensions
-from .services import webhooks
-from .settings import settings
+from iam_console.db import session_scope
+from iam_console.extension import Job, extensions
+from iam_console.services import webhooks
+from iam_console.settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
 # once a minute (IAM_SCHEDULER_TICK_SECONDS, shorter in tests): the auto syncs' unit is the minute

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from .settings import PROJECT_ROOT
+from iam_console.settings import PROJECT_ROOT
 
 WEB_DIR = PROJECT_ROOT / ".web"
 
@@ -124,7 +124,7 @@ def serving_line(origin: str) -> str:
 
 
 def serve() -> None:
-    from .settings import settings
+    from iam_console.settings import settings
 
     count = workers(dict(os.environ))
     check_build(settings.origin)
@@ -152,7 +152,7 @@ def serve() -> None:
 
 def _check_extensions() -> None:
     """Every extension joins whole, or the server does not start (iam_console/extension.py)."""
-    from .extension import ExtensionError, check
+    from iam_console.extension import ExtensionError, check
 
     try:
         check()

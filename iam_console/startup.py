@@ -6,10 +6,10 @@ from __future__ import annotations
 import gc
 import sys
 
-from .db import migrate, session_scope
-from .services import init_data
-from .services.seed import announce_generated_password, ensure_first_start_data
-from .settings import settings
+from iam_console.db import migrate, session_scope
+from iam_console.services import init_data
+from iam_console.services.seed import announce_generated_password, ensure_first_start_data
+from iam_console.settings import settings
 
 SWITCH_INTERVAL_SECONDS = 0.0005
 GC_THRESHOLDS = (50_000, 50, 100)  # young objects before a collection; collections before the next generation's

@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
-from . import fair_share
-from .settings import settings
+from iam_console import fair_share
+from iam_console.settings import settings
 
 T = TypeVar("T")
 P = ParamSpec("P")

@@ -7,14 +7,8 @@ import dataclasses
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..db import session_scope
-from ..models import Organization, User
-from ..models.base import masked, to_wire
-from ..services import auth, code_signin, impersonation, lookup, second_factor, signup, wallet
-from ..services.errors import Unauthorized
-from ..settings import settings
-from .bodies import field, form_fields, form_or_json, json_object
-from .callers import (
+from iam_console.api.bodies import field, form_fields, form_or_json, json_object
+from iam_console.api.callers import (
     IMPERSONATOR_COOKIE,
     MFA_COOKIE,
     SESSION_COOKIE,
@@ -23,12 +17,18 @@ from .callers import (
     session_token,
     with_pending_second_factor,
 )
-from .envelope import ok
-from .federation import login_with_provider
-from .oauth import end_session
-from .resources import audit_context
-from .saml import login_with_saml
-from .sign_in_answers import authorization_in, signed_in
+from iam_console.api.envelope import ok
+from iam_console.api.federation import login_with_provider
+from iam_console.api.oauth import end_session
+from iam_console.api.resources import audit_context
+from iam_console.api.saml import login_with_saml
+from iam_console.api.sign_in_answers import authorization_in, signed_in
+from iam_console.db import session_scope
+from iam_console.models import Organization, User
+from iam_console.models.base import masked, to_wire
+from iam_console.services import auth, code_signin, impersonation, lookup, second_factor, signup, wallet
+from iam_console.services.errors import Unauthorized
+from iam_console.settings import settings
 
 router = APIRouter(prefix="/api", tags=["account"])
 

@@ -12,15 +12,15 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from .. import workers
-from ..extension import extensions, imported
-from ..services.errors import ServiceError
-from ..services.records import redacting_log_records
-from . import openapi
-from .auditing import record_refusal
-from .envelope import error, service_error
-from .middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
-from .offload import Offload
+from iam_console import workers
+from iam_console.api import openapi
+from iam_console.api.auditing import record_refusal
+from iam_console.api.envelope import error, service_error
+from iam_console.api.middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
+from iam_console.api.offload import Offload
+from iam_console.extension import extensions, imported
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import redacting_log_records
 
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"

@@ -8,11 +8,11 @@ import logging
 
 from fastapi import Request
 
-from ..db import session_scope
-from ..services import access, records
-from ..services.errors import ServiceError
-from .callers import actor, client_ip
-from .envelope import language
+from iam_console.api.callers import actor, client_ip
+from iam_console.api.envelope import language
+from iam_console.db import session_scope
+from iam_console.services import access, records
+from iam_console.services.errors import ServiceError
 
 log = logging.getLogger("iam_console")
 

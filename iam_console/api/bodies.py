@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import Request
 from starlette.exceptions import HTTPException
 
-from ..services.errors import ServiceError
-from ..services.json_input import parse_json
+from iam_console.services.errors import ServiceError
+from iam_console.services.json_input import parse_json
 
 MAX_BODY_BYTES = 1 << 20
 

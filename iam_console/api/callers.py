@@ -11,11 +11,11 @@ from fastapi import Request, Response
 from sqlmodel import Session
 from starlette.requests import cookie_parser
 
-from ..models import AuthSession, User
-from ..services import access, addresses, auth, credentials, outbound
-from ..services.auth import account_for_token
-from ..services.errors import ServiceError
-from ..settings import settings
+from iam_console.models import AuthSession, User
+from iam_console.services import access, addresses, auth, credentials, outbound
+from iam_console.services.auth import account_for_token
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 SESSION_COOKIE = "iam_session"
 RESET_COOKIE = "iam_reset"  # a verified forgotten-password code's grant (services/recovery.py)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from ..db import session_scope
-from ..services import crud, policy, wire
-from ..services.errors import ServiceError
-from ..services.resources import REGISTRY
-from .callers import actor
+from iam_console.api.callers import actor
+from iam_console.db import session_scope
+from iam_console.services import crud, policy, wire
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
 
 router = APIRouter(prefix="/api", tags=["certs"])
 

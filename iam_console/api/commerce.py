@@ -10,14 +10,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from .. import models as m
-from .. import workers
-from ..db import session_scope
-from ..services import commerce, crud, invoices
-from ..services.errors import ServiceError
-from .bodies import MAX_BODY_BYTES, json_body
-from .callers import actor
-from .envelope import ok
+from iam_console import models as m
+from iam_console import workers
+from iam_console.api.bodies import MAX_BODY_BYTES, json_body
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.db import session_scope
+from iam_console.services import commerce, crud, invoices
+from iam_console.services.errors import ServiceError
 
 router = APIRouter(prefix="/api", tags=["commerce"])
 

@@ -8,13 +8,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import casbin_cli, enforcement, policy
-from ..services.errors import ServiceError
-from ..services.json_input import parse_json
-from .bodies import MAX_BODY_BYTES
-from .callers import actor
-from .envelope import ok
+from iam_console.api.bodies import MAX_BODY_BYTES
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.db import session_scope
+from iam_console.services import casbin_cli, enforcement, policy
+from iam_console.services.errors import ServiceError
+from iam_console.services.json_input import parse_json
 
 router = APIRouter(prefix="/api", tags=["enforce"])
 MAX_BATCH_BYTES = 16 * MAX_BODY_BYTES

@@ -6,16 +6,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlmodel import select
 
-from .. import models as m
-from ..db import session_scope
-from ..services import accounts, applications, crud, dashboard, invitations, messages, policy, recovery, users
-from ..services import builtin as b
-from ..services.errors import ServiceError
-from ..services.resources import REGISTRY
-from .bodies import form_fields, form_or_json, json_body, json_list
-from .callers import RESET_COOKIE, actor, client_ip
-from .envelope import ok
-from .resources import audit_context
+from iam_console import models as m
+from iam_console.api.bodies import form_fields, form_or_json, json_body, json_list
+from iam_console.api.callers import RESET_COOKIE, actor, client_ip
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import accounts, applications, crud, dashboard, invitations, messages, policy, recovery, users
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
 
 router = APIRouter(prefix="/api", tags=["extras"])
 

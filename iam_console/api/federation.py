@@ -13,14 +13,8 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from ..db import session_scope
-from ..models import Application, Organization, Provider, UpstreamState, User
-from ..services import auth, federation, lookup, mfa, mfa_props, navigation, oauth, prompt, upstream
-from ..services.access import Actor
-from ..services.errors import ServiceError, Unauthorized
-from ..settings import settings
-from .bodies import field, json_object
-from .callers import (
+from iam_console.api.bodies import field, json_object
+from iam_console.api.callers import (
     MFA_COOKIE,
     SESSION_COOKIE,
     actor,
@@ -29,8 +23,14 @@ from .callers import (
     with_pending_second_factor,
     with_session,
 )
-from .envelope import ok
-from .sign_in_answers import page
+from iam_console.api.envelope import ok
+from iam_console.api.sign_in_answers import page
+from iam_console.db import session_scope
+from iam_console.models import Application, Organization, Provider, UpstreamState, User
+from iam_console.services import auth, federation, lookup, mfa, mfa_props, navigation, oauth, prompt, upstream
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError, Unauthorized
+from iam_console.settings import settings
 
 router = APIRouter(tags=["federation"])
 COOKIE_OPTIONS = {"httponly": True, "samesite": "lax", "path": "/"}

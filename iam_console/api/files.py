@@ -9,12 +9,12 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Res
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
-from ..db import session_scope
-from ..services import files, policy
-from ..services.errors import ServiceError
-from .callers import actor
-from .envelope import ok
-from .resources import audit_context
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import files, policy
+from iam_console.services.errors import ServiceError
 
 router = APIRouter(prefix="/api", tags=["files"])
 files_router = APIRouter(include_in_schema=False)

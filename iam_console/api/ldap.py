@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import crud, ldap
-from .bodies import MAX_BODY_BYTES, json_list
-from .callers import actor
-from .envelope import ok
-from .resources import audit_context
+from iam_console.api.bodies import MAX_BODY_BYTES, json_list
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import crud, ldap
 
 router = APIRouter(prefix="/api", tags=["ldap"])
 MAX_SYNC_BODY_BYTES = 16 * MAX_BODY_BYTES  # a few tens of thousands of directory users in one call

@@ -9,12 +9,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import mfa
-from .bodies import form_or_json
-from .callers import actor, client_ip
-from .envelope import ok
-from .resources import audit_context
+from iam_console.api.bodies import form_or_json
+from iam_console.api.callers import actor, client_ip
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import mfa
 
 router = APIRouter(prefix="/api", tags=["mfa"])
 

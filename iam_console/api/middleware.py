@@ -18,11 +18,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..services import metrics, records
-from ..settings import console_origins, origin_of, settings
-from .callers import client_ip, other_credentials, session_cookie
-from .envelope import error, language
-from .oauth import cross_origin
+from iam_console.api.callers import client_ip, other_credentials, session_cookie
+from iam_console.api.envelope import error, language
+from iam_console.api.oauth import cross_origin
+from iam_console.services import metrics, records
+from iam_console.settings import console_origins, origin_of, settings
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish", "/api/federation/google-one-tap",

@@ -10,12 +10,12 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from ..db import session_scope
-from ..services import auth, jwt_tokens, lookup, oauth, tokens
-from ..services.errors import ServiceError
-from .bodies import MAX_BODY_BYTES, form_fields, json_body
-from .callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
-from .envelope import ok
+from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
+from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
+from iam_console.api.envelope import ok
+from iam_console.db import session_scope
+from iam_console.services import auth, jwt_tokens, lookup, oauth, tokens
+from iam_console.services.errors import ServiceError
 
 router = APIRouter(tags=["oauth"])
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}

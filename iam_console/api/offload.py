@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import workers
+from iam_console import workers
 
 PREFETCH_BYTES = 1024 * 1024
 

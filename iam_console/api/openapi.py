@@ -19,11 +19,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from .. import models as m
-from ..services import kinds
-from ..services.enforcement import MAX_RULES
-from ..services.resources import REGISTRY, Kind, Ownership
-from . import oauth
+from iam_console import models as m
+from iam_console.api import oauth
+from iam_console.services import kinds
+from iam_console.services.enforcement import MAX_RULES
+from iam_console.services.resources import REGISTRY, Kind, Ownership
 
 ENVELOPE_KEYS = ("status", "msg", "sub", "name", "data", "data2", "data3")
 # the OAuth and OpenID Connect routes (those clients call from anywhere, api/oauth.py) answer

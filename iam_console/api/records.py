@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from ..db import session_scope
-from ..services import trail
-from .callers import actor
+from iam_console.api.callers import actor
+from iam_console.db import session_scope
+from iam_console.services import trail
 
 router = APIRouter(prefix="/api", tags=["records"])
 

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..models.base import attribute_named
-from ..services import crud
-from ..services.errors import ServiceError
-from ..services.resources import REGISTRY, Kind
-from .bodies import json_body
-from .callers import actor, client_ip
-from .envelope import language, ok
+from iam_console.api.bodies import json_body
+from iam_console.api.callers import actor, client_ip
+from iam_console.api.envelope import language, ok
+from iam_console.db import session_scope
+from iam_console.models.base import attribute_named
+from iam_console.services import crud
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY, Kind
 
 router = APIRouter(prefix="/api", tags=["resources"])
 

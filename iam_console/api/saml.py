@@ -12,21 +12,39 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from .. import workers
-from ..db import session_scope
-from ..i18n import translate
-from ..services import auth, lookup, mfa, mfa_props, oauth, saml_accounts, saml_idp, saml_sp, upstream, verifications
-from ..services import builtin as b
-from ..services import saml_xml as x
-from ..services.errors import ServiceError
-from ..services.records import audit
-from . import federation as federation_api
-from .auditing import record_refusal
-from .bodies import field, form_fields
-from .callers import SESSION_COOKIE, client_ip, session_token, signed_in, with_pending_second_factor, with_session
-from .envelope import language, ok
-from .sign_in_answers import NO_STORE, authorization_in, page
-from .sign_in_answers import signed_in as answered
+from iam_console import workers
+from iam_console.api import federation as federation_api
+from iam_console.api.auditing import record_refusal
+from iam_console.api.bodies import field, form_fields
+from iam_console.api.callers import (
+    SESSION_COOKIE,
+    client_ip,
+    session_token,
+    signed_in,
+    with_pending_second_factor,
+    with_session,
+)
+from iam_console.api.envelope import language, ok
+from iam_console.api.sign_in_answers import NO_STORE, authorization_in, page
+from iam_console.api.sign_in_answers import signed_in as answered
+from iam_console.db import session_scope
+from iam_console.i18n import translate
+from iam_console.services import (
+    auth,
+    lookup,
+    mfa,
+    mfa_props,
+    oauth,
+    saml_accounts,
+    saml_idp,
+    saml_sp,
+    upstream,
+    verifications,
+)
+from iam_console.services import builtin as b
+from iam_console.services import saml_xml as x
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
 
 router = APIRouter(prefix="/api", tags=["saml"])
 METHOD = "SAML"

@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import builtin as b
-from ..services import crud, sessions
-from .bodies import json_body
-from .callers import actor
-from .envelope import ok
-from .resources import audit_context
+from iam_console.api.bodies import json_body
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import builtin as b
+from iam_console.services import crud, sessions
 
 router = APIRouter(prefix="/api", tags=["sessions"])
 

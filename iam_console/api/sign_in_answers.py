@@ -9,9 +9,9 @@ from urllib.parse import quote
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from ..services import auth, mfa, oauth, prompt
-from .callers import with_session
-from .envelope import ok
+from iam_console.api.callers import with_session
+from iam_console.api.envelope import ok
+from iam_console.services import auth, mfa, oauth, prompt
 
 NO_STORE = {"Cache-Control": "no-store"}
 PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'"

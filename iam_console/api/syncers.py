@@ -6,13 +6,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from .. import workers
-from ..db import session_scope
-from ..services import crud, syncers
-from .bodies import json_object
-from .callers import actor
-from .envelope import ok
-from .resources import audit_context
+from iam_console import workers
+from iam_console.api.bodies import json_object
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import crud, syncers
 
 router = APIRouter(prefix="/api", tags=["syncers"])
 

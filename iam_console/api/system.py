@@ -8,12 +8,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from .. import workers
-from ..db import session_scope
-from ..services import metrics, policy, system_info
-from ..settings import settings
-from .callers import actor, bearer_token
-from .envelope import ok
+from iam_console import workers
+from iam_console.api.callers import actor, bearer_token
+from iam_console.api.envelope import ok
+from iam_console.db import session_scope
+from iam_console.services import metrics, policy, system_info
+from iam_console.settings import settings
 
 router = APIRouter(prefix="/api", tags=["system"])
 

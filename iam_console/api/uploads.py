@@ -11,14 +11,14 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
-from .. import workers
-from ..db import session_scope
-from ..services import policy, uploads
-from ..services.errors import ServiceError
-from ..services.resources import Kind
-from .callers import actor
-from .envelope import ok
-from .resources import audit_context
+from iam_console import workers
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import policy, uploads
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import Kind
 
 router = APIRouter(prefix="/api", tags=["uploads"])
 TOO_LARGE = "The file is too large (at most %d MB)"

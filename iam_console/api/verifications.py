@@ -12,14 +12,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from .. import workers
-from ..db import session_scope
-from ..services import captcha, code_signin, mfa, recovery, second_factor, signup, verifications
-from ..settings import settings
-from .bodies import form_or_json, json_body
-from .callers import MFA_COOKIE, RESET_COOKIE, actor, client_ip
-from .envelope import ok
-from .resources import audit_context
+from iam_console import workers
+from iam_console.api.bodies import form_or_json, json_body
+from iam_console.api.callers import MFA_COOKIE, RESET_COOKIE, actor, client_ip
+from iam_console.api.envelope import ok
+from iam_console.api.resources import audit_context
+from iam_console.db import session_scope
+from iam_console.services import captcha, code_signin, mfa, recovery, second_factor, signup, verifications
+from iam_console.settings import settings
 
 router = APIRouter(prefix="/api", tags=["verification"])
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import wallet
-from .bodies import field, json_object
-from .callers import client_ip
-from .envelope import ok
+from iam_console.api.bodies import field, json_object
+from iam_console.api.callers import client_ip
+from iam_console.api.envelope import ok
+from iam_console.db import session_scope
+from iam_console.services import wallet
 
 router = APIRouter(prefix="/api/web3", tags=["wallet"])
 

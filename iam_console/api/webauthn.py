@@ -14,16 +14,16 @@ import dataclasses
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import auth
-from ..services import webauthn as service
-from ..services.errors import Unauthorized
-from ..settings import settings
-from .bodies import form_or_json, json_body
-from .callers import client_ip, session_token
-from .callers import signed_in as session_of
-from .envelope import ok
-from .sign_in_answers import authorization_in, signed_in
+from iam_console.api.bodies import form_or_json, json_body
+from iam_console.api.callers import client_ip, session_token
+from iam_console.api.callers import signed_in as session_of
+from iam_console.api.envelope import ok
+from iam_console.api.sign_in_answers import authorization_in, signed_in
+from iam_console.db import session_scope
+from iam_console.services import auth
+from iam_console.services import webauthn as service
+from iam_console.services.errors import Unauthorized
+from iam_console.settings import settings
 
 router = APIRouter(prefix="/api/webauthn", tags=["webauthn"])
 CEREMONY_COOKIE = "iam_webauthn"

@@ -7,11 +7,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..db import session_scope
-from ..services import records, webhooks
-from .bodies import json_body
-from .callers import actor
-from .envelope import ok
+from iam_console.api.bodies import json_body
+from iam_console.api.callers import actor
+from iam_console.api.envelope import ok
+from iam_console.db import session_scope
+from iam_console.services import records, webhooks
 
 router = APIRouter(prefix="/api", tags=["webhooks"])
 

@@ -9,7 +9,7 @@ import functools
 import json
 from pathlib import Path
 
-from ..extension import extensions
+from iam_console.extension import extensions
 
 FOLDER = Path(__file__).parent  # the built-in features' catalogs
 LANGUAGE_NAMES = {"en": "English", "zh": "简体中文"}

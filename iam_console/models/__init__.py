@@ -1,16 +1,25 @@
 """Every table of the product; importing this package registers them all."""
 
-from .applications import Application, Cert, Provider
-from .audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Session, Throttle
-from .authz import Adapter, AuthzChange, AuthzVersion, CasbinModel, CasbinRule, Enforcer, Permission, Role
-from .base import Named, Row, detached_copy, to_wire, wire_name
-from .commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
-from .credentials import Key, Resource, Token, UpstreamState, Verification, WebAuthnChallenge
-from .directory import Group, Invitation, Ldap
-from .identity import Organization, User
-from .operations import Syncer, Webhook, WebhookEvent
-from .stats import RowCount, UserGroup
-from .wallet import Web3Nonce
+from iam_console.models.applications import Application, Cert, Provider
+from iam_console.models.audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Session, Throttle
+from iam_console.models.authz import (
+    Adapter,
+    AuthzChange,
+    AuthzVersion,
+    CasbinModel,
+    CasbinRule,
+    Enforcer,
+    Permission,
+    Role,
+)
+from iam_console.models.base import Named, Row, detached_copy, to_wire, wire_name
+from iam_console.models.commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
+from iam_console.models.credentials import Key, Resource, Token, UpstreamState, Verification, WebAuthnChallenge
+from iam_console.models.directory import Group, Invitation, Ldap
+from iam_console.models.identity import Organization, User
+from iam_console.models.operations import Syncer, Webhook, WebhookEvent
+from iam_console.models.stats import RowCount, UserGroup
+from iam_console.models.wallet import Web3Nonce
 
 __all__ = [
     "Adapter",

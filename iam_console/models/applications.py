@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import sqlalchemy as sa
 
-from .base import Named, json_dict, json_list, long_text, moment, named_keys, text
+from iam_console.models.base import Named, json_dict, json_list, long_text, moment, named_keys, text
 
 
 class Application(Named, table=True):

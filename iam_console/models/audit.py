@@ -8,7 +8,7 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlmodel import Field
 
-from .base import Named, Row, UTCDateTime, created, json_list, long_text, text
+from iam_console.models.base import Named, Row, UTCDateTime, created, json_list, long_text, text
 
 
 class Session(Row, table=True):

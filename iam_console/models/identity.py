@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import sqlalchemy as sa
 
-from .base import Named, json_dict, json_list, long_text, moment, money, named_keys, text
+from iam_console.models.base import Named, json_dict, json_list, long_text, moment, money, named_keys, text
 
 # Casdoor sends one flat key per third-party identity provider on the user
 # object. Kept in a single JSON column: ~100 VARCHAR columns would exceed

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlmodel import Field, SQLModel
 
-from .base import text
+from iam_console.models.base import text
 
 # the longest group id the membership table keeps: a group's owner and name are 100 each
 GROUP_ID_LENGTH = 255

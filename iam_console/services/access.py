@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import Application, User
-from . import builtin as b
+from iam_console.models import Application, User
+from iam_console.services import builtin as b
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from ..models import Organization, User
-from ..models.base import wire_names
-from . import builtin as b
-from . import lookup, patterns
-from .access import Actor
-from .errors import ServiceError
-from .policy import read_scope
-from .resources import REGISTRY
+from iam_console.models import Organization, User
+from iam_console.models.base import wire_names
+from iam_console.services import builtin as b
+from iam_console.services import lookup, patterns
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.policy import read_scope
+from iam_console.services.resources import REGISTRY
 
 # account item -> the user attributes it governs
 ITEM_ATTRIBUTES: dict[str, tuple[str, ...]] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from ..settings import settings
+from iam_console.settings import settings
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -10,12 +10,12 @@ import defusedxml.ElementTree as safe_xml
 from defusedxml import DefusedXmlException
 from sqlmodel import Session
 
-from ..settings import settings
-from . import builtin as b
-from . import crud, files
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY
+from iam_console.services import builtin as b
+from iam_console.services import crud, files
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
+from iam_console.settings import settings
 
 NO_REDIRECT_URL = "ERROR: You must specify at least one Redirect URL in Redirect URLs"
 NOT_HTML = "Please select a HTML file"

@@ -6,11 +6,11 @@ from typing import Any
 
 from sqlmodel import Session
 
-from . import builtin as b
-from . import crud, lookup, policy, query
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY
+from iam_console.services import builtin as b
+from iam_console.services import crud, lookup, policy, query
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
 
 
 def default_of(db: Session, actor: Actor, organization: str) -> dict[str, Any] | None:

@@ -17,14 +17,14 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session, delete, select, update
 
-from ..models import Application, AuthSession, Organization, PendingSignIn, Token, User
-from ..models import Session as UserSession
-from ..models.base import utcnow
-from . import builtin as b
-from . import ldap_client, lookup, metrics, mfa_props, throttle
-from .errors import ServiceError
-from .passwords import hash_password, needs_rehash, new_salt, verify_password
-from .records import audit
+from iam_console.models import Application, AuthSession, Organization, PendingSignIn, Token, User
+from iam_console.models import Session as UserSession
+from iam_console.models.base import utcnow
+from iam_console.services import builtin as b
+from iam_console.services import ldap_client, lookup, metrics, mfa_props, throttle
+from iam_console.services.errors import ServiceError
+from iam_console.services.passwords import hash_password, needs_rehash, new_salt, verify_password
+from iam_console.services.records import audit
 
 MAX_NAME_LENGTH = 100  # the width of the owner/name columns
 MAX_PASSWORD_LENGTH = 1024  # bounds the hashing work one request can ask for

@@ -15,7 +15,7 @@ from sqlalchemy import event, inspect
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.orm import Session as OrmSession
 
-from .. import models as m
+from iam_console import models as m
 
 ANY = "*"  # the scope every enforcer reads besides its organization's
 WATCHED = (m.Role, m.Permission, m.CasbinModel, m.Adapter, m.Enforcer, m.Group, m.CasbinRule)

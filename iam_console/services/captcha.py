@@ -18,10 +18,10 @@ from typing import Any
 from captcha.image import ImageCaptcha
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import builtin as b
-from . import lookup, server_keys, throttle
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import lookup, server_keys, throttle
+from iam_console.services.errors import ServiceError
 
 DEFAULT = "Default"
 DIGITS = 5

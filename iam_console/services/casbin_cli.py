@@ -21,11 +21,11 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from . import casbin_engine, casbin_matchers, policy
-from .access import Actor
-from .casbin_engine import Engine, parse_model, request_value
-from .errors import ServiceError
-from .json_input import parse_json
+from iam_console.services import casbin_engine, casbin_matchers, policy
+from iam_console.services.access import Actor
+from iam_console.services.casbin_engine import Engine, parse_model, request_value
+from iam_console.services.errors import ServiceError
+from iam_console.services.json_input import parse_json
 
 IDENTIFIER_VERSION = "casbin-editor-v1"
 MAX_SKEW = timedelta(minutes=5)

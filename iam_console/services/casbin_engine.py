@@ -28,9 +28,9 @@ from casbin.model import Model
 from casbin.model.policy_op import PolicyOp
 from simpleeval import FeatureNotAvailable, FunctionNotDefined, NameNotDefined, OperatorNotDefined
 
-from . import casbin_matchers
-from .casbin_functions import FUNCTIONS, ROLE_MATCHING
-from .errors import ServiceError
+from iam_console.services import casbin_matchers
+from iam_console.services.casbin_functions import FUNCTIONS, ROLE_MATCHING
+from iam_console.services.errors import ServiceError
 
 ENFORCE_BUDGET = 2.0  # seconds of evaluation one call may take (docs/security.md, "Tenant patterns and matchers")
 CHECK_BUDGET = 1.0  # seconds the check of a model on save may evaluate its matcher

@@ -27,8 +27,8 @@ from typing import Any
 import re2
 from casbin import util as casbin_util
 
-from . import patterns
-from .errors import ServiceError
+from iam_console.services import patterns
+from iam_console.services.errors import ServiceError
 
 MAX_TEXT = 10_000  # characters a pattern is matched against: RE2's time is linear in it
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from casbin.util import SimpleEval
 
-from ..workers import courtesy
-from .errors import ServiceError
+from iam_console.services.errors import ServiceError
+from iam_console.workers import courtesy
 
 MAX_NODES = 1000
 MAX_BITS = 4096

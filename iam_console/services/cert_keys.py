@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from . import certs, crud, policy
-from .access import Actor
-from .errors import ServiceError
-from .kinds.cert import DEFAULT_YEARS, is_elliptic
-from .kinds.common import check_range
-from .resources import REGISTRY
+from iam_console.services import certs, crud, policy
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.cert import DEFAULT_YEARS, is_elliptic
+from iam_console.services.kinds.common import check_range
+from iam_console.services.resources import REGISTRY
 
 
 def check_may_change(db: Session, actor: Actor, owner: str, name: str) -> None:

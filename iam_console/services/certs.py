@@ -10,8 +10,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from .. import cpu_work
-from .errors import ServiceError
+from iam_console import cpu_work
+from iam_console.services.errors import ServiceError
 
 ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
 RSA_BIT_SIZES = (1024, 2048, 4096)

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from . import crud
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY, Ownership
+from iam_console.services import crud
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY, Ownership
 
 PAGE_SIZE = 20
 MAX_TYPED = 100

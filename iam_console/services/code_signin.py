@@ -14,11 +14,11 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import auth, captcha, lookup, mfa_props, throttle, verifications
-from .access import Actor
-from .crud import NO_REQUEST, Request
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.services import auth, captcha, lookup, mfa_props, throttle, verifications
+from iam_console.services.access import Actor
+from iam_console.services.crud import NO_REQUEST, Request
+from iam_console.services.errors import ServiceError
 
 METHOD = "Verification code"
 KINDS_BY_RULE = {"All": {"email", "phone"}, "Email only": {"email"}, "Phone only": {"phone"}}

@@ -28,17 +28,17 @@ from typing import Any
 
 from sqlmodel import Session, select, update
 
-from .. import models as m
-from ..models.base import money_of, utcnow, wire_money
-from ..settings import settings
-from . import builtin as b
-from . import lookup, payments, records
-from .access import Actor
-from .errors import ServiceError, Unauthorized
-from .kinds import subscription as subscription_rules
-from .kinds.subscription import add_period
-from .payments import balance
-from .payments.base import CREATED, FINAL, PAID, Check, PayRequest
+from iam_console import models as m
+from iam_console.models.base import money_of, utcnow, wire_money
+from iam_console.services import builtin as b
+from iam_console.services import lookup, payments, records
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError, Unauthorized
+from iam_console.services.kinds import subscription as subscription_rules
+from iam_console.services.kinds.subscription import add_period
+from iam_console.services.payments import balance
+from iam_console.services.payments.base import CREATED, FINAL, PAID, Check, PayRequest
+from iam_console.settings import settings
 
 ORDER_STATES = ("Created", "Paid", "Canceled", "Failed", "Timeout")
 MAX_ITEMS = 50

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, func, select
 
-from ..models import RowCount
+from iam_console.models import RowCount
 
 # the tables migration 0002 keeps counts for
 COUNTED = frozenset({"user", "group", "invitation", "record", "verification", "session", "resource", "role",

@@ -8,14 +8,14 @@ import hmac
 
 from sqlmodel import Session, select
 
-from ..models import Application, Key, User
-from ..models.base import utcnow
-from . import lookup
-from .access import Actor
-from .auth import account_for_token
-from .errors import ServiceError
-from .passwords import secret_matches
-from .tokens import live_token
+from iam_console.models import Application, Key, User
+from iam_console.models.base import utcnow
+from iam_console.services import lookup
+from iam_console.services.access import Actor
+from iam_console.services.auth import account_for_token
+from iam_console.services.errors import ServiceError
+from iam_console.services.passwords import secret_matches
+from iam_console.services.tokens import live_token
 
 
 def _usable(user: User | None) -> bool:

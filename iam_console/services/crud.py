@@ -11,14 +11,14 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import masked, to_wire
-from . import accounts, counts, groups, kinds, lookup, policy, query, rules, trail, wire
-from . import builtin as b
-from .access import Actor
-from .errors import ServiceError
-from .records import audit, redact_json_text, redact_text
-from .resources import REGISTRY, Kind, is_shared, organization_of
+from iam_console import models as m
+from iam_console.models.base import masked, to_wire
+from iam_console.services import accounts, counts, groups, kinds, lookup, policy, query, rules, trail, wire
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit, redact_json_text, redact_text
+from iam_console.services.resources import REGISTRY, Kind, is_shared, organization_of
 
 AFFECTED, UNAFFECTED = "Affected", "Unaffected"
 # what an update ignores rather than refuses: clients send whole objects back, with the

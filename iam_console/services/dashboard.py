@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from ..models.base import utcnow
-from . import crud, policy
-from .access import Actor
-from .resources import REGISTRY
+from iam_console.models.base import utcnow
+from iam_console.services import crud, policy
+from iam_console.services.access import Actor
+from iam_console.services.resources import REGISTRY
 
 DAYS = 31  # today and the 30 days before
 SERIES = ("organization", "user", "provider", "application", "subscription", "role", "group", "resource",

@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlmodel import Session
 
-from .. import models as m
-from . import builtin as b
-from . import kinds
-from .access import Actor
-from .resources import REGISTRY, Ownership
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import kinds
+from iam_console.services.access import Actor
+from iam_console.services.resources import REGISTRY, Ownership
 
 
 def random_suffix() -> str:

@@ -39,10 +39,10 @@ from urllib.parse import quote
 
 import httpx
 
-from ..models import Provider
-from ..settings import settings
-from . import outbound
-from .errors import ServiceError
+from iam_console.models import Provider
+from iam_console.services import outbound
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 TIMEOUT_SECONDS = 10
 SMTP_TYPES = frozenset({"SMTP", "Default"})

@@ -17,13 +17,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, or_, select
 
-from .. import models as m
-from . import authz_version, casbin_engine, casbin_matchers, crud, policy, policy_store, records
-from . import permission_rules as rules
-from .access import Actor
-from .casbin_engine import Engine, parse_model, request_value
-from .errors import ServiceError
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import authz_version, casbin_engine, casbin_matchers, crud, policy, policy_store, records
+from iam_console.services import permission_rules as rules
+from iam_console.services.access import Actor
+from iam_console.services.casbin_engine import Engine, parse_model, request_value
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
 
 CACHE_SIZE = 256
 MAX_PAGE = 1000  # the policy table's largest page

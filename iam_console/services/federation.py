@@ -30,14 +30,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.identity import THIRD_PARTY_KEYS
-from . import builtin as b
-from . import crud, invitations, lookup, patterns, signup
-from .access import Actor
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.models.identity import THIRD_PARTY_KEYS
+from iam_console.services import builtin as b
+from iam_console.services import crud, invitations, lookup, patterns, signup
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
 
 MAX_FIELD = 100
 MAX_EXTRA = 50  # mapped claims kept in oauth_<Type>_extra

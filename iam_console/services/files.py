@@ -21,14 +21,14 @@ from urllib.parse import quote
 
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..settings import settings
-from . import builtin as b
-from . import crud, lookup, media, object_storage, storage, verifications
-from .access import Actor
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import crud, lookup, media, object_storage, storage, verifications
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
+from iam_console.settings import settings
 
 MAX_AVATAR_BYTES = 5 * 1024 * 1024
 MAX_FILE_BYTES = 20 * 1024 * 1024

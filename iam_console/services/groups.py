@@ -15,11 +15,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import policy, query
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import policy, query
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
 
 # an organization's groups are few (tens, hundreds): the tree reads them all, up to this
 TREE_LIMIT = 5_000

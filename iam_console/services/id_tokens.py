@@ -22,8 +22,8 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from . import outbound
-from .errors import ServiceError
+from iam_console.services import outbound
+from iam_console.services.errors import ServiceError
 
 JWKS_TTL = 3600
 REFETCH_SECONDS = 60

@@ -14,13 +14,13 @@ from datetime import timedelta
 
 from sqlmodel import Session
 
-from ..models import AuthSession, User
-from ..models.base import utcnow
-from . import auth, lookup, policy
-from . import builtin as b
-from .access import Actor
-from .errors import ServiceError
-from .records import audit
+from iam_console.models import AuthSession, User
+from iam_console.models.base import utcnow
+from iam_console.services import auth, lookup, policy
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
 
 IMPERSONATION_HOURS = 1
 

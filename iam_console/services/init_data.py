@@ -19,13 +19,13 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..db import session_scope
-from . import builtin as b
-from . import crud
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY, Ownership
+from iam_console import models as m
+from iam_console.db import session_scope
+from iam_console.services import builtin as b
+from iam_console.services import crud
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY, Ownership
 
 log = logging.getLogger(__name__)
 MAX_BYTES = 50 * 1024 * 1024

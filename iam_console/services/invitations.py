@@ -11,14 +11,14 @@ from urllib.parse import quote
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import to_wire
-from ..settings import settings
-from . import builtin as b
-from . import lookup, patterns, policy, throttle
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.models.base import to_wire
+from iam_console.services import builtin as b
+from iam_console.services import lookup, patterns, policy, throttle
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
+from iam_console.settings import settings
 
 ALL_APPLICATIONS = "All"
 CHOICES_LIMIT = 500

@@ -15,13 +15,13 @@ from urllib.parse import quote
 from fpdf import FPDF
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import format_time, utcnow
-from ..settings import settings
-from . import records, storage
-from .access import Actor
-from .errors import ServiceError, Unauthorized
-from .kinds.payment import check_invoice
+from iam_console import models as m
+from iam_console.models.base import format_time, utcnow
+from iam_console.services import records, storage
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError, Unauthorized
+from iam_console.services.kinds.payment import check_invoice
+from iam_console.settings import settings
 
 # a Unicode font when the system has one (names in any script); else the PDF core font, latin-1 only
 UNICODE_FONTS = (Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),

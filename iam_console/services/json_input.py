@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from .errors import ServiceError
+from iam_console.services.errors import ServiceError
 
 # Casdoor's objects nest a few levels (an application's providers hold a provider);
 # this leaves room for free-form JSON fields (properties) while staying far from the

@@ -24,14 +24,14 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from joserfc.jwk import thumbprint
 from sqlmodel import Session, select
 
-from .. import cpu_work
-from ..models import Application, Cert, Permission, Role, User
-from ..models.base import masked, to_wire
-from ..settings import settings
-from . import builtin as b
-from . import lookup
-from .certs import ALGORITHMS
-from .errors import ServiceError
+from iam_console import cpu_work
+from iam_console.models import Application, Cert, Permission, Role, User
+from iam_console.models.base import masked, to_wire
+from iam_console.services import builtin as b
+from iam_console.services import lookup
+from iam_console.services.certs import ALGORITHMS
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 ACCESS, REFRESH = "access-token", "refresh-token"
 DEFAULT_EXPIRE_HOURS = 168

@@ -25,13 +25,13 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select, update
 
-from .. import models as m
-from ..models.base import utcnow
-from . import crud, ldap_client, lookup, metrics, policy, scheduled, uploads
-from .access import Actor
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import crud, ldap_client, lookup, metrics, policy, scheduled, uploads
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
 
 log = logging.getLogger("iam_console.ldap")
 

@@ -17,9 +17,9 @@ from ldap3.core.exceptions import LDAPException, LDAPInvalidCredentialsResult
 from ldap3.utils.conv import escape_filter_chars
 from sqlmodel import Session, select
 
-from ..models import Ldap, User
-from . import outbound
-from .errors import ServiceError
+from iam_console.models import Ldap, User
+from iam_console.services import outbound
+from iam_console.services.errors import ServiceError
 
 log = logging.getLogger("iam_console.ldap")
 

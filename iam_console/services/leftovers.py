@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, delete, select, update
 
-from .. import models as m
+from iam_console import models as m
 
 
 def end_user_access(db: Session, owner: str, name: str) -> None:

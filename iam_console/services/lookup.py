@@ -7,9 +7,9 @@ import time
 
 from sqlmodel import Session, select
 
-from ..models import Application, Cert, Organization, User
-from ..models.base import detached_copy
-from . import builtin as b
+from iam_console.models import Application, Cert, Organization, User
+from iam_console.models.base import detached_copy
+from iam_console.services import builtin as b
 
 # A session whose info holds a dict under this key remembers the organizations it
 # read: bulk uploads ask once per organization, not once per row (services/uploads.py).

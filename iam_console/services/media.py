@@ -9,7 +9,7 @@ import csv
 import io
 import zipfile
 
-from .errors import ServiceError
+from iam_console.services.errors import ServiceError
 
 REFUSED = "The file must be an image, video, audio, PDF, Word, Excel or CSV file"
 OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"

@@ -10,15 +10,15 @@ from urllib.parse import quote
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..settings import settings
-from . import builtin as b
-from . import crud, delivery, lookup, policy, throttle, verifications, wire
-from .access import Actor
-from .crud import Request
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import crud, delivery, lookup, policy, throttle, verifications, wire
+from iam_console.services.access import Actor
+from iam_console.services.crud import Request
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
+from iam_console.settings import settings
 
 MAX_RECEIVERS = 50
 SENDS, WINDOW_SECONDS = 30, 600  # calls per caller (every receiver counts one)

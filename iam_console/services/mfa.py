@@ -32,14 +32,24 @@ from urllib.parse import quote
 import pyotp
 from sqlmodel import Session, delete, select
 
-from .. import models as m
-from ..models.base import utcnow
-from . import lookup, throttle, verifications
-from .access import Actor
-from .crud import NO_REQUEST, Request
-from .errors import ServiceError, Unauthorized
-from .mfa_props import APP, EMAIL, SMS, TYPES, all_props, enabled, enabled_types, mask_email, mask_phone
-from .records import audit
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import lookup, throttle, verifications
+from iam_console.services.access import Actor
+from iam_console.services.crud import NO_REQUEST, Request
+from iam_console.services.errors import ServiceError, Unauthorized
+from iam_console.services.mfa_props import (
+    APP,
+    EMAIL,
+    SMS,
+    TYPES,
+    all_props,
+    enabled,
+    enabled_types,
+    mask_email,
+    mask_phone,
+)
+from iam_console.services.records import audit
 
 SETUP_MINUTES = 10
 TOTP_STEP = 30

@@ -7,7 +7,7 @@ the masked phone or email, never a TOTP seed."""
 
 from __future__ import annotations
 
-from ..models import User
+from iam_console.models import User
 
 SMS, EMAIL, APP = "sms", "email", "app"
 TYPES = (SMS, EMAIL, APP)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from ..extension import menu_declarations
-from . import builtin as b
+from iam_console.extension import menu_declarations
+from iam_console.services import builtin as b
 
 
 @dataclass(frozen=True)

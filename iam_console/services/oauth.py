@@ -30,13 +30,13 @@ from urllib.parse import urlsplit
 
 from sqlmodel import Session, or_, select, update
 
-from ..models import Application, Organization, Token, User
-from ..models.base import utcnow
-from ..settings import settings
-from . import auth, jwt_tokens, lookup, metrics, mfa_props, outbound, redirects
-from . import builtin as b
-from .errors import ServiceError
-from .records import audit
+from iam_console.models import Application, Organization, Token, User
+from iam_console.models.base import utcnow
+from iam_console.services import auth, jwt_tokens, lookup, metrics, mfa_props, outbound, redirects
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.settings import settings
 
 CODE_SECONDS = 300  # an authorization code works once, for 5 minutes
 DEVICE_SECONDS = 600

@@ -23,10 +23,10 @@ import httpx
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import builtin as b
-from . import outbound
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import outbound
+from iam_console.services.errors import ServiceError
 
 LOCAL = "Local File System"
 S3_TYPES = ("AWS S3", "MinIO")

@@ -65,9 +65,9 @@ import httpcore
 import httpx
 import ldap3
 
-from .. import fair_share
-from ..settings import settings
-from .errors import ServiceError
+from iam_console import fair_share
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 TIMEOUT_SECONDS = 10
 MAX_REDIRECTS = 5

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from casbin.model import Model
 from sqlmodel import Session, select
 
-from .. import models as m
-from .casbin_engine import parse_model
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.services.casbin_engine import parse_model
+from iam_console.services.errors import ServiceError
 
 FIELDS = 6
 DEFAULT_MODEL = """[request_definition]

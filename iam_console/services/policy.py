@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ..models import Named
-from . import builtin as b
-from .access import Actor
-from .errors import ServiceError, Unauthorized
-from .resources import Kind, Ownership, organization_of
+from iam_console.models import Named
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError, Unauthorized
+from iam_console.services.resources import Kind, Ownership, organization_of
 
 UNAUTHORIZED = "Unauthorized operation"
 

@@ -22,9 +22,9 @@ from functools import lru_cache
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import authz_version, outbound
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.services import authz_version, outbound
+from iam_console.services.errors import ServiceError
 
 FIELDS = 6
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")

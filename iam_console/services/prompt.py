@@ -13,11 +13,11 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from .. import models as m
-from . import lookup, signup, upstream
-from .errors import ServiceError
-from .records import audit
-from .wire import EMAIL
+from iam_console import models as m
+from iam_console.services import lookup, signup, upstream
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.wire import EMAIL
 
 # the signup items a prompt may ask for, by the user attribute they fill
 ATTRIBUTES = {"Display name": "display_name", "Email": "email", "Phone": "phone", "Affiliation": "affiliation",

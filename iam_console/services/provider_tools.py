@@ -11,12 +11,12 @@ from typing import Any
 
 from sqlmodel import Session
 
-from .. import models as m
-from . import captcha, crud, delivery, messages, policy, wire
-from .access import Actor
-from .errors import ServiceError
-from .kinds.provider import TYPES
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import captcha, crud, delivery, messages, policy, wire
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.provider import TYPES
+from iam_console.services.resources import REGISTRY
 
 TEST_CODE = "123456"  # the code a test message carries
 TEST_NOTIFICATION = "This is a test notification."

@@ -16,9 +16,9 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 from sqlmodel import Session, func, select
 
-from ..models.base import Named, Row, attribute_named
-from .errors import ServiceError
-from .wire import CONTROL_CHARACTERS
+from iam_console.models.base import Named, Row, attribute_named
+from iam_console.services.errors import ServiceError
+from iam_console.services.wire import CONTROL_CHARACTERS
 
 # A list asked for without p/pageSize (the SDKs' get_Xs) still stops here:
 # nothing answers with a whole million-row table.

@@ -18,11 +18,11 @@ from urllib.parse import unquote_plus
 
 from sqlmodel import Session
 
-from .. import models as m
-from ..models import Record
-from ..models.base import to_wire, utcnow
-from . import webhooks
-from .json_input import parse_json
+from iam_console import models as m
+from iam_console.models import Record
+from iam_console.models.base import to_wire, utcnow
+from iam_console.services import webhooks
+from iam_console.services.json_input import parse_json
 
 REDACTED = "***"
 # Credentials as the API's callers name them (query parameters and body fields of

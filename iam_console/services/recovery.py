@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from .. import models as m
-from . import auth, captcha, lookup, throttle, verifications
-from . import users as user_service
-from .access import Actor
-from .crud import NO_REQUEST, Request
-from .errors import ServiceError
-from .mfa_props import mask_email, mask_phone
-from .records import audit
+from iam_console import models as m
+from iam_console.services import auth, captcha, lookup, throttle, verifications
+from iam_console.services import users as user_service
+from iam_console.services.access import Actor
+from iam_console.services.crud import NO_REQUEST, Request
+from iam_console.services.errors import ServiceError
+from iam_console.services.mfa_props import mask_email, mask_phone
+from iam_console.services.records import audit
 
 GRANT_SECONDS = 10 * 60
 PER_ADDRESS = (30, 600)  # lookups and sends a client address may make per window

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlencode, urlsplit
 
-from . import patterns
-from .errors import ServiceError
+from iam_console.services import patterns
+from iam_console.services.errors import ServiceError
 
 MAX_LENGTH = 1000  # of a redirect URI, and of a registered entry
 FORBIDDEN_SCHEMES = frozenset({"javascript", "data", "vbscript", "file", "blob", "about", "filesystem"})

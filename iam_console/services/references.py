@@ -15,11 +15,11 @@ from collections.abc import Iterator
 
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import builtin as b
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY, Kind, Ownership, Ref, organization_of
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY, Kind, Ownership, Ref, organization_of
 
 CHUNK = 500  # names asked for in one query
 # db.info key: the references found in this session, {(target kind, shared): {(organization, name)}};

@@ -11,9 +11,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from .. import models as m
-from ..extension import Gathered
-from . import builtin as b
+from iam_console import models as m
+from iam_console.extension import Gathered
+from iam_console.services import builtin as b
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ import re
 
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import builtin as b
-from . import kinds, lookup, references, wire
-from .access import Actor
-from .errors import ServiceError
-from .resources import Kind, Ownership
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import kinds, lookup, references, wire
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import Kind, Ownership
 
 NAME_PATTERN = re.compile(r"^[^/\s][^/]*$")
 NAME_RULE = "The name cannot contain '/' or control characters, or start with a space"

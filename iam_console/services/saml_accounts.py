@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from .. import models as m
-from . import auth, federation
-from . import builtin as b
-from .errors import ServiceError
-from .records import audit
-from .saml_sp import Assertion, mapped
+from iam_console import models as m
+from iam_console.services import auth, federation
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.saml_sp import Assertion, mapped
 
 
 def account(db: Session, application: m.Application, assertion: Assertion, *, method: str = federation.SIGN_IN,

@@ -40,12 +40,12 @@ from urllib.parse import quote, urlencode
 from lxml import etree
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..settings import settings
-from . import builtin as b
-from . import jwt_tokens, lookup, redirects, server_keys
-from . import saml_xml as x
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import jwt_tokens, lookup, redirects, server_keys
+from iam_console.services import saml_xml as x
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 ASSERTION_MINUTES = 5
 SSO_PATH = "/api/saml/redirect"

@@ -30,13 +30,13 @@ import sqlalchemy as sa
 from lxml import etree
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import utcnow
-from ..settings import settings
-from . import builtin as b
-from . import lookup, navigation
-from . import saml_xml as x
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import builtin as b
+from iam_console.services import lookup, navigation
+from iam_console.services import saml_xml as x
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 REQUEST_MINUTES = 10
 ACS_PATH = "/api/acs"

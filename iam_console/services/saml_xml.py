@@ -26,8 +26,8 @@ from defusedxml import DefusedXmlException
 from lxml import etree
 from signxml import InvalidInput, InvalidSignature, SignatureConstructionMethod, XMLSigner, XMLVerifier
 
-from .. import cpu_work
-from .errors import ServiceError
+from iam_console import cpu_work
+from iam_console.services.errors import ServiceError
 
 PROTOCOL = "urn:oasis:names:tc:SAML:2.0:protocol"
 ASSERTION = "urn:oasis:names:tc:SAML:2.0:assertion"

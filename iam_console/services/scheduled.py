@@ -7,9 +7,9 @@ from datetime import datetime
 
 from sqlmodel import Session, update
 
-from . import builtin as b
-from . import lookup
-from .access import Actor
+from iam_console.services import builtin as b
+from iam_console.services import lookup
+from iam_console.services.access import Actor
 
 
 def claim(db: Session, model, pk: int, last: datetime | None, now: datetime) -> bool:

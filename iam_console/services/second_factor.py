@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, update
 
-from ..models import PendingSignIn
-from . import auth, lookup, mfa, mfa_props
-from .errors import ServiceError
+from iam_console.models import PendingSignIn
+from iam_console.services import auth, lookup, mfa, mfa_props
+from iam_console.services.errors import ServiceError
 
 
 @dataclass(frozen=True)

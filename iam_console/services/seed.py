@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from sqlmodel import Session, select
 
-from ..models import (
+from iam_console.models import (
     Adapter,
     Application,
     CasbinModel,
@@ -26,9 +26,9 @@ from ..models import (
     Provider,
     User,
 )
-from . import builtin as b
-from .certs import generate
-from .passwords import DEFAULT_TYPE, hash_password
+from iam_console.services import builtin as b
+from iam_console.services.certs import generate
+from iam_console.services.passwords import DEFAULT_TYPE, hash_password
 
 USER_MODEL_TEXT = """[request_definition]
 r = sub, obj, act

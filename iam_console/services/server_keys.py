@@ -8,8 +8,8 @@ import hashlib
 
 from sqlmodel import Session
 
-from . import builtin as b
-from . import lookup
+from iam_console.services import builtin as b
+from iam_console.services import lookup
 
 
 def derived_key(db: Session, purpose: str) -> bytes:

@@ -7,13 +7,13 @@ from typing import Any
 
 from sqlmodel import Session, delete, select
 
-from .. import models as m
-from . import policy, wire
-from .access import Actor
-from .crud import AFFECTED, NO_REQUEST, UNAFFECTED, Request, present
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import policy, wire
+from iam_console.services.access import Actor
+from iam_console.services.crud import AFFECTED, NO_REQUEST, UNAFFECTED, Request, present
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
 
 
 def split_pk(value: str) -> tuple[str, str, str]:

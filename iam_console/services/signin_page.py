@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session, select
 
-from .. import models as m
-from .html import safe
+from iam_console import models as m
+from iam_console.services.html import safe
 
 SHOWN_ITEMS = ("Logo", "Back button", "Languages", "Forgot password?", "Signup link")
 # the Agreement item's rules that put it on the sign-in page: unchecked, or checked at first

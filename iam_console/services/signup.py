@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 import phonenumbers
 from sqlmodel import Session, func, select
 
-from .. import models as m
-from . import builtin as b
-from . import captcha, crud, invitations, lookup, patterns, throttle, users, verifications
-from .access import Actor
-from .crud import NO_REQUEST, Request
-from .errors import ServiceError
-from .html import safe
-from .kinds.application import TEXT_ITEM, takes_value
-from .records import audit
-from .resources import REGISTRY
-from .wire import EMAIL
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import captcha, crud, invitations, lookup, patterns, throttle, users, verifications
+from iam_console.services.access import Actor
+from iam_console.services.crud import NO_REQUEST, Request
+from iam_console.services.errors import ServiceError
+from iam_console.services.html import safe
+from iam_console.services.kinds.application import TEXT_ITEM, takes_value
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
+from iam_console.services.wire import EMAIL
 
 NOT_ENABLED = "The application does not allow to sign up new account"
 NO_VERIFICATION = "No verification"

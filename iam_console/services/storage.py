@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from ..settings import settings
+from iam_console.settings import settings
 
 # the folders of the files directory: avatar/{organization}/{user}.{ext},
 # resource/{organization}/{path} and invoices; everything an organization stored is under these

@@ -41,15 +41,15 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, select, update
 
-from .. import models as m
-from ..models.base import Money, UTCDateTime, attributes_by_wire_name, money_of, utcnow
-from . import builtin as b
-from . import crud, lookup, metrics, outbound, policy, scheduled, uploads, wire
-from .access import Actor
-from .errors import ServiceError
-from .kinds import syncer as kind
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.models.base import Money, UTCDateTime, attributes_by_wire_name, money_of, utcnow
+from iam_console.services import builtin as b
+from iam_console.services import crud, lookup, metrics, outbound, policy, scheduled, uploads, wire
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds import syncer as kind
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
 
 log = logging.getLogger(__name__)
 BATCH = 500

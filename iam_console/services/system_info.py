@@ -12,9 +12,9 @@ from pathlib import Path
 
 import psutil
 
-from .. import __version__
-from ..settings import settings
-from .errors import ServiceError
+from iam_console import __version__
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 PROJECT = Path(__file__).resolve().parents[2]
 VERSION_FILE = "iam_console/__init__.py"  # the commit that last changed it made the release

@@ -25,8 +25,8 @@ import time
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from ..models import Throttle
-from .errors import ServiceError
+from iam_console.models import Throttle
+from iam_console.services.errors import ServiceError
 
 # What a refused `hit` says: what was limited, and in how many minutes to try again. The password
 # lockout's words are for checks of a password or code only; a limit on sending or asking says so.

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import jwt
 from sqlmodel import Session
 
-from .. import models as m
-from . import crud, jwt_tokens
-from .access import Actor
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import crud, jwt_tokens
+from iam_console.services.access import Actor
+from iam_console.services.resources import REGISTRY
 
 MAX_TOKEN = 20_000
 VALID, INVALID, EXPIRED = "valid", "invalid", "expired"

@@ -11,13 +11,13 @@ from urllib.parse import quote
 
 from sqlmodel import Session, select
 
-from ..models import Application, AuthSession, Token, User
-from ..models.base import format_time, utcnow
-from ..settings import settings
-from . import auth, jwt_tokens, lookup, redirects
-from . import builtin as b
-from .errors import ServiceError
-from .oauth import DEVICE_GRANT, RESPONSE_TYPES, STANDARD_SCOPES, OAuthError, digest, revoke_row
+from iam_console.models import Application, AuthSession, Token, User
+from iam_console.models.base import format_time, utcnow
+from iam_console.services import auth, jwt_tokens, lookup, redirects
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.oauth import DEVICE_GRANT, RESPONSE_TYPES, STANDARD_SCOPES, OAuthError, digest, revoke_row
+from iam_console.settings import settings
 
 # --- using tokens ---
 

@@ -13,12 +13,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import to_wire, utcnow
-from . import policy, query, wire
-from .access import Actor
-from .errors import ServiceError
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.models.base import to_wire, utcnow
+from iam_console.services import policy, query, wire
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import REGISTRY
 
 # get-records' filters beyond Casdoor's field/value: each is an equality on the first column of
 # an index ending in the list's order (migration 0015), and the time range is that order's range

@@ -49,16 +49,16 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import Money, UTCDateTime, attributes_by_wire_name, wire_names
-from ..settings import settings
-from ..workers import courtesy
-from . import crud, kinds, lookup, policy, references, xlsx_rows
-from .access import Actor
-from .errors import ServiceError
-from .json_input import parse_json
-from .records import audit
-from .resources import REGISTRY, Kind
+from iam_console import models as m
+from iam_console.models.base import Money, UTCDateTime, attributes_by_wire_name, wire_names
+from iam_console.services import crud, kinds, lookup, policy, references, xlsx_rows
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.json_input import parse_json
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY, Kind
+from iam_console.settings import settings
+from iam_console.workers import courtesy
 
 UPLOADABLE = ("user", "role", "permission", "group")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024

@@ -36,11 +36,11 @@ import sqlalchemy as sa
 from authlib.common.security import generate_token
 from sqlmodel import Session, delete, select
 
-from .. import models as m
-from ..models.base import utcnow
-from ..settings import settings
-from . import federation, id_tokens, lookup, navigation, outbound, page_script, throttle
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import federation, id_tokens, lookup, navigation, outbound, page_script, throttle
+from iam_console.services.errors import ServiceError
+from iam_console.settings import settings
 
 with warnings.catch_warnings():  # Authlib 1.9 warns, at import, about httpx2 for its assertion client
     import authlib.deprecate  # noqa: F401  (it sets its warning to "always": ignored after it, here)
@@ -211,7 +211,7 @@ def _checked_start(db: Session, *, application_name: str, provider_name: str, me
     if len(authorize_query) > MAX_QUERY:
         raise ServiceError("The authorization request is too long")
     if authorize_query:
-        from . import oauth  # the authorization request is checked now, and again after the sign-in
+        from iam_console.services import oauth  # the authorization request is checked now, and again after the sign-in
 
         checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(_query(authorize_query)))
         if checked.application.name != application.name:
@@ -253,7 +253,7 @@ def start(db: Session, *, application_name: str, provider_name: str, method: str
     browser_token = _browser_token(browser_token)
     verifier = nonce = page = ""  # a SAML request's state has neither verifier nor nonce (`kind_of`)
     if provider.category == "SAML":
-        from . import saml_sp
+        from iam_console.services import saml_sp
 
         login = saml_sp.login(db, f"{provider.owner}/{provider.name}", application, return_to=return_to)
         state, url, page = login.request_id, login.url, login.page

@@ -7,13 +7,13 @@ import uuid
 
 from sqlmodel import Session, func, select
 
-from .. import models as m
-from . import accounts, auth, counts, crud, jwt_tokens, lookup, policy, query
-from .access import Actor
-from .crud import NO_REQUEST, Request, present
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
+from iam_console import models as m
+from iam_console.services import accounts, auth, counts, crud, jwt_tokens, lookup, policy, query
+from iam_console.services.access import Actor
+from iam_console.services.crud import NO_REQUEST, Request, present
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
 
 # organization password options -> (regex the password must match, message). One regex for two
 # engines: the server checks it here (re) and the console's password dialog runs it in the browser

@@ -37,15 +37,15 @@ import phonenumbers
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from .. import models as m
-from . import accounts, crud, delivery, lookup, policy
-from . import builtin as b
-from .access import Actor
-from .crud import NO_REQUEST, Request
-from .errors import ServiceError
-from .records import audit
-from .resources import REGISTRY
-from .wire import EMAIL
+from iam_console import models as m
+from iam_console.services import accounts, crud, delivery, lookup, policy
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.crud import NO_REQUEST, Request
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.services.resources import REGISTRY
+from iam_console.services.wire import EMAIL
 
 EMAIL_KIND, PHONE_KIND = "email", "phone"
 CATEGORIES = {EMAIL_KIND: "Email", PHONE_KIND: "SMS"}

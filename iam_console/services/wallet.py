@@ -25,13 +25,13 @@ from urllib.parse import urlsplit
 
 from sqlmodel import Session, delete, select, update
 
-from .. import models as m
-from ..models.base import utcnow
-from ..settings import settings
-from . import auth, federation, metrics, mfa_props, page_script, throttle
-from . import builtin as b
-from .errors import ServiceError
-from .json_input import parse_json
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import auth, federation, metrics, mfa_props, page_script, throttle
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.json_input import parse_json
+from iam_console.settings import settings
 
 # eth-account's py_ecc raises the interpreter's recursion limit to 100,000 when it is imported,
 # for the whole process. The C JSON parser recurses on the C stack up to that limit, so a deeply

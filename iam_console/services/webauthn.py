@@ -48,12 +48,12 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from ..models import Application, AuthSession, User, WebAuthnChallenge
-from ..models.base import utcnow
-from ..settings import settings
-from . import auth, lookup, server_keys
-from .errors import ServiceError
-from .records import audit
+from iam_console.models import Application, AuthSession, User, WebAuthnChallenge
+from iam_console.models.base import utcnow
+from iam_console.services import auth, lookup, server_keys
+from iam_console.services.errors import ServiceError
+from iam_console.services.records import audit
+from iam_console.settings import settings
 
 CHALLENGE_SECONDS = 300
 TIMEOUT_MS = 60_000  # the browser's prompt

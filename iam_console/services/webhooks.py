@@ -41,12 +41,12 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session as OrmSession
 from sqlmodel import Session, select
 
-from .. import models as m
-from ..models.base import attribute_named, masked, to_wire, utcnow, wire_names
-from . import builtin as b
-from . import metrics, outbound, policy, query
-from .access import Actor
-from .errors import ServiceError
+from iam_console import models as m
+from iam_console.models.base import attribute_named, masked, to_wire, utcnow, wire_names
+from iam_console.services import builtin as b
+from iam_console.services import metrics, outbound, policy, query
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
 
 PENDING, RETRYING, SUCCESS, FAILED = "Pending", "Retrying", "Success", "Failed"
 STATES = (PENDING, RETRYING, SUCCESS, FAILED)

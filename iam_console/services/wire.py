@@ -18,7 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..models.base import (
+from iam_console.models.base import (
     MONEY_LIMIT,
     MONEY_SCALE,
     Money,
@@ -28,7 +28,7 @@ from ..models.base import (
     money_of,
     wire_names,
 )
-from .errors import ServiceError
+from iam_console.services.errors import ServiceError
 
 MASK = "***"
 # C0 and C1 control characters and DEL: names, ids and search values refuse them (NUL

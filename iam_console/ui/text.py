@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..i18n import DEFAULT_LANGUAGE, catalog
-from .state.prefs import Prefs
+from iam_console.i18n import DEFAULT_LANGUAGE, catalog
+from iam_console.ui.state.prefs import Prefs
 
 
 def t(key: str) -> rx.Var:

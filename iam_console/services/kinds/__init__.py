@@ -6,10 +6,9 @@ values `choices` reads from the same declarations."""
 
 from __future__ import annotations
 
-from ... import models as m
-from ...extension import Gathered
-from ..resources import REGISTRY
-from . import (
+from iam_console import models as m
+from iam_console.extension import Gathered
+from iam_console.services.kinds import (
     adapter,
     application,
     cert,
@@ -36,7 +35,8 @@ from . import (
     user,
     webhook,
 )
-from .common import KindRules
+from iam_console.services.kinds.common import KindRules
+from iam_console.services.resources import REGISTRY
 
 BUILT_IN_RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
     adapter, application, cert, enforcer, group, invitation, key, ldap, model, order, organization, payment, permission,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from ..errors import ServiceError
-from ..policy_store import DRIVERS
-from .common import BUILT_IN_CASBIN, Choice, KindRules, check_destinations, check_port, fixed
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import BUILT_IN_CASBIN, Choice, KindRules, check_destinations, check_port, fixed
+from iam_console.services.policy_store import DRIVERS
 
 TYPES = ("Database",)
 # the servers policy_store reaches through SQLAlchemy, and a SQLite file

@@ -8,13 +8,13 @@ import secrets
 
 from sqlmodel import Session, or_, select
 
-from ... import models as m
-from .. import builtin as b
-from .. import certs, leftovers, redirects
-from ..access import Actor
-from ..errors import ServiceError
-from ..oauth import DEVICE_GRANT
-from .common import Choice, KindRules, built_in, check_range
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import certs, leftovers, redirects
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, built_in, check_range
+from iam_console.services.oauth import DEVICE_GRANT
 
 SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID")
 TOKEN_FORMATS = ("JWT", "JWT-Empty", "JWT-Custom", "JWT-Standard")

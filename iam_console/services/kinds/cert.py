@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from .. import builtin as b
-from .. import certs
-from ..access import Actor
-from .common import Choice, KindRules, built_in, check_range, fixed
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services import certs
+from iam_console.services.access import Actor
+from iam_console.services.kinds.common import Choice, KindRules, built_in, check_range, fixed
 
 # what a pasted certificate and private key are checked again on
 MATERIAL = {"type", "crypto_algorithm", "bit_size", "certificate", "private_key"}

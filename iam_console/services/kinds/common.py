@@ -8,13 +8,13 @@ from typing import Any
 
 from sqlmodel import Session
 
-from ... import models as m
-from ...models.base import utcnow
-from .. import builtin as b
-from .. import outbound
-from ..access import Actor
-from ..errors import ServiceError
-from ..resources import Kind
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import builtin as b
+from iam_console.services import outbound
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import Kind
 
 # (db, actor, row): refuse a record that breaks a rule (ServiceError)
 Validate = Callable[[Session, Actor, Any], None]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import BUILT_IN_CASBIN, KindRules, fixed, stamp_updated
+from iam_console.services.kinds.common import BUILT_IN_CASBIN, KindRules, fixed, stamp_updated
 
 RULES = KindRules(before_save=stamp_updated, protect=BUILT_IN_CASBIN,
                   new=fixed(displayName="New Enforcer - {suffix}"))

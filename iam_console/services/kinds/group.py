@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from ...models.base import utcnow
-from .. import groups
-from ..access import Actor
-from ..errors import ServiceError
-from .common import Choice, KindRules
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import groups
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules
 
 TYPES = ("Virtual", "Physical")
 

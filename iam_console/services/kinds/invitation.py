@@ -7,11 +7,11 @@ import string
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from ..errors import ServiceError
-from ..resources import Kind
-from .common import Choice, KindRules, check_range, stamp_updated
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, check_range, stamp_updated
+from iam_console.services.resources import Kind
 
 STATES = ("Active", "Suspended")
 PLAN_TAG = "auto_created_invitation_for_plan"  # the tag of an invitation a plan created

@@ -10,13 +10,13 @@ from typing import Any
 
 from sqlmodel import Session
 
-from ... import models as m
-from ...models.base import utcnow
-from .. import credentials
-from ..access import Actor
-from ..errors import ServiceError
-from ..passwords import hash_secret
-from .common import Choice, KindRules
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import credentials
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules
+from iam_console.services.passwords import hash_secret
 
 # Casdoor's types; a Prometheus key is stored as given (it reads Casdoor's metrics), and like every
 # key acts only as its user or its application's client (services/credentials.py)

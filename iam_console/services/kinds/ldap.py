@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from .. import ldap_client
-from ..access import Actor
-from .common import Choice, KindRules, check_destinations, check_range, fixed
+from iam_console import models as m
+from iam_console.services import ldap_client
+from iam_console.services.access import Actor
+from iam_console.services.kinds.common import Choice, KindRules, check_destinations, check_range, fixed
 
 PASSWORD_TYPES = ("Plain", "SSHA", "MD5")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from ..casbin_engine import parse_model
-from ..seed import USER_MODEL_TEXT
-from .common import BUILT_IN_CASBIN, KindRules, fixed
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.casbin_engine import parse_model
+from iam_console.services.kinds.common import BUILT_IN_CASBIN, KindRules, fixed
+from iam_console.services.seed import USER_MODEL_TEXT
 
 
 def validate(db: Session, actor: Actor, row: m.CasbinModel) -> None:

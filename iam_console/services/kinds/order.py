@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .common import KindRules, fixed
+from iam_console.services.kinds.common import KindRules, fixed
 
 RULES = KindRules(new=fixed(displayName="New Order - {suffix}", currency="USD", state="Created"))

@@ -9,15 +9,15 @@ import secrets
 import phonenumbers
 from sqlmodel import Session, delete, select
 
-from ... import models as m
-from .. import accounts, lookup, storage
-from .. import builtin as b
-from ..access import Actor
-from ..errors import ServiceError
-from ..passwords import TYPES as PASSWORD_TYPES
-from ..resources import REGISTRY
-from .common import Choice, KindRules, built_in
-from .user import TYPES as USER_TYPES
+from iam_console import models as m
+from iam_console.services import accounts, lookup, storage
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, built_in
+from iam_console.services.kinds.user import TYPES as USER_TYPES
+from iam_console.services.passwords import TYPES as PASSWORD_TYPES
+from iam_console.services.resources import REGISTRY
 
 OBFUSCATOR_TYPES = ("Plain", "AES", "DES")
 # What the console offers for an organization's languages and phone country codes: Casdoor's

@@ -6,12 +6,12 @@ import re
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from ..errors import ServiceError
-from ..resources import Kind
-from ..wire import EMAIL
-from .common import Choice, KindRules, fixed
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, fixed
+from iam_console.services.resources import Kind
+from iam_console.services.wire import EMAIL
 
 PHONE = re.compile(r"^\+?[0-9][0-9 -]{4,19}$")
 ID_CARD = re.compile(r"^[0-9A-Za-z]{6,20}$")

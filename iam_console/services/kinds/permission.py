@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from ... import models as m
-from ...models.base import utcnow
-from .. import builtin as b
-from .. import policy
-from ..access import Actor
-from ..casbin_engine import has_roles, parse_model
-from ..errors import ServiceError
-from .common import Choice, KindRules
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import builtin as b
+from iam_console.services import policy
+from iam_console.services.access import Actor
+from iam_console.services.casbin_engine import has_roles, parse_model
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules
 
 STATES = ("Approved", "Pending")
 EFFECTS = ("Allow", "Deny")

@@ -10,13 +10,13 @@ import secrets
 
 from sqlmodel import Session, select
 
-from ... import models as m
-from .. import references
-from ..access import Actor
-from ..errors import ServiceError
-from ..resources import REGISTRY
-from .common import Choice, KindRules, fixed
-from .product import PLAN_PRODUCT_QUANTITY, PLAN_TAG
+from iam_console import models as m
+from iam_console.services import references
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, fixed
+from iam_console.services.kinds.product import PLAN_PRODUCT_QUANTITY, PLAN_TAG
+from iam_console.services.resources import REGISTRY
 
 CURRENCIES = ("USD", "CNY")
 PERIODS = ("Monthly", "Yearly")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from .common import KindRules, check_range, fixed
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.kinds.common import KindRules, check_range, fixed
 
 
 def validate(db: Session, actor: Actor, row: m.Pricing) -> None:

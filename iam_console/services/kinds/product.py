@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from ... import models as m
-from ...models.base import money_of, wire_money
-from .. import builtin as b
-from ..access import Actor
-from ..errors import ServiceError
-from ..resources import Kind
-from .common import Choice, KindRules, check_range, fixed
+from iam_console import models as m
+from iam_console.models.base import money_of, wire_money
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, check_range, fixed
+from iam_console.services.resources import Kind
 
 CURRENCIES = ("USD", "CNY", "EUR", "JPY", "GBP", "AUD", "CAD", "CHF", "HKD", "SGD")
 STATES = ("Published", "Draft")

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from .. import delivery, object_storage, outbound
-from ..access import Actor
-from ..errors import ServiceError
-from .common import Choice, KindRules, check_destinations, check_port, fixed
+from iam_console import models as m
+from iam_console.services import delivery, object_storage, outbound
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, check_destinations, check_port, fixed
 
 CUSTOM_OAUTH = ("Custom", *(f"Custom{n}" for n in range(2, 11)), "Custom Flexible")
 TYPES: dict[str, tuple[str, ...]] = {
@@ -131,7 +131,7 @@ def validate(db: Session, actor: Actor, row: m.Provider) -> None:
 
 
 def _saml(row: m.Provider) -> None:
-    from .. import saml_sp, saml_xml
+    from iam_console.services import saml_sp, saml_xml
 
     if (row.metadata_ or "").strip():
         read = saml_sp.metadata_fields(row.metadata_)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from .. import object_storage, storage
-from ..errors import ServiceError
-from .common import KindRules
+from iam_console import models as m
+from iam_console.services import object_storage, storage
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import KindRules
 
 
 def take_along(db: Session, row: m.Resource) -> None:

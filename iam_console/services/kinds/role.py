@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from ..errors import ServiceError
-from .common import KindRules, fixed
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import KindRules, fixed
 
 
 def validate(db: Session, actor: Actor, row: m.Role) -> None:

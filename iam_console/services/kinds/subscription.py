@@ -23,11 +23,11 @@ from datetime import datetime
 
 from sqlmodel import Session, select
 
-from ... import models as m
-from ...models.base import format_time, utcnow
-from ..access import Actor
-from ..errors import ServiceError
-from .common import Choice, KindRules
+from iam_console import models as m
+from iam_console.models.base import format_time, utcnow
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules
 
 STATES = ("Pending", "Active", "Upcoming", "Expired", "Error", "Suspended")
 PERIODS = ("Monthly", "Yearly")

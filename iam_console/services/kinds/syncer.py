@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..access import Actor
-from ..errors import ServiceError
-from .common import Choice, KindRules, check_destinations, check_port, check_range, fixed
+from iam_console import models as m
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, check_destinations, check_port, check_range, fixed
 
 # Casdoor's syncers have many more types (LDAP, WeCom, Okta...): any type is stored, the editor
 # offers these two (the ones services/syncers.py runs), and the list filters Database and LDAP

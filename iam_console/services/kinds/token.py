@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ... import models as m
-from ...models.base import to_wire
-from .. import builtin as b
-from ..errors import ServiceError
-from ..resources import Kind
-from .common import KindRules, fixed
+from iam_console import models as m
+from iam_console.models.base import to_wire
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import KindRules, fixed
+from iam_console.services.resources import Kind
 
 
 def issued(token: m.Token) -> bool:

@@ -4,7 +4,7 @@ moved the money (Payment), and its subtype, that provider's type (Dummy, Balance
 
 from __future__ import annotations
 
-from .common import KindRules, answer_name, fixed
+from iam_console.services.kinds.common import KindRules, answer_name, fixed
 
 CATEGORIES = ("Purchase", "Recharge")
 TYPES = ("Payment",)  # the categories of the providers that move money

@@ -8,14 +8,14 @@ import uuid
 
 from sqlmodel import Session
 
-from ... import models as m
-from ...models.base import utcnow
-from .. import accounts, auth, credentials, groups, leftovers, lookup, mfa_props
-from .. import builtin as b
-from ..access import Actor
-from ..errors import ServiceError
-from ..passwords import hash_secret
-from .common import Choice, KindRules, built_in
+from iam_console import models as m
+from iam_console.models.base import utcnow
+from iam_console.services import accounts, auth, credentials, groups, leftovers, lookup, mfa_props
+from iam_console.services import builtin as b
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.common import Choice, KindRules, built_in
+from iam_console.services.passwords import hash_secret
 
 TYPES = ("normal-user", "paid-user")
 MAX_FACE_IDS = 5

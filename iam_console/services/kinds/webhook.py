@@ -6,10 +6,10 @@ import secrets
 
 from sqlmodel import Session
 
-from ... import models as m
-from ...extension import extensions
-from ..access import Actor
-from .common import Choice, KindRules, check_destinations, check_range, fixed
+from iam_console import models as m
+from iam_console.extension import extensions
+from iam_console.services.access import Actor
+from iam_console.services.kinds.common import Choice, KindRules, check_destinations, check_range, fixed
 
 METHODS = ("POST", "GET", "PUT", "DELETE")
 CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")

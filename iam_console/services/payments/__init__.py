@@ -3,13 +3,13 @@ that use them are services/commerce.py."""
 
 from __future__ import annotations
 
-from ... import models as m
-from ..errors import ServiceError
-from .balance import Balance
-from .base import PaymentProvider
-from .dummy import Dummy
-from .paypal import PayPal
-from .stripe_checkout import StripeCheckout
+from iam_console import models as m
+from iam_console.services.errors import ServiceError
+from iam_console.services.payments.balance import Balance
+from iam_console.services.payments.base import PaymentProvider
+from iam_console.services.payments.dummy import Dummy
+from iam_console.services.payments.paypal import PayPal
+from iam_console.services.payments.stripe_checkout import StripeCheckout
 
 MODULES = {"Dummy": Dummy, "Balance": Balance, "Stripe": StripeCheckout, "PayPal": PayPal}
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 from sqlmodel import Session, select, update
 
-from ... import models as m
-from .. import builtin as b
-from ..errors import ServiceError
-from .base import Check, PayAnswer, PayRequest
+from iam_console import models as m
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.payments.base import Check, PayAnswer, PayRequest
 
 DEFAULT_CURRENCY = "USD"  # Casdoor's, when neither the user nor the organization names one
 OTHER_RECHARGE = "The balance is kept in %s: a recharge in %s cannot be added to it"

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from sqlmodel import Session
 
-from ... import models as m
-from ..errors import ServiceError
+from iam_console import models as m
+from iam_console.services.errors import ServiceError
 
 # a payment's states (Casdoor's); all but Created are final
 CREATED, PAID, CANCELED, TIMEOUT, ERROR = "Created", "Paid", "Canceled", "Timeout", "Error"

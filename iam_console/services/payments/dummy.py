@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from sqlmodel import Session
 
-from ... import models as m
-from .base import Check, PayAnswer, PayRequest
+from iam_console import models as m
+from iam_console.services.payments.base import Check, PayAnswer, PayRequest
 
 
 class Dummy:

@@ -19,11 +19,21 @@ from typing import Any
 import httpx
 from sqlmodel import Session
 
-from ... import models as m
-from ...settings import settings
-from .. import outbound
-from ..errors import ServiceError
-from .base import CANCELED, CREATED, ERROR, PAID, Check, PayAnswer, PayRequest, decimals, minor_units
+from iam_console import models as m
+from iam_console.services import outbound
+from iam_console.services.errors import ServiceError
+from iam_console.services.payments.base import (
+    CANCELED,
+    CREATED,
+    ERROR,
+    PAID,
+    Check,
+    PayAnswer,
+    PayRequest,
+    decimals,
+    minor_units,
+)
+from iam_console.settings import settings
 
 TIMEOUT_SECONDS = 15
 

@@ -19,11 +19,21 @@ import httpx
 import stripe
 from sqlmodel import Session
 
-from ... import models as m
-from ...settings import settings
-from .. import outbound
-from ..errors import ServiceError
-from .base import CREATED, ERROR, PAID, TIMEOUT, Check, PayAnswer, PayRequest, from_minor_units, minor_units
+from iam_console import models as m
+from iam_console.services import outbound
+from iam_console.services.errors import ServiceError
+from iam_console.services.payments.base import (
+    CREATED,
+    ERROR,
+    PAID,
+    TIMEOUT,
+    Check,
+    PayAnswer,
+    PayRequest,
+    from_minor_units,
+    minor_units,
+)
+from iam_console.settings import settings
 
 TIMEOUT_SECONDS = 15
 SESSION_MINUTES = 30

@@ -7,10 +7,10 @@ from typing import Any
 
 import reflex as rx
 
-from ..state.applications import ApplicationTools
-from ..state.editing import Editing
-from ..text import t
-from .section import section
+from iam_console.ui.components.section import section
+from iam_console.ui.state.applications import ApplicationTools
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.text import t
 
 # a sample sign-in form the CSS preview styles
 SAMPLE_FORM = ('<div class="login-panel"><form class="login-form"><label>Username <input name="username"></label>'

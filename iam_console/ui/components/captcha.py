@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..text import t
+from iam_console.ui.text import t
 
 
 def captcha_fields(state, prefix: str) -> rx.Component:

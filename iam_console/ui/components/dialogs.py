@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..text import t
+from iam_console.ui.text import t
 
 
 def cancel_ok(on_cancel, on_ok, *, cancel_id: str, ok_id: str) -> rx.Component:

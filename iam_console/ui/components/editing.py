@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import builtin as b
-from ...services.resources import Ownership
-from ..screens import Field, Screen
-from ..state.account import Account
-from ..state.editing import EMPTY_CHOICE, Editing
-from ..text import t
-from .code_editor import code_editor
-from .picker import picker
-from .rows import rows_table
+from iam_console.services import builtin as b
+from iam_console.services.resources import Ownership
+from iam_console.ui.components.code_editor import code_editor
+from iam_console.ui.components.picker import picker
+from iam_console.ui.components.rows import rows_table
+from iam_console.ui.screens import Field, Screen
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.editing import EMPTY_CHOICE, Editing
+from iam_console.ui.text import t
 
 # what a select's option may show before its label (Screen Field.choices' third element)
 CHOICE_ICONS = {"Physical": "users", "Virtual": "layers"}

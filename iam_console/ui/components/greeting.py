@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..state.account import Account
-from ..state.prefs import Prefs
-from ..text import t
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.text import t
 
 
 def greeting() -> rx.Component:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..state.linked import LinkedSection
-from ..state.prefs import Prefs
-from ..text import t
-from .provider_buttons import full_load
+from iam_console.ui.components.provider_buttons import full_load
+from iam_console.ui.state.linked import LinkedSection
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.text import t
 
 
 def _row(row: rx.Var) -> rx.Component:

@@ -9,13 +9,13 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from ..screens import Column, Screen
-from ..state.account import Account
-from ..state.listing import PAGE_SIZES, Listing, Lists, Paging
-from ..state.prefs import Prefs
-from ..text import t
-from .dialogs import confirm
-from .section import section
+from iam_console.ui.components.dialogs import confirm
+from iam_console.ui.components.section import section
+from iam_console.ui.screens import Column, Screen
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.listing import PAGE_SIZES, Listing, Lists, Paging
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.text import t
 
 
 def _header(column: Column, state: type[Lists]) -> rx.Component:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import invoices
-from ..state.editing import Editing
-from ..state.service import call, say
-from ..text import t
+from iam_console.services import invoices
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import call, say
+from iam_console.ui.text import t
 
 
 class PaymentInvoice(rx.State):

@@ -9,7 +9,7 @@ from typing import Any
 
 import reflex as rx
 
-from ..text import t
+from iam_console.ui.text import t
 
 
 def _option(label: Any, on_click: Any) -> rx.Component:

@@ -10,7 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from ..text import t
+from iam_console.ui.text import t
 
 # the currencies of a product (services/kinds/product.py CURRENCIES) and the sign shown before an amount
 CURRENCY_SIGNS = (("USD", "$"), ("CNY", "¥"), ("EUR", "€"), ("JPY", "¥"), ("GBP", "£"), ("AUD", "A$"),

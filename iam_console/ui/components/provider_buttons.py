@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..state.prefs import Prefs
+from iam_console.ui.state.prefs import Prefs
 
 
 def full_load() -> dict:

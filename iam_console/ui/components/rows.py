@@ -10,11 +10,11 @@ from typing import Any
 
 import reflex as rx
 
-from ..screens import Cell, Field
-from ..state.prefs import Prefs
-from ..state.rows import OPTION_SEPARATOR
-from ..text import t
-from .picker import picker
+from iam_console.ui.components.picker import picker
+from iam_console.ui.screens import Cell, Field
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.rows import OPTION_SEPARATOR
+from iam_console.ui.text import t
 
 
 def kebab(key: str) -> str:

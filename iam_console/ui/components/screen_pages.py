@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..routes import page
-from ..screens import Screen
-from ..state.editing import Editing
-from ..state.listing import Listing
-from .editing import edit_page
-from .listing import list_page
+from iam_console.ui.components.editing import edit_page
+from iam_console.ui.components.listing import list_page
+from iam_console.ui.routes import page
+from iam_console.ui.screens import Screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.listing import Listing
 
 
 def register(screen: Screen) -> None:

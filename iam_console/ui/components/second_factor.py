@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..state.prefs import Prefs
-from ..state.second_factor import SecondStep
-from ..text import t
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.second_factor import SecondStep
+from iam_console.ui.text import t
 
 
 def second_factor_form(prefix: str, on_submit, on_key) -> rx.Component:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..text import t
+from iam_console.ui.text import t
 
 
 def section(title: str, ident: str, *children: rx.Component, action: rx.Component | None = None) -> rx.Component:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..state.tour import Tour
-from ..text import t
+from iam_console.ui.state.tour import Tour
+from iam_console.ui.text import t
 
 
 def _step(state: type[Tour], steps: tuple, index: int, title: str, body: str, next_page) -> rx.Component:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..state.prefs import Prefs
-from ..state.webauthn import ITEM, WebauthnSection
-from ..text import t
-from .dialogs import confirm
+from iam_console.ui.components.dialogs import confirm
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.webauthn import ITEM, WebauthnSection
+from iam_console.ui.text import t
 
 
 def _row(row: rx.Var) -> rx.Component:

@@ -7,9 +7,9 @@ new module or screen cannot be left out."""
 import importlib
 import pkgutil
 
-from ...extension import extensions, imported
-from ..components.screen_pages import register
-from ..screens import SCREENS
+from iam_console.extension import extensions, imported
+from iam_console.ui.components.screen_pages import register
+from iam_console.ui.screens import SCREENS
 
 MODULES = tuple(importlib.import_module(f"{__name__}.{info.name}")
                 for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name))

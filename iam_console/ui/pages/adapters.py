@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import enforcement
-from ...services.kinds import choices
-from ...services.kinds.adapter import same_db_switched
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.service import in_thread, message, say
-from ..text import t
-from .models import built_in, read_only_when_built_in
+from iam_console.services import enforcement
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.adapter import same_db_switched
+from iam_console.ui.pages.models import built_in, read_only_when_built_in
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import in_thread, message, say
+from iam_console.ui.text import t
 
 CONNECTED, FAILED = "Connect successfully", "Failed to connect: %s"
 

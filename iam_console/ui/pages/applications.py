@@ -4,10 +4,10 @@ the page's own tools (ui/state/applications.py, services/application_tools.py)."
 
 from __future__ import annotations
 
-from ...services import application_tools as tools
-from ...services import builtin as b
-from ...services.kinds import choices
-from ...services.kinds.application import (
+from iam_console.services import application_tools as tools
+from iam_console.services import builtin as b
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.application import (
     AUTO_SIGNIN_NEEDS_SESSION,
     CHOICE_TYPES,
     GRANT_TYPES,
@@ -15,11 +15,18 @@ from ...services.kinds.application import (
     SIGNUP_BUTTON,
     SIGNUP_RULES,
 )
-from ..components.applications import code_preview, links, logo_preview, saml, side_html_shown, terms_upload
-from ..screens import Cell, Column, Field, Screen, screen
-from ..state.applications import ApplicationTools
-from ..state.organization import Theme
-from .organizations import theme_section
+from iam_console.ui.components.applications import (
+    code_preview,
+    links,
+    logo_preview,
+    saml,
+    side_html_shown,
+    terms_upload,
+)
+from iam_console.ui.pages.organizations import theme_section
+from iam_console.ui.screens import Cell, Column, Field, Screen, screen
+from iam_console.ui.state.applications import ApplicationTools
+from iam_console.ui.state.organization import Theme
 
 SIGNUP_ITEMS = ("ID", "Username", "Display name", "First name", "Last name", "Affiliation", "Gender", "Birthday",
                 "Education", "Bio", "Tag", "Country/Region", "ID card", "Password", "Confirm password", "Email",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..components.greeting import greeting
-from ..routes import page
-from ..state.apps import Apps
-from ..text import t
+from iam_console.ui.components.greeting import greeting
+from iam_console.ui.routes import page
+from iam_console.ui.state.apps import Apps
+from iam_console.ui.text import t
 
 
 def _card(app: rx.Var) -> rx.Component:

@@ -18,19 +18,19 @@ from urllib.parse import quote, urlencode
 
 import reflex as rx
 
-from ... import workers
-from ...services import auth, lookup, mfa, oauth, page_script, prompt, redirects, upstream, wallet, webauthn
-from ...services.errors import ServiceError
-from ..components.provider_buttons import provider_buttons
-from ..components.second_factor import second_factor_form
-from ..routes import page
-from ..shell import themed
-from ..state.account import Account
-from ..state.prefs import Prefs
-from ..state.second_factor import SecondStep
-from ..state.service import with_db
-from ..text import t
-from .login import pending_mfa_script
+from iam_console import workers
+from iam_console.services import auth, lookup, mfa, oauth, page_script, prompt, redirects, upstream, wallet, webauthn
+from iam_console.services.errors import ServiceError
+from iam_console.ui.components.provider_buttons import provider_buttons
+from iam_console.ui.components.second_factor import second_factor_form
+from iam_console.ui.pages.login import pending_mfa_script
+from iam_console.ui.routes import page
+from iam_console.ui.shell import themed
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.second_factor import SecondStep
+from iam_console.ui.state.service import with_db
+from iam_console.ui.text import t
 
 ANSWER_RERUN_SECONDS = 10.0
 

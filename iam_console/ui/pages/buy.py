@@ -19,14 +19,14 @@ from urllib.parse import parse_qs
 
 import reflex as rx
 
-from ...services import commerce
-from ...services.money_text import money_text
-from ...settings import settings
-from ..components.product_card import product_card
-from ..routes import page
-from ..state.prefs import Prefs
-from ..state.service import in_thread, message
-from ..text import t
+from iam_console.services import commerce
+from iam_console.services.money_text import money_text
+from iam_console.settings import settings
+from iam_console.ui.components.product_card import product_card
+from iam_console.ui.routes import page
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import in_thread, message
+from iam_console.ui.text import t
 
 
 def _parts(path: str, prefix: str, suffix: str) -> tuple[str, str]:

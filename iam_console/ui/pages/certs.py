@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ... import workers
-from ...services import builtin as b
-from ...services import cert_keys, wire
-from ...services.errors import ServiceError
-from ...services.kinds import choices
-from ...services.kinds.cert import settled_bit_size
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.service import call, failure, say
-from ..text import t
+from iam_console import workers
+from iam_console.services import builtin as b
+from iam_console.services import cert_keys, wire
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.cert import settled_bit_size
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import call, failure, say
+from iam_console.ui.text import t
 
 BIT_SIZES = ("1024", "2048", "4096")
 SHARED = ((b.ADMIN_OWNER, "admin (Shared)"),)

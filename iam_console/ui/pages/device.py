@@ -10,15 +10,15 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ... import workers
-from ...services import navigation, oauth
-from ...services.errors import ServiceError
-from ..routes import page
-from ..shell import guarded
-from ..state.account import Account
-from ..state.prefs import Prefs
-from ..state.service import call, message, say, with_db
-from ..text import t
+from iam_console import workers
+from iam_console.services import navigation, oauth
+from iam_console.services.errors import ServiceError
+from iam_console.ui.routes import page
+from iam_console.ui.shell import guarded
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, message, say, with_db
+from iam_console.ui.text import t
 
 ENTER, CONFIRM, DONE = "enter", "confirm", "done"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..components.listing import pager
-from ..components.rows import rows_table
-from ..components.section import section
-from ..screens import Column, Field, Screen, screen
-from ..state.policies import POLICIES, EnforcerPolicies, built_in
-from ..text import t
+from iam_console.ui.components.listing import pager
+from iam_console.ui.components.rows import rows_table
+from iam_console.ui.components.section import section
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.policies import POLICIES, EnforcerPolicies, built_in
+from iam_console.ui.text import t
 
 
 def _restrictions(db, actor, record) -> tuple[set[str], set[str]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..routes import page
-from ..shell import themed
-from ..text import t
+from iam_console.ui.routes import page
+from iam_console.ui.shell import themed
+from iam_console.ui.text import t
 
 
 def _result(code: str, message: str) -> rx.Component:

@@ -15,16 +15,16 @@ import json
 
 import reflex as rx
 
-from ...services import navigation, recovery
-from ..components.captcha import captcha_fields
-from ..routes import page
-from ..shell import themed
-from ..state.account import client_ip
-from ..state.captcha import Captcha
-from ..state.prefs import Prefs
-from ..state.service import call, count_down, in_thread, message, say
-from ..state.users import INCONSISTENT
-from ..text import t
+from iam_console.services import navigation, recovery
+from iam_console.ui.components.captcha import captcha_fields
+from iam_console.ui.routes import page
+from iam_console.ui.shell import themed
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.captcha import Captcha
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, count_down, in_thread, message, say
+from iam_console.ui.state.users import INCONSISTENT
+from iam_console.ui.text import t
 
 ACCOUNT, CODE, PASSWORD = "account", "code", "password"
 KINDS = ("email", "phone")

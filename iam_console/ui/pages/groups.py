@@ -11,19 +11,19 @@ from urllib.parse import quote, unquote
 
 import reflex as rx
 
-from ...services import crud, defaults, groups, lookup, users
-from ...services.kinds import choices
-from ..components.dialogs import confirm
-from ..components.listing import list_page
-from ..routes import page
-from ..screens import Column, Field, Screen, screen
-from ..state.account import Account
-from ..state.editing import _id_from_path
-from ..state.listing import Lists
-from ..state.prefs import Prefs
-from ..state.service import audit_request, call, say
-from ..text import t
-from .users import USERS
+from iam_console.services import crud, defaults, groups, lookup, users
+from iam_console.services.kinds import choices
+from iam_console.ui.components.dialogs import confirm
+from iam_console.ui.components.listing import list_page
+from iam_console.ui.pages.users import USERS
+from iam_console.ui.routes import page
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.editing import _id_from_path
+from iam_console.ui.state.listing import Lists
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import audit_request, call, say
+from iam_console.ui.text import t
 
 MEMBERS_SHOWN = 20
 

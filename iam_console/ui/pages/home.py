@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..components.greeting import greeting
-from ..components.tour import tour, tour_button
-from ..routes import page
-from ..state.account import Account
-from ..state.dashboard import SERIES_LABELS, Dashboard
-from ..state.prefs import Prefs
-from ..text import t
+from iam_console.ui.components.greeting import greeting
+from iam_console.ui.components.tour import tour, tour_button
+from iam_console.ui.routes import page
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.dashboard import SERIES_LABELS, Dashboard
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.text import t
 
 # 14 series, 14 colours
 COLOURS = ("#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import invitations
-from ...services.kinds import choices
-from ...services.kinds.invitation import made_for_plan
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.service import call, say
-from ..text import t
+from iam_console.services import invitations
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.invitation import made_for_plan
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import call, say
+from iam_console.ui.text import t
 
 
 def _for_plan(record) -> bool:

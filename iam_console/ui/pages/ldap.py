@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import groups
-from ...services.kinds import choices
-from ..components.dialogs import confirm
-from ..components.listing import pager
-from ..routes import page
-from ..screens import Column, Field, Messages, Screen, screen
-from ..state.editing import Editing
-from ..state.ldap import ALL_GROUPS, LdapSync
-from ..state.prefs import Prefs
-from ..text import t
+from iam_console.services import groups
+from iam_console.services.kinds import choices
+from iam_console.ui.components.dialogs import confirm
+from iam_console.ui.components.listing import pager
+from iam_console.ui.routes import page
+from iam_console.ui.screens import Column, Field, Messages, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.ldap import ALL_GROUPS, LdapSync
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.text import t
 
 
 def _default_groups(db, actor, record) -> list[tuple[str, str, str]]:

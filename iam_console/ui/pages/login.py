@@ -15,8 +15,8 @@ from urllib.parse import quote, urlencode
 
 import reflex as rx
 
-from ... import workers
-from ...services import (
+from iam_console import workers
+from iam_console.services import (
     auth,
     code_signin,
     lookup,
@@ -28,18 +28,18 @@ from ...services import (
     wallet,
     webauthn,
 )
-from ...services import builtin as b
-from ..components.captcha import captcha_fields
-from ..components.provider_buttons import provider_buttons
-from ..components.second_factor import second_factor_form
-from ..routes import page
-from ..shell import language_menu, themed
-from ..state.account import Account, client_ip
-from ..state.captcha import Captcha
-from ..state.prefs import Prefs
-from ..state.second_factor import SecondStep
-from ..state.service import count_down, in_thread, say, with_db
-from ..text import t
+from iam_console.services import builtin as b
+from iam_console.ui.components.captcha import captcha_fields
+from iam_console.ui.components.provider_buttons import provider_buttons
+from iam_console.ui.components.second_factor import second_factor_form
+from iam_console.ui.routes import page
+from iam_console.ui.shell import language_menu, themed
+from iam_console.ui.state.account import Account, client_ip
+from iam_console.ui.state.captcha import Captcha
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.second_factor import SecondStep
+from iam_console.ui.state.service import count_down, in_thread, say, with_db
+from iam_console.ui.text import t
 
 PASSWORD, CODE, LDAP = auth.PASSWORD_METHOD, code_signin.METHOD, auth.LDAP_METHOD
 

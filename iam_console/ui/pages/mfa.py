@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..routes import page
-from ..state.mfa import MfaSetup
-from ..state.prefs import Prefs
-from ..text import t
+from iam_console.ui.routes import page
+from iam_console.ui.state.mfa import MfaSetup
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.text import t
 
 
 def _prove() -> rx.Component:

@@ -5,8 +5,8 @@ read-only and cannot be deleted (services/kinds/common.py BUILT_IN_CASBIN)."""
 
 from __future__ import annotations
 
-from ...services.kinds.common import is_built_in_casbin
-from ..screens import Column, Field, Screen, screen
+from iam_console.services.kinds.common import is_built_in_casbin
+from iam_console.ui.screens import Column, Field, Screen, screen
 
 PREVIEW = 100  # characters of the model text the list shows
 

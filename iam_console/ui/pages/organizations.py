@@ -6,24 +6,24 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import accounts
-from ...services import builtin as b
-from ...services.kinds import choices
-from ...services.kinds.organization import (
+from iam_console.services import accounts
+from iam_console.services import builtin as b
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.organization import (
     COUNTRY_CODE_CHOICES,
     LANGUAGE_CHOICES,
     mfa_items_problem,
     obfuscator_key,
 )
-from ...services.navigation import menu
-from ...services.users import PASSWORD_OPTIONS
-from ..components.applications import logo_preview
-from ..components.listing import sublist
-from ..components.section import section
-from ..screens import Cell, Column, Field, Screen, screen
-from ..state.organization import LdapServers, NavItems, Theme
-from ..text import t
-from .ldap import LDAP
+from iam_console.services.navigation import menu
+from iam_console.services.users import PASSWORD_OPTIONS
+from iam_console.ui.components.applications import logo_preview
+from iam_console.ui.components.listing import sublist
+from iam_console.ui.components.section import section
+from iam_console.ui.pages.ldap import LDAP
+from iam_console.ui.screens import Cell, Column, Field, Screen, screen
+from iam_console.ui.state.organization import LdapServers, NavItems, Theme
+from iam_console.ui.text import t
 
 
 def _built_in(record) -> bool:

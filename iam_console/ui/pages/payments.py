@@ -14,12 +14,12 @@ from typing import Any
 
 import reflex as rx
 
-from ...services.kinds import choices
-from ...services.kinds.provider import TYPES
-from ..components.payment_actions import payment_actions
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..text import t
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.provider import TYPES
+from iam_console.ui.components.payment_actions import payment_actions
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.text import t
 
 INVOICE_TYPES = choices("payment", "invoiceType")
 PAYMENT_TYPES = TYPES["Payment"]

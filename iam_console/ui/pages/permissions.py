@@ -14,12 +14,12 @@ from typing import Any
 
 import reflex as rx
 
-from ...models.base import format_time, utcnow
-from ...services.kinds import choices
-from ...services.kinds import permission as rules
-from ..screens import Column, Field, Screen, ViewerValue, screen, workbook_upload
-from ..state.editing import Editing
-from ..text import t
+from iam_console.models.base import format_time, utcnow
+from iam_console.services.kinds import choices
+from iam_console.services.kinds import permission as rules
+from iam_console.ui.screens import Column, Field, Screen, ViewerValue, screen, workbook_upload
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.text import t
 
 HAS_ROLES = "modelHasRoles"  # the page's own value: "false" while the model has no role definition
 

@@ -5,8 +5,8 @@ service made for it (services/kinds/plan.py): shown, never edited here."""
 
 from __future__ import annotations
 
-from ...services.kinds import choices
-from ..screens import Column, Field, Screen, screen
+from iam_console.services.kinds import choices
+from iam_console.ui.screens import Column, Field, Screen, screen
 
 PLANS = screen(Screen(
     key="plan", title="Plans", list_route="/plans", edit_route="/plans/{owner}/{name}", edit_title="Plan",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...settings import settings
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.service import say
-from ..text import t
+from iam_console.settings import settings
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import say
+from iam_console.ui.text import t
 
 
 def pricing_page_url(owner: str, name: str) -> str:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services.kinds import choices
-from ...services.kinds.product import is_plan_product
-from ..components.product_card import entries, product_card
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..text import t
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.product import is_plan_product
+from iam_console.ui.components.product_card import entries, product_card
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.text import t
 
 CURRENCIES = choices("product", "currency")
 

@@ -10,14 +10,14 @@ from urllib.parse import parse_qsl, urlencode
 
 import reflex as rx
 
-from ...services import lookup, navigation, prompt, upstream
-from ..components.provider_buttons import full_load
-from ..routes import page
-from ..shell import themed
-from ..state.prefs import Prefs
-from ..state.service import call, message, with_db
-from ..text import t
-from .authorize import Authorize
+from iam_console.services import lookup, navigation, prompt, upstream
+from iam_console.ui.components.provider_buttons import full_load
+from iam_console.ui.pages.authorize import Authorize
+from iam_console.ui.routes import page
+from iam_console.ui.shell import themed
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, message, with_db
+from iam_console.ui.text import t
 
 AUTHORIZE = "/login/oauth/authorize"
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import builtin as b
-from ...services import provider_tools
-from ...services.kinds import choices
-from ...services.kinds import provider as kind
-from ...settings import settings
-from ..screens import Column, Field, Screen, ViewerValue, screen
-from ..state.editing import Editing
-from ..state.providers import ProviderTools
-from ..text import t
+from iam_console.services import builtin as b
+from iam_console.services import provider_tools
+from iam_console.services.kinds import choices
+from iam_console.services.kinds import provider as kind
+from iam_console.settings import settings
+from iam_console.ui.screens import Column, Field, Screen, ViewerValue, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.providers import ProviderTools
+from iam_console.ui.text import t
 
 SHARED = "admin (Shared)"
 

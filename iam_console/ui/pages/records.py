@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...services.addresses import lookup_url
-from ..screens import Column, Screen, screen
+from iam_console.services.addresses import lookup_url
+from iam_console.ui.screens import Column, Screen, screen
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 # the actions whose record says whether a webhook was triggered by it

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import files
-from ..screens import Column, Screen, Upload, screen
-from ..text import t
+from iam_console.services import files
+from iam_console.ui.screens import Column, Screen, Upload, screen
+from iam_console.ui.text import t
 
 # the file picker's offer; the server judges the content, whatever the name says
 ACCEPT = {"image/*": [], "video/*": [], "audio/*": [], "application/pdf": [".pdf"],

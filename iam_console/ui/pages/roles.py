@@ -5,7 +5,7 @@ rules are the kind's (services/kinds/role.py)."""
 
 from __future__ import annotations
 
-from ..screens import Column, Field, Screen, screen, workbook_upload
+from iam_console.ui.screens import Column, Field, Screen, screen, workbook_upload
 
 ROLES = screen(Screen(
     key="role", title="Roles", list_route="/roles", edit_route="/roles/{owner}/{name}", edit_title="Role",

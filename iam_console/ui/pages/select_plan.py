@@ -14,14 +14,14 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ...services import commerce, navigation
-from ...services.money_text import money_text
-from ..routes import page
-from ..shell import themed
-from ..state.account import Account
-from ..state.prefs import Prefs
-from ..state.service import call, message
-from ..text import t
+from iam_console.services import commerce, navigation
+from iam_console.services.money_text import money_text
+from iam_console.ui.routes import page
+from iam_console.ui.shell import themed
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, message
+from iam_console.ui.text import t
 
 
 class SelectPlan(rx.State):

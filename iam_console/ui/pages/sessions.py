@@ -3,8 +3,8 @@ A list without Add or edit page; Delete ends those sign-ins at once (services/se
 
 from __future__ import annotations
 
-from ...services import sessions
-from ..screens import Column, Screen, screen
+from iam_console.services import sessions
+from iam_console.ui.screens import Column, Screen, screen
 
 
 def _key(record) -> str:

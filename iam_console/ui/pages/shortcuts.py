@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..routes import LINKABLE, page
-from ..text import t
+from iam_console.ui.routes import LINKABLE, page
+from iam_console.ui.text import t
 
 SHORTCUTS = (("/organizations", "Organizations", "User Management", "building-2"),
              ("/users", "Users", "User Management", "users"),

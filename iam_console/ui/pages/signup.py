@@ -21,17 +21,17 @@ from urllib.parse import urlencode
 
 import reflex as rx
 
-from ...services import lookup, navigation, signup, upstream, verifications
-from ..components.captcha import captcha_fields
-from ..components.provider_buttons import provider_buttons
-from ..routes import page
-from ..shell import themed
-from ..state.account import client_ip
-from ..state.captcha import Captcha
-from ..state.prefs import Prefs
-from ..state.service import call, count_down, in_thread, message, say, with_db
-from ..state.users import INCONSISTENT
-from ..text import t
+from iam_console.services import lookup, navigation, signup, upstream, verifications
+from iam_console.ui.components.captcha import captcha_fields
+from iam_console.ui.components.provider_buttons import provider_buttons
+from iam_console.ui.routes import page
+from iam_console.ui.shell import themed
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.captcha import Captcha
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, count_down, in_thread, message, say, with_db
+from iam_console.ui.state.users import INCONSISTENT
+from iam_console.ui.text import t
 
 # the built-in items the form shows as a text field: (key posted, label, autocomplete)
 TEXT_ITEMS = {"Username": ("username", "Username", "username"), "Affiliation": ("affiliation", "Affiliation", "off"),

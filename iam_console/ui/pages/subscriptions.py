@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...models.base import format_time, utcnow
-from ...services.errors import ServiceError
-from ...services.kinds import choices
-from ...services.kinds import subscription as rules
-from ...services.wire import parse_time
-from ..screens import Column, Field, Screen, ViewerValue, screen
+from iam_console.models.base import format_time, utcnow
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds import choices
+from iam_console.services.kinds import subscription as rules
+from iam_console.services.wire import parse_time
+from iam_console.ui.screens import Column, Field, Screen, ViewerValue, screen
 
 STATE_COLORS = (("Pending", "blue"), ("Active", "green"), ("Upcoming", "amber"), ("Expired", "orange"),
                 ("Error", "red"), ("Suspended", "gray"))

@@ -10,11 +10,11 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import syncers
-from ...services.kinds import syncer as kind
-from ..screens import Cell, Column, Field, Screen, screen
-from ..state.service import in_thread, message, say
-from ..text import t
+from iam_console.services import syncers
+from iam_console.services.kinds import syncer as kind
+from iam_console.ui.screens import Cell, Column, Field, Screen, screen
+from iam_console.ui.state.service import in_thread, message, say
+from iam_console.ui.text import t
 
 
 def _is(key: str, *values: str):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ..components.ticker import ticker
-from ..components.tour import tour, tour_button
-from ..routes import page
-from ..state.prefs import Prefs
-from ..state.sysinfo import POLL_MS, SystemInfo
-from ..text import t
+from iam_console.ui.components.ticker import ticker
+from iam_console.ui.components.tour import tour, tour_button
+from iam_console.ui.routes import page
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.sysinfo import POLL_MS, SystemInfo
+from iam_console.ui.text import t
 
 SYSINFO_TOUR = (
     ("CPU usage", "How busy each core of the server's machine is, read every 2 seconds."),

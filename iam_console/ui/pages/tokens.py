@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import crud, token_parse
-from ...services.resources import REGISTRY
-from ..screens import Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.listing import Listing
-from ..state.service import call, say
-from ..text import t
+from iam_console.services import crud, token_parse
+from iam_console.services.resources import REGISTRY
+from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.listing import Listing
+from iam_console.ui.state.service import call, say
+from iam_console.ui.text import t
 
 
 class TokenParse(rx.State):

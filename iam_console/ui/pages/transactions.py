@@ -6,9 +6,9 @@ Casdoor's)."""
 
 from __future__ import annotations
 
-from ...services.kinds import transaction
-from ...services.kinds.provider import TYPES
-from ..screens import Column, Field, Screen, screen
+from iam_console.services.kinds import transaction
+from iam_console.services.kinds.provider import TYPES
+from iam_console.ui.screens import Column, Field, Screen, screen
 
 TRANSACTIONS = screen(Screen(
     key="transaction", title="Transactions", list_route="/transactions",

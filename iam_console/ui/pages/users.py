@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import builtin as b
-from ...services.kinds import choices
-from ..components.avatar import avatar_cropper
-from ..components.dialogs import cancel_ok
-from ..components.linked import linked_section
-from ..components.listing import pager
-from ..components.webauthn import webauthn_section
-from ..routes import LINKABLE
-from ..screens import Cell, Column, Field, Route, Screen, screen, workbook_upload
-from ..state.account import Account
-from ..state.editing import Editing
-from ..state.mfa import MfaSection
-from ..state.prefs import Prefs
-from ..state.users import ContactReset, Properties, UserEdit, account_item_restrictions
-from ..text import t
+from iam_console.services import builtin as b
+from iam_console.services.kinds import choices
+from iam_console.ui.components.avatar import avatar_cropper
+from iam_console.ui.components.dialogs import cancel_ok
+from iam_console.ui.components.linked import linked_section
+from iam_console.ui.components.listing import pager
+from iam_console.ui.components.webauthn import webauthn_section
+from iam_console.ui.routes import LINKABLE
+from iam_console.ui.screens import Cell, Column, Field, Route, Screen, screen, workbook_upload
+from iam_console.ui.state.account import Account
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.mfa import MfaSection
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.users import ContactReset, Properties, UserEdit, account_item_restrictions
+from iam_console.ui.text import t
 
 
 def _untouchable(record, me: str) -> bool:

@@ -3,9 +3,9 @@ masked by the service for everyone but the admins of its organization."""
 
 from __future__ import annotations
 
-from ...services import builtin as b
-from ...services.addresses import lookup_url
-from ..screens import Column, Screen, screen
+from iam_console.services import builtin as b
+from iam_console.services.addresses import lookup_url
+from iam_console.ui.screens import Column, Screen, screen
 
 VERIFICATIONS = screen(Screen(
     key="verification", title="Verifications", list_route="/verifications", edit_route="", columns=(

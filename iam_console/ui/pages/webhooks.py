@@ -10,17 +10,17 @@ from typing import Any
 
 import reflex as rx
 
-from ... import models as m
-from ...models.base import format_time, masked, to_wire
-from ...services import webhooks
-from ...services.kinds import choices
-from ...services.kinds.webhook import events
-from ..components.code_editor import code_editor
-from ..components.editing import field_label
-from ..screens import Cell, Column, Field, Screen, screen
-from ..state.editing import Editing
-from ..state.service import call, say
-from ..text import t
+from iam_console import models as m
+from iam_console.models.base import format_time, masked, to_wire
+from iam_console.services import webhooks
+from iam_console.services.kinds import choices
+from iam_console.services.kinds.webhook import events
+from iam_console.ui.components.code_editor import code_editor
+from iam_console.ui.components.editing import field_label
+from iam_console.ui.screens import Cell, Column, Field, Screen, screen
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import call, say
+from iam_console.ui.text import t
 
 SAMPLE_APPLICATION = {"owner": "admin", "name": "application_123", "organization": "built-in",
                       "createdTime": "2022-01-01T01:03:42Z", "displayName": "New Application - 123",

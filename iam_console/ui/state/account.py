@@ -10,16 +10,16 @@ import json
 
 import reflex as rx
 
-from ... import workers
-from ...api.callers import session_cookie
-from ...db import session_scope
-from ...i18n import LANGUAGE_NAMES
-from ...services import accounts, addresses, auth, lookup, mfa, navigation, verifications
-from ...services import builtin as b
-from ...services.access import ANONYMOUS, Actor
-from ..routes import LINKABLE
-from ..theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
-from .prefs import Prefs
+from iam_console import workers
+from iam_console.api.callers import session_cookie
+from iam_console.db import session_scope
+from iam_console.i18n import LANGUAGE_NAMES
+from iam_console.services import accounts, addresses, auth, lookup, mfa, navigation, verifications
+from iam_console.services import builtin as b
+from iam_console.services.access import ANONYMOUS, Actor
+from iam_console.ui.routes import LINKABLE
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
 
 ORGANIZATION_CHOICES_LIMIT = 500
 

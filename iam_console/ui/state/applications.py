@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import application_tools as tools
-from ...services.files import MAX_FILE_BYTES
-from ...settings import settings
-from .editing import Editing
-from .service import call, say
+from iam_console.services import application_tools as tools
+from iam_console.services.files import MAX_FILE_BYTES
+from iam_console.settings import settings
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import call, say
 
 TARGETS = ("signup", "signin", "authorize", "prompt")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import applications
-from .service import call, message
+from iam_console.services import applications
+from iam_console.ui.state.service import call, message
 
 
 class Apps(rx.State):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import captcha, verifications
-from .account import client_ip
-from .service import Outcome, call, message, say
+from iam_console.services import captcha, verifications
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.service import Outcome, call, message, say
 
 
 class Captcha(rx.State, mixin=True):

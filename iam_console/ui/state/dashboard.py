@@ -8,11 +8,11 @@ from typing import ClassVar
 
 import reflex as rx
 
-from ...models.base import utcnow
-from ...services import dashboard, lookup
-from .prefs import ALL_ORGANIZATIONS, Prefs
-from .service import call, message
-from .tour import Tour
+from iam_console.models.base import utcnow
+from iam_console.services import dashboard, lookup
+from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
+from iam_console.ui.state.service import call, message
+from iam_console.ui.state.tour import Tour
 
 # chart series: (the service's key, the line's label); the labels are the menu's
 SERIES_LABELS = {

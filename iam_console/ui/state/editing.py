@@ -15,16 +15,16 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ...models.base import wire_name
-from ...services import crud, policy
-from ...services.access import Actor
-from ...services.errors import ServiceError
-from ...services.resources import Ownership
-from ..screens import SCREENS, Field, Screen, ViewerValue
-from .picking import Picking
-from .prefs import Prefs
-from .rows import Rows
-from .service import audit_request, call, say
+from iam_console.models.base import wire_name
+from iam_console.services import crud, policy
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.services.resources import Ownership
+from iam_console.ui.screens import SCREENS, Field, Screen, ViewerValue
+from iam_console.ui.state.picking import Picking
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.rows import Rows
+from iam_console.ui.state.service import audit_request, call, say
 
 # A screen whose records hold structured fields (tables, trees, objects) keeps them
 # in states of its own, its sections (`Screen.sections`). A section has

@@ -14,10 +14,10 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from ...services import ldap
-from .listing import Paging
-from .prefs import Prefs
-from .service import REFUSALS, call, in_thread, message
+from iam_console.services import ldap
+from iam_console.ui.state.listing import Paging
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import REFUSALS, call, in_thread, message
 
 PAGE_SIZE = 10  # the pager's first size
 ALL_GROUPS = "__all__"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import accounts, federation, lookup, upstream
-from .account import client_ip
-from .service import call, say
+from iam_console.services import accounts, federation, lookup, upstream
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.service import call, say
 
 ITEM = "3rd-party logins"
 

@@ -8,10 +8,10 @@ import json
 
 import reflex as rx
 
-from ...services import accounts, lookup, mfa, navigation
-from ...services.mfa_props import TYPES, all_props
-from .account import client_ip
-from .service import call, in_thread, message, say
+from iam_console.services import accounts, lookup, mfa, navigation
+from iam_console.services.mfa_props import TYPES, all_props
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.service import call, in_thread, message, say
 
 LABELS = {"app": "Authenticator app", "email": "Email", "sms": "SMS"}
 ITEM = "Multi-factor authentication"
@@ -104,7 +104,7 @@ class MfaSetup(rx.State):
         # back where the setup was asked for (an application's sign-in), else the account page;
         # a full load, so that the shell learns the required setup is done
         target = navigation.safe_return_path(self.router.url.query_parameters.get("from") or "/account")
-        from ..pages.authorize import Authorize  # here: the page module imports the states
+        from iam_console.ui.pages.authorize import Authorize  # here: the page module imports the states
 
         # the authorize page this tab left for the setup must answer its request anew (its
         # guard against reruns of on_load would otherwise take the return for one)

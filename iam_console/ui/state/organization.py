@@ -8,11 +8,11 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import builtin as b
-from ...services.errors import ServiceError
-from ...services.kinds.organization import is_color
-from ...services.navigation import menu
-from .listing import Lists
+from iam_console.services import builtin as b
+from iam_console.services.errors import ServiceError
+from iam_console.services.kinds.organization import is_color
+from iam_console.services.navigation import menu
+from iam_console.ui.state.listing import Lists
 
 NAV_KEYS = tuple(item.key for group in menu() for item in group.items)
 

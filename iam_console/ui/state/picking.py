@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...services import choices
-from .service import call
+from iam_console.services import choices
+from iam_console.ui.state.service import call
 
 
 class Picking(rx.State, mixin=True):

@@ -10,13 +10,13 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import enforcement, policy_store
-from ...services.kinds.common import is_built_in_casbin
-from ..screens import Cell, Field
-from .editing import Editing
-from .listing import Paging
-from .rows import Rows, options
-from .service import call, say
+from iam_console.services import enforcement, policy_store
+from iam_console.services.kinds.common import is_built_in_casbin
+from iam_console.ui.screens import Cell, Field
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.listing import Paging
+from iam_console.ui.state.rows import Rows, options
+from iam_console.ui.state.service import call, say
 
 PAGE_SIZE = 100
 VALUES = tuple(f"V{i}" for i in range(policy_store.FIELDS))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ...i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, catalog, translate
-from ..routes import reload_on_organization
+from iam_console.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, catalog, translate
+from iam_console.ui.routes import reload_on_organization
 
 ALL_ORGANIZATIONS = "__all__"
 

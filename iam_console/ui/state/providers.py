@@ -9,10 +9,10 @@ from typing import Any
 
 import reflex as rx
 
-from ...services import captcha, provider_tools
-from .account import client_ip
-from .editing import Editing
-from .service import call, in_thread, message, say
+from iam_console.services import captcha, provider_tools
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.service import call, in_thread, message, say
 
 TOOLS = ("email", "smtp", "sms", "notification", "captcha")
 SUCCESS = {"email": "Successfully sent", "smtp": "SMTP connected successfully", "sms": "Successfully sent",

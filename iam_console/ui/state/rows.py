@@ -19,9 +19,9 @@ from typing import Any
 
 import reflex as rx
 
-from ..screens import Cell, Field
-from .prefs import Prefs
-from .service import call
+from iam_console.ui.screens import Cell, Field
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call
 
 MAX_TEXT = 1000  # a cell's text
 OPTION_SEPARATOR = "\n"  # a row's own select options travel as one string

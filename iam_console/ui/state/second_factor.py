@@ -9,7 +9,7 @@ import json
 
 import reflex as rx
 
-from .prefs import Prefs
+from iam_console.ui.state.prefs import Prefs
 
 LABELS = {"app": "Authenticator app", "email": "Email", "sms": "SMS"}
 

@@ -25,13 +25,13 @@ from typing import Any, Generic, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from ... import workers
-from ...db import session_scope
-from ...services import crud, outbound, policy, records
-from ...services.access import Actor
-from ...services.errors import ServiceError
-from .account import client_ip, viewer
-from .prefs import Prefs
+from iam_console import workers
+from iam_console.db import session_scope
+from iam_console.services import crud, outbound, policy, records
+from iam_console.services.access import Actor
+from iam_console.services.errors import ServiceError
+from iam_console.ui.state.account import client_ip, viewer
+from iam_console.ui.state.prefs import Prefs
 
 T = TypeVar("T")
 REFUSALS = (policy.UNAUTHORIZED, "Please login first")  # answered with /403 where a page asks so

@@ -8,10 +8,10 @@ from typing import ClassVar
 
 import reflex as rx
 
-from ...models.base import utcnow
-from ...services import lookup, metrics, policy, system_info
-from .service import call, message, say
-from .tour import Tour
+from iam_console.models.base import utcnow
+from iam_console.services import lookup, metrics, policy, system_info
+from iam_console.ui.state.service import call, message, say
+from iam_console.ui.state.tour import Tour
 
 POLL_MS = 2000
 HISTORY_POINTS = 30  # the chart's last minute

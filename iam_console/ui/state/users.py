@@ -17,18 +17,18 @@ from typing import Any
 
 import reflex as rx
 
-from ...models import User
-from ...models.base import wire_names
-from ...services import accounts, groups, impersonation, lookup, users, verifications
-from ...services.errors import ServiceError
-from .account import client_ip
-from .editing import Editing
-from .linked import LinkedSection
-from .listing import Paging
-from .mfa import MfaSection
-from .prefs import Prefs
-from .service import call, count_down, in_thread, message, say
-from .webauthn import WebauthnSection
+from iam_console.models import User
+from iam_console.models.base import wire_names
+from iam_console.services import accounts, groups, impersonation, lookup, users, verifications
+from iam_console.services.errors import ServiceError
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.linked import LinkedSection
+from iam_console.ui.state.listing import Paging
+from iam_console.ui.state.mfa import MfaSection
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, count_down, in_thread, message, say
+from iam_console.ui.state.webauthn import WebauthnSection
 
 PROPERTY_PAGE_SIZE = 10  # the pager's first size
 GROUP_CHOICES = 20  # groups offered per search: never the whole organization

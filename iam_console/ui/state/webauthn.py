@@ -9,11 +9,11 @@ import json
 
 import reflex as rx
 
-from ...services import accounts, lookup
-from ...services import webauthn as service
-from .account import client_ip
-from .prefs import Prefs
-from .service import call, say
+from iam_console.services import accounts, lookup
+from iam_console.services import webauthn as service
+from iam_console.ui.state.account import client_ip
+from iam_console.ui.state.prefs import Prefs
+from iam_console.ui.state.service import call, say
 
 ITEM = "WebAuthn credentials"
 
