@@ -4,9 +4,9 @@ from sqlmodel import SQLModel
 
 import iam_console.models  # noqa: F401  (registers every table)
 from alembic import context
+from iam_console.authorization import authz_version
 from iam_console.db import make_engine
 from iam_console.extension import extensions
-from iam_console.services import authz_version
 from iam_console.settings import settings
 
 config = context.config

@@ -269,10 +269,11 @@ def drive(server: OwnServer, args: argparse.Namespace, org: str) -> tuple[dict, 
 
 
 def in_process(token: str, org: str, runs: int) -> list[tuple[str, float, float]]:
+    from iam_console.core import crud
+    from iam_console.core.access import Actor
     from iam_console.db import session_scope
-    from iam_console.services import auth, crud
-    from iam_console.services.access import Actor
-    from iam_console.ui.pages.users import USERS
+    from iam_console.identity.ui.users import USERS
+    from iam_console.signin import auth
     from iam_console.ui.state.listing import _display
 
     def service(params: dict, full: bool):

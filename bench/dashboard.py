@@ -1,4 +1,4 @@
-"""Dashboard at scale: services/dashboard.counts (the 14 series of 31 days behind
+"""Dashboard at scale: home/dashboard.counts (the 14 series of 31 days behind
 the dashboard page and GET /api/get-dashboard) with N users in one organization,
 in this process, beside bare statements measured in the same run.
 
@@ -66,9 +66,10 @@ def main() -> None:
     from sqlmodel import Session, func, select
 
     from iam_console import models as m
+    from iam_console.core import counts
+    from iam_console.core.access import Actor
     from iam_console.db import engine
-    from iam_console.services import counts, dashboard
-    from iam_console.services.access import Actor
+    from iam_console.home import dashboard
 
     org = list_users.ORG
     with Session(engine) as db:

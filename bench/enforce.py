@@ -65,8 +65,8 @@ def seed(url: str) -> tuple[str, str]:
     from sqlmodel import select
 
     from iam_console import models as m
+    from iam_console.core.seed import USER_MODEL_TEXT, ensure_first_start_data
     from iam_console.db import make_engine, migrate, session_scope
-    from iam_console.services.seed import USER_MODEL_TEXT, ensure_first_start_data
 
     migrate(url)
     engine = make_engine(url)

@@ -49,9 +49,9 @@ def parse() -> argparse.Namespace:
 def seed(url: str, users: int) -> None:
     import sqlalchemy as sa
 
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate, session_scope
     from iam_console.models import Organization, User
-    from iam_console.services.seed import ensure_first_start_data
 
     migrate(url)
     engine = make_engine(url)
@@ -116,10 +116,10 @@ def main() -> None:
     from sqlmodel import Session, select
 
     from iam_console import models as m
+    from iam_console.core import crud
+    from iam_console.core.access import Actor
+    from iam_console.core.resources import REGISTRY
     from iam_console.db import engine
-    from iam_console.services import crud
-    from iam_console.services.access import Actor
-    from iam_console.services.resources import REGISTRY
 
     with Session(engine) as db:
         admin = Actor(user=db.exec(select(m.User).where(m.User.owner == "built-in", m.User.name == "admin")).one())

@@ -11,7 +11,7 @@ organization admin's is their organization's) and the page's display strings. Cl
 page, a jump to the last pages, a sort on Name, a search on Name. (b) Opening an application's
 edit page is what `Editing._read` does (ui/state/editing.py): the session lookup, `crud.get_record`,
 the screen's restrictions and record-read choices, then the first page (20) of the provider and
-cert pickers (`services/choices.names`), which the page fetches when a picker opens. Where the
+cert pickers (`core/choices.names`), which the page fetches when a picker opens. Where the
 applications or providers screen is not declared yet, its list columns are the usual ones (name,
 created time, display name, logo, organization, providers; name, organization, created time,
 display name, category, type, client ID, provider URL) and the display strings are made from them.
@@ -48,7 +48,7 @@ def parse() -> argparse.Namespace:
 
 def _columns(model, wire: dict) -> dict:
     """The column values of a record built from a wire object, as the service would store it."""
-    from iam_console.services import wire as wire_module
+    from iam_console.core import wire as wire_module
 
     row = model()
     wire_module.apply(row, wire)
@@ -61,11 +61,11 @@ def seed(url: str, applications: int, providers: int) -> None:
     from sqlmodel import select
 
     from iam_console import models as m
+    from iam_console.core import defaults
+    from iam_console.core.access import Actor
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate, session_scope
-    from iam_console.services import defaults
-    from iam_console.services.access import Actor
-    from iam_console.services.passwords import hash_password
-    from iam_console.services.seed import ensure_first_start_data
+    from iam_console.identity.passwords import hash_password
 
     migrate(url)
     engine = make_engine(url)
@@ -144,10 +144,11 @@ def main() -> None:
     from sqlmodel import select
 
     from iam_console import models as m
+    from iam_console.core import choices, crud
+    from iam_console.core.access import Actor
     from iam_console.db import session_scope
     from iam_console.i18n import translate
-    from iam_console.services import auth, choices, crud
-    from iam_console.services.access import Actor
+    from iam_console.signin import auth
     from iam_console.ui.state.editing import _choices, _restrictions
     from iam_console.ui.state.listing import _display
 

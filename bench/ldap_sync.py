@@ -4,7 +4,7 @@ Target (issue 6): a sync of 10,000 directory users finishes in under 30 s with f
 
 A slapd (tests/ldap_server.py: slapadd into a temporary mdb database, served on a
 free port) holds the users; each scenario syncs all of them into a fresh SQLite
-database through the service the auto sync runs (services/ldap.auto_sync: the
+database through the service the auto sync runs (identity/ldap.auto_sync: the
 directory read by paged search, users added in batches of 500, each its own
 transaction), in a process of its own so that its memory is its own. Then the
 same sync again, where every user already exists. Printed per scenario: users,
@@ -42,11 +42,12 @@ def run_sync(database: str, record: dict) -> dict:
     from sqlmodel import func, select
 
     from iam_console import models as m
+    from iam_console.core import crud
+    from iam_console.core.access import Actor
+    from iam_console.core.resources import REGISTRY
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import migrate, session_scope
-    from iam_console.services import crud, ldap
-    from iam_console.services.access import Actor
-    from iam_console.services.resources import REGISTRY
-    from iam_console.services.seed import ensure_first_start_data
+    from iam_console.identity import ldap
 
     migrate()
     with session_scope() as db:

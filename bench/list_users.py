@@ -43,10 +43,10 @@ def seed(url: str, users: int, created_time=None, created_sql: str = "now()") ->
     time); `created_sql` does the same on PostgreSQL, where `i` is the user's number."""
     import sqlalchemy as sa
 
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate, session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Organization, User
-    from iam_console.services.passwords import hash_password
-    from iam_console.services.seed import ensure_first_start_data
 
     migrate(url)
     engine = make_engine(url)
@@ -124,8 +124,8 @@ def main() -> None:
 
     from iam_console import models as m
     from iam_console.api.app import api
+    from iam_console.core import counts, query
     from iam_console.db import engine
-    from iam_console.services import counts, query
 
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=8799, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()

@@ -103,10 +103,10 @@ def seed(url: str) -> dict[str, App]:
     from sqlmodel import select
 
     from iam_console import models as m
+    from iam_console.applications import certs
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate, session_scope
-    from iam_console.services import certs
-    from iam_console.services.passwords import hash_password
-    from iam_console.services.seed import ensure_first_start_data
+    from iam_console.identity.passwords import hash_password
 
     migrate(url)
     engine = make_engine(url)
@@ -161,7 +161,7 @@ def raw_verify(url: str) -> callable:
 
     from iam_console import models as m
     from iam_console.db import make_engine, session_scope
-    from iam_console.services.passwords import verify_password
+    from iam_console.identity.passwords import verify_password
 
     engine = make_engine(url)
     with session_scope(engine) as db:
@@ -184,7 +184,7 @@ def raw_sign(url: str, app: App) -> callable:
     from iam_console import models as m
     from iam_console.db import make_engine, session_scope
     from iam_console.models.base import utcnow
-    from iam_console.services import jwt_tokens
+    from iam_console.oauth import jwt_tokens
 
     engine = make_engine(url)
     with session_scope(engine) as db:

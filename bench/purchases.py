@@ -6,7 +6,7 @@ Each backend runs in a process of its own (the database URL is read at import) o
 database: SQLite (a temporary file), and with `--backends` also PostgreSQL and MariaDB on the
 local servers. 70 buyers, each with money for one purchase and a half; 30 of them try twice, so
 100 purchases race from 100 real threads through the service the routes use
-(services/commerce.buy_product: an order, sold + 1 by a conditional UPDATE, the price taken from
+(commerce/commerce.buy_product: an order, sold + 1 by a conditional UPDATE, the price taken from
 the balance by another, a payment and a transaction, one transaction per purchase). Printed per
 backend: purchases tried, paid, refused (by reason), the product's sold, the lowest balance, the
 transactions written, the wall time and purchases a second.
@@ -43,10 +43,10 @@ def child() -> None:
     from sqlmodel import func, select
 
     from iam_console import models as m
+    from iam_console.commerce import commerce
+    from iam_console.core.access import Actor
+    from iam_console.core.errors import ServiceError
     from iam_console.db import migrate, session_scope
-    from iam_console.services import commerce
-    from iam_console.services.access import Actor
-    from iam_console.services.errors import ServiceError
 
     migrate()
     org = "bench-shop"

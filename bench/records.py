@@ -59,9 +59,9 @@ def _row(i: int, total: int) -> dict:
 def seed(url: str, records: int) -> None:
     import sqlalchemy as sa
 
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate, session_scope
     from iam_console.models import Organization, Record
-    from iam_console.services.seed import ensure_first_start_data
 
     migrate(url)
     engine = make_engine(url)
@@ -102,8 +102,9 @@ def main() -> None:
 
     from iam_console import models as m
     from iam_console.api.app import api
+    from iam_console.audit import trail
+    from iam_console.core import counts, query
     from iam_console.db import engine
-    from iam_console.services import counts, query, trail
 
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=8798, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()

@@ -1,7 +1,7 @@
 """Redirect URI patterns: the time one check of a redirect URI takes against the
 registered entry `http://(a+)+b`, for a URI of n a's and a final 'c' (no match), on
 Python's backtracking `re` (what the server used before) and on RE2 through
-services/redirects.matches (what it uses now). Python's time doubles with every
+applications/redirects.matches (what it uses now). Python's time doubles with every
 character, so its column stops at 24 a's; RE2's grows linearly up to the longest
 URI accepted (1000 characters).
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from iam_console.services import redirects
+from iam_console.applications import redirects
 
 PATTERN = "http://(a+)+b"
 

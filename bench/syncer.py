@@ -6,7 +6,7 @@ syncer reads the whole table into memory at once).
 The upstream table (id, username, display name, email, phone, a password hash, score) is
 generated in a SQLite file, or with `--upstream postgres` / `--upstream mariadb` in a fresh
 database of the local server. Each scenario syncs it into a fresh SQLite server database
-through the service the scheduler runs (services/syncers.auto_sync: the table read by keyset
+through the service the scheduler runs (operations/syncers.auto_sync: the table read by keyset
 in batches of 500, users added through add-user's rules, one transaction a batch), in a
 process of its own so that its memory is its own; then the same sync again, where every user
 exists and nothing changed; then again after 1% of the rows changed upstream. Printed per
@@ -89,11 +89,12 @@ def run_sync(database: str, fields: dict, upstream_url: str) -> dict:
     from sqlmodel import func, select
 
     from iam_console import models as m
+    from iam_console.core import crud
+    from iam_console.core.access import Actor
+    from iam_console.core.resources import REGISTRY
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import migrate, session_scope
-    from iam_console.services import crud, syncers
-    from iam_console.services.access import Actor
-    from iam_console.services.resources import REGISTRY
-    from iam_console.services.seed import ensure_first_start_data
+    from iam_console.operations import syncers
 
     migrate()
     with session_scope() as db:

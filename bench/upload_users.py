@@ -102,11 +102,12 @@ def run_import(path: str) -> dict:
     from sqlmodel import func, select
 
     from iam_console import models as m
+    from iam_console.core import crud
+    from iam_console.core.access import Actor
+    from iam_console.core.resources import REGISTRY
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import migrate, session_scope
-    from iam_console.services import crud, uploads
-    from iam_console.services.access import Actor
-    from iam_console.services.resources import REGISTRY
-    from iam_console.services.seed import ensure_first_start_data
+    from iam_console.identity import uploads
 
     migrate()
     with session_scope() as db:

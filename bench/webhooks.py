@@ -1,6 +1,6 @@
 """Webhook delivery under load: records written at a steady rate (default 1,000 a minute) by
 several writer threads, each with an enabled webhook listening for it, delivered by the delivery
-worker (services/webhooks.py, the thread the server runs) to a local HTTP sink; the time from a
+worker (operations/webhooks.py, the thread the server runs) to a local HTTP sink; the time from a
 record's commit to its arrival at the sink, median and p95, and whether every event arrived once.
 
     .venv/bin/python bench/webhooks.py                        # SQLite, 60 s at 1,000 a minute
@@ -77,8 +77,9 @@ def main() -> None:
     import sqlalchemy as sa
 
     from iam_console import models as m
+    from iam_console.audit import records
     from iam_console.db import migrate, session_scope
-    from iam_console.services import records, webhooks
+    from iam_console.operations import webhooks
 
     migrate(url)
     sink = Sink()

@@ -4,7 +4,7 @@ A worker thread (iam_console/workers.py) keeps the event loop free while it wait
 but not while it computes inside a C library that keeps Python's interpreter lock: an RS256
 signature with a 4096-bit key holds it for about 6 ms, generating a 4096-bit key for about a second,
 and every other thread of the server (the event loop's included) waits that long. Those calls
-(`sign_jwt` here, services/saml_xml.py's signatures, services/certs.py's key generation) run
+(`sign_jwt` here, saml/saml_xml.py's signatures, applications/certs.py's key generation) run
 instead in IAM_CPU_PROCESSES child processes of the server:
 
 - the children run at a lower scheduling priority (IAM_CPU_NICE): when the cores are short, the
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import IO, Any, ParamSpec, TypeVar
 
 from iam_console import fair_share
-from iam_console.services.errors import ServiceError
+from iam_console.core.errors import ServiceError
 from iam_console.settings import PROJECT_ROOT, settings
 
 T = TypeVar("T")

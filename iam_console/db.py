@@ -9,9 +9,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from iam_console.authorization import authz_version
+from iam_console.core.errors import ServiceError
 from iam_console.extension import Extension, extensions
-from iam_console.services import authz_version, webhooks
-from iam_console.services.errors import ServiceError
+from iam_console.operations import webhooks
 from iam_console.settings import PROJECT_ROOT, settings
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from iam_console.services.kinds.common import KindRules
-    from iam_console.services.resources import Kind
+    from iam_console.core.kinds.common import KindRules
+    from iam_console.core.resources import Kind
 
 T = TypeVar("T")
 ENTRY_POINT_GROUP = "iam_console.extensions"

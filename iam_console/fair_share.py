@@ -2,7 +2,7 @@
 
 Every piece of work on the worker pool (iam_console/workers.py) is charged, when it ends, with the
 processor time its thread used, to the organization it served: the caller noted by
-services/outbound.note_caller (an API caller's, an OAuth client's). Long computing is charged as
+core/outbound.note_caller (an API caller's, an OAuth client's). Long computing is charged as
 it goes (workers.courtesy), and so is the time a child process computed for the organization
 (cpu_work.run). A console viewer's calls are neither charged nor counted, nor do they wait: a
 person at the console is no flood, a page's event makes several calls whose waits would add up,

@@ -6,20 +6,34 @@ from __future__ import annotations
 
 import logging
 
+from iam_console.applications.kinds import application, cert, provider
+from iam_console.audit import trail
+from iam_console.authorization.kinds import adapter, enforcer, model, permission, role
+from iam_console.commerce import commerce
+from iam_console.commerce.kinds import order, payment, plan, pricing, product, subscription, transaction
+from iam_console.core.kinds.common import KindRules
+from iam_console.core.resources import built_in_kinds
 from iam_console.db import session_scope
 from iam_console.extension import Extension, Job, MenuEntry, MenuGroup
+from iam_console.files.kinds import resource
 from iam_console.i18n import FOLDER as CATALOGS
-from iam_console.services import commerce, kinds, ldap, syncers, trail
-from iam_console.services.kinds.webhook import BUILT_IN_EVENTS
-from iam_console.services.resources import built_in_kinds
+from iam_console.identity import ldap as ldap_servers
+from iam_console.identity.kinds import group, invitation, ldap, organization, user
+from iam_console.oauth.kinds import key, token
+from iam_console.operations import syncers
+from iam_console.operations.kinds import syncer, webhook
+from iam_console.operations.kinds.webhook import BUILT_IN_EVENTS
 from iam_console.settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
+BUILT_IN_RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
+    adapter, application, cert, enforcer, group, invitation, key, ldap, model, order, organization, payment, permission,
+    plan, pricing, product, provider, resource, role, subscription, syncer, token, transaction, user, webhook)}
 
 
 def ldap_auto_sync() -> None:
     with session_scope() as db:
-        ldap.auto_sync(db)
+        ldap_servers.auto_sync(db)
 
 
 def syncer_auto_sync() -> None:
@@ -28,7 +42,7 @@ def syncer_auto_sync() -> None:
 
 
 def expire_subscriptions() -> None:
-    """Subscriptions past their end: Expired, their plan's role taken back (services/commerce.py);
+    """Subscriptions past their end: Expired, their plan's role taken back (commerce/commerce.py);
     each is claimed by its own conditional UPDATE (Active -> Expired), so one worker ends it."""
     with session_scope() as db:
         while commerce.expire_subscriptions(db) == commerce.EXPIRY_BATCH:
@@ -36,7 +50,7 @@ def expire_subscriptions() -> None:
 
 
 def purge_records() -> None:
-    """Records older than IAM_RECORD_RETENTION_DAYS, in batches (services/trail.py)."""
+    """Records older than IAM_RECORD_RETENTION_DAYS, in batches (audit/trail.py)."""
     removed = trail.purge(session_scope, settings.record_retention_days)
     if removed:
         log.info("purged %d records older than %d days", removed, settings.record_retention_days)
@@ -45,7 +59,7 @@ def purge_records() -> None:
 CORE = Extension(
     "core",
     kinds=built_in_kinds(),
-    rules=kinds.BUILT_IN_RULES,
+    rules=BUILT_IN_RULES,
     menu_groups=(
         MenuGroup("/home", "Home"),
         MenuGroup("/orgs", "User Management"),
@@ -95,28 +109,70 @@ CORE = Extension(
     ),
     webhook_events=BUILT_IN_EVENTS,
     translations=str(CATALOGS),
+    pages=(
+        "iam_console.applications.ui.applications",
+        "iam_console.applications.ui.apps",
+        "iam_console.applications.ui.certs",
+        "iam_console.applications.ui.providers",
+        "iam_console.audit.ui.records",
+        "iam_console.authorization.ui.adapters",
+        "iam_console.authorization.ui.enforcers",
+        "iam_console.authorization.ui.models",
+        "iam_console.authorization.ui.permissions",
+        "iam_console.authorization.ui.roles",
+        "iam_console.commerce.ui.buy",
+        "iam_console.commerce.ui.payments",
+        "iam_console.commerce.ui.plans",
+        "iam_console.commerce.ui.pricings",
+        "iam_console.commerce.ui.products",
+        "iam_console.commerce.ui.select_plan",
+        "iam_console.commerce.ui.subscriptions",
+        "iam_console.commerce.ui.transactions",
+        "iam_console.files.ui.resources",
+        "iam_console.home.ui.home",
+        "iam_console.home.ui.shortcuts",
+        "iam_console.identity.ui.groups",
+        "iam_console.identity.ui.invitations",
+        "iam_console.identity.ui.ldap",
+        "iam_console.identity.ui.organizations",
+        "iam_console.identity.ui.users",
+        "iam_console.oauth.ui.authorize",
+        "iam_console.oauth.ui.device",
+        "iam_console.oauth.ui.tokens",
+        "iam_console.operations.ui.syncers",
+        "iam_console.operations.ui.sysinfo",
+        "iam_console.operations.ui.webhooks",
+        "iam_console.signin.ui.forget",
+        "iam_console.signin.ui.login",
+        "iam_console.signin.ui.mfa",
+        "iam_console.signin.ui.prompt",
+        "iam_console.signin.ui.sessions",
+        "iam_console.signin.ui.signup",
+        "iam_console.signin.ui.verifications",
+        "iam_console.ui.pages.errors",
+    ),
     routers=(
-        "iam_console.api.account:router",
-        "iam_console.api.federation:router",
-        "iam_console.api.oauth:router",
+        "iam_console.signin.api.account:router",
+        "iam_console.federation.api.federation:router",
+        "iam_console.oauth.api:router",
         "iam_console.api.resources:router",
         "iam_console.api.extras:router",
-        "iam_console.api.enforce:router",
-        "iam_console.api.sessions:router",
-        "iam_console.api.syncers:router",
-        "iam_console.api.uploads:router",
-        "iam_console.api.verifications:router",
-        "iam_console.api.webauthn:router",
-        "iam_console.api.wallet:router",
-        "iam_console.api.mfa:router",
-        "iam_console.api.certs:router",
-        "iam_console.api.ldap:router",
-        "iam_console.api.files:router",
-        "iam_console.api.files:files_router",
-        "iam_console.api.records:router",
-        "iam_console.api.webhooks:router",
-        "iam_console.api.commerce:router",
-        "iam_console.api.saml:router",
-        "iam_console.api.system:router",
+        "iam_console.authorization.api:router",
+        "iam_console.signin.api.sessions:router",
+        "iam_console.operations.api.syncers:router",
+        "iam_console.identity.api.uploads:router",
+        "iam_console.signin.api.verifications:router",
+        "iam_console.signin.api.webauthn:router",
+        "iam_console.federation.api.wallet:router",
+        "iam_console.signin.api.mfa:router",
+        "iam_console.applications.api:router",
+        "iam_console.identity.api.ldap:router",
+        "iam_console.files.api:router",
+        "iam_console.files.api:files_router",
+        "iam_console.audit.api:router",
+        "iam_console.operations.api.webhooks:router",
+        "iam_console.commerce.api:router",
+        "iam_console.saml.api:router",
+        "iam_console.operations.api.system:router",
     ),
 )

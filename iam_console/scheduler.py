@@ -1,7 +1,7 @@
 """Scheduled work, run by every worker as a Reflex lifespan task.
 
 Each tick runs every extension's jobs (iam_console/extension.py), which ask the services for what
-is due; a job is claimed in the database before it runs (see services/scheduled.claim), so with
+is due; a job is claimed in the database before it runs (see core/scheduled.claim), so with
 several workers (or several servers on one database) each run happens once. The work itself runs
 in a thread: the event loop keeps serving pages and the API meanwhile."""
 
@@ -14,7 +14,7 @@ import time
 
 from iam_console.db import session_scope
 from iam_console.extension import Job, extensions
-from iam_console.services import webhooks
+from iam_console.operations import webhooks
 from iam_console.settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
@@ -39,7 +39,7 @@ async def run_scheduled_work() -> None:
 
 
 async def run_webhook_delivery() -> None:
-    """The webhook delivery worker (services/webhooks.py run) on a thread of its own: it wakes
+    """The webhook delivery worker (operations/webhooks.py run) on a thread of its own: it wakes
     when this process commits a record with webhook events, and every second for the others'."""
     stop = threading.Event()
     worker = threading.Thread(target=webhooks.run, args=(stop, session_scope), name="webhook-delivery",

@@ -142,7 +142,7 @@ def serve() -> None:
 
     # granian's supervisor imports nothing of the app (about 30 MB); each worker imports it on its
     # own. It does not read X-Forwarded-* headers: the client's address is decided by
-    # IAM_TRUSTED_PROXIES alone (services/addresses.py).
+    # IAM_TRUSTED_PROXIES alone (core/addresses.py).
     print(serving_line(settings.origin), flush=True)
     # granian's own start-up lines (its PID, "Listening at: http://0.0.0.0:...", each worker spawned) say
     # nothing a newcomer acts on: the line above says where to go; its warnings and errors still show

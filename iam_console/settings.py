@@ -18,8 +18,8 @@ class Settings:
     admin_password: str  # initial password of built-in/admin; "" = generate one
     cookie_secure: bool
     files_dir: Path  # uploaded files (avatars), served at /files/
-    outbound_allow: str  # internal hosts and networks outbound connections may reach (services/outbound.py)
-    trusted_proxies: str  # proxies whose X-Forwarded-For is believed (services/addresses.py)
+    outbound_allow: str  # internal hosts and networks outbound connections may reach (core/outbound.py)
+    trusted_proxies: str  # proxies whose X-Forwarded-For is believed (core/addresses.py)
     ip_lookup_url: str  # the IP lookup the lists' client addresses link to, "{ip}" standing for one; "" no link
     record_retention_days: int  # records older than this are purged by the scheduler; 0 keeps them all
     metrics_token: str  # a bearer token that may read /api/metrics without an account; "" = none may
@@ -44,13 +44,13 @@ class Settings:
     # how often each worker looks for scheduled work that is due (the LDAP auto sync, syncers, the
     # record purge); their intervals stay in minutes. Shorter only in tests.
     scheduler_tick_seconds: float = 60.0
-    # a Casdoor init_data.json whose records are added at start when missing (services/init_data.py)
+    # a Casdoor init_data.json whose records are added at start when missing (core/init_data.py)
     init_data: str = ""
     # the threads that run the API's routes and the console's service calls (iam_console/workers.py,
     # IAM_WORKER_THREADS); a thread waiting on a slow destination costs little, so there are many
     worker_threads: int = 64
     # how many outbound calls one organization's records may have in progress at once in a process
-    # (services/outbound.py, IAM_OUTBOUND_PER_ORGANIZATION): more are refused, so that a tenant's
+    # (core/outbound.py, IAM_OUTBOUND_PER_ORGANIZATION): more are refused, so that a tenant's
     # slow receivers park at most this many of the worker threads
     outbound_per_organization: int = 8
     # the child processes that sign with big RSA keys and generate keys (iam_console/cpu_work.py):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import gc
 import sys
 
+from iam_console.core import init_data
+from iam_console.core.seed import announce_generated_password, ensure_first_start_data
 from iam_console.db import migrate, session_scope
-from iam_console.services import init_data
-from iam_console.services.seed import announce_generated_password, ensure_first_start_data
 from iam_console.settings import settings
 
 SWITCH_INTERVAL_SECONDS = 0.0005

@@ -5,7 +5,7 @@ or a console event does with the database, the network or the CPU (password hash
 workbooks, PDFs, outbound calls) runs on one of these threads (docs/security.md,
 "Availability"). A thread parked on a slow receiver costs a little memory and nothing else, so
 the pool is large (IAM_WORKER_THREADS, 64 by default); what keeps one organization from parking
-all of them is the outbound guard's cap per organization (services/outbound.py).
+all of them is the outbound guard's cap per organization (core/outbound.py).
 
 - `run(fn, *args)`: a blocking call, awaited from the loop.
 - `run_async(factory)`: a coroutine made by `factory()`, run to its end on the worker thread's

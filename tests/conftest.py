@@ -27,10 +27,10 @@ import pytest  # noqa: E402
 import starlette.testclient  # noqa: E402
 from sqlmodel import Session, select  # noqa: E402
 
+from iam_console.core.seed import ensure_first_start_data  # noqa: E402
 from iam_console.db import engine, migrate, session_scope  # noqa: E402
+from iam_console.identity.passwords import hash_password  # noqa: E402
 from iam_console.models import Organization, User  # noqa: E402
-from iam_console.services.passwords import hash_password  # noqa: E402
-from iam_console.services.seed import ensure_first_start_data  # noqa: E402
 
 
 class BrowserLikeClient(starlette.testclient.TestClient):
@@ -145,7 +145,7 @@ def directory():
 @pytest.fixture
 def allow(monkeypatch):
     """Set the outbound guard's allow list for one test, as IAM_OUTBOUND_ALLOW would (empty at first)."""
-    from iam_console.services import outbound
+    from iam_console.core import outbound
 
     def set_allowed(text: str) -> None:
         monkeypatch.setattr(outbound, "ALLOWED", outbound.AllowList.parse(text))

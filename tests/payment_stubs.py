@@ -1,6 +1,6 @@
 """Local stand-ins for Stripe's and PayPal's APIs, each on 127.0.0.1 and a free port, holding the
 sessions and orders they were asked to make. They speak the small part of each API the payment
-providers use (services/payments), check the credentials, and let a test play the buyer
+providers use (commerce/payments), check the credentials, and let a test play the buyer
 (`complete`, `approve`) and Stripe's webhook (`signed_event`)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-11-22
 
-A code is void after a few checks (services/verifications.py), so each
+A code is void after a few checks (signin/verifications.py), so each
 Verification row counts the checks made against it. The resend limit and the
 check find a receiver's and a user's latest code by (receiver, time) and
 (user, time). Plain ALTER TABLE, no batch copy: the table's row-count

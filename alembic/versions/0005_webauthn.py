@@ -6,7 +6,7 @@ Create Date: 2026-11-22
 
 webauthn_challenge keeps each challenge the server sent, found by the hash of a
 random cookie, until it expires: used once, and counted per client address
-(services/webauthn.py).
+(signin/webauthn.py).
 """
 from collections.abc import Sequence
 

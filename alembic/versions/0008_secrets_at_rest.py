@@ -6,9 +6,9 @@ Create Date: 2026-11-23
 
 A token row used to hold the access token itself, readable through get-tokens; it is
 found by the SHA-256 kept beside it, so the token is replaced by its fingerprint (the
-first 16 hex digits of that hash: services/oauth.py fingerprint). A user's access
+first 16 hex digits of that hash: oauth/oauth.py fingerprint). A user's access
 secret is only ever compared: it is replaced by "sha256:" and its SHA-256
-(services/passwords.py hash_secret). Data only; no column changes.
+(identity/passwords.py hash_secret). Data only; no column changes.
 """
 import hashlib
 from collections.abc import Sequence

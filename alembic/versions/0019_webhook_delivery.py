@@ -6,7 +6,7 @@ Create Date: 2026-11-24
 
 - webhook.secret: the key of each delivery's HMAC-SHA256 signature header (docs/security.md,
   "Webhook signatures"); existing webhooks get a random one.
-- webhook_event: the outbox and event log (services/webhooks.py). A row is written in the same
+- webhook_event: the outbox and event log (operations/webhooks.py). A row is written in the same
   transaction as the record it carries; the delivery worker claims due rows (claim, lease_until)
   and keeps the outcome of the last attempt.
 """

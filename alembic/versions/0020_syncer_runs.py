@@ -4,7 +4,7 @@ Revision ID: 0020
 Revises: 0019
 Create Date: 2026-11-24
 
-- syncer.last_sync: when the scheduler last claimed the syncer's run (services/syncers.py,
+- syncer.last_sync: when the scheduler last claimed the syncer's run (operations/syncers.py,
   docs/architecture.md "Scheduled work"); a conditional UPDATE of it claims a run, so that with
   several workers each run happens once.
 - user (owner, external_id): a sync finds an organization's users by their upstream id (kept in

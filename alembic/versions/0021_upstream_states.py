@@ -5,7 +5,7 @@ Revises: 0020
 Create Date: 2026-11-24
 
 upstream_state keeps each sign-in at an upstream OAuth 2.0 / OpenID Connect provider from its
-start to its callback (services/upstream.py): found by the hash of the state, bound to the hash of
+start to its callback (federation/upstream.py): found by the hash of the state, bound to the hash of
 the browser's cookie, used once, with the PKCE verifier and the authorization request it answers.
 """
 from collections.abc import Sequence

@@ -4,7 +4,7 @@ Revision ID: 0022
 Revises: 0021
 Create Date: 2026-11-24
 
-- saml_request: the AuthnRequests this server sent to SAML providers (services/saml_sp.py); a
+- saml_request: the AuthnRequests this server sent to SAML providers (saml/saml_sp.py); a
   Response's InResponseTo must name one, and the ACS deletes it as it accepts the Response, so
   that a Response is accepted once.
 """

@@ -4,7 +4,7 @@ Revision ID: 0023
 Revises: 0022
 Create Date: 2026-11-24
 
-web3_nonce keeps each nonce issued for a wallet sign-in (services/wallet.py), found by its
+web3_nonce keeps each nonce issued for a wallet sign-in (federation/wallet.py), found by its
 SHA-256: bound to an application, a Web3 provider and an address, used once, void after 5 minutes.
 """
 from collections.abc import Sequence

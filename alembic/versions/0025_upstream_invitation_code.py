@@ -5,7 +5,7 @@ Revises: 0024
 Create Date: 2026-11-24
 
 upstream_state.invitation_code: the sign-up page's invitation code, carried by a provider button
-through the upstream flow to the sign-up it opens (services/federation.py). A plain ADD COLUMN with
+through the upstream flow to the sign-up it opens (federation/federation.py). A plain ADD COLUMN with
 an empty default: rows of flows under way read as "no code".
 """
 from collections.abc import Sequence

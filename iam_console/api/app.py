@@ -18,9 +18,9 @@ from iam_console.api.auditing import record_refusal
 from iam_console.api.envelope import error, service_error
 from iam_console.api.middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
 from iam_console.api.offload import Offload
+from iam_console.audit.records import redacting_log_records
+from iam_console.core.errors import ServiceError
 from iam_console.extension import extensions, imported
-from iam_console.services.errors import ServiceError
-from iam_console.services.records import redacting_log_records
 
 log = logging.getLogger("iam_console")
 OPENAPI_URL = "/api/openapi.json"

@@ -10,9 +10,10 @@ from fastapi import Request
 
 from iam_console.api.callers import actor, client_ip
 from iam_console.api.envelope import language
+from iam_console.audit import records
+from iam_console.core import access
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import access, records
-from iam_console.services.errors import ServiceError
 
 log = logging.getLogger("iam_console")
 

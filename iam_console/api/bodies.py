@@ -1,5 +1,5 @@
 """Request bodies as Casdoor reads them: JSON whatever the Content-Type says,
-keys matched without regard to case; parsed by services/json_input.py."""
+keys matched without regard to case; parsed by core/json_input.py."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import Request
 from starlette.exceptions import HTTPException
 
-from iam_console.services.errors import ServiceError
-from iam_console.services.json_input import parse_json
+from iam_console.core.errors import ServiceError
+from iam_console.core.json_input import parse_json
 
 MAX_BODY_BYTES = 1 << 20
 

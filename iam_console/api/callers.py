@@ -11,21 +11,22 @@ from fastapi import Request, Response
 from sqlmodel import Session
 from starlette.requests import cookie_parser
 
+from iam_console.core import access, addresses, outbound
+from iam_console.core.errors import ServiceError
 from iam_console.models import AuthSession, User
-from iam_console.services import access, addresses, auth, credentials, outbound
-from iam_console.services.auth import account_for_token
-from iam_console.services.errors import ServiceError
 from iam_console.settings import settings
+from iam_console.signin import auth, credentials
+from iam_console.signin.auth import account_for_token
 
 SESSION_COOKIE = "iam_session"
-RESET_COOKIE = "iam_reset"  # a verified forgotten-password code's grant (services/recovery.py)
-MFA_COOKIE = "iam_mfa"  # a pending sign-in that owes its second factor (services/auth.py)
+RESET_COOKIE = "iam_reset"  # a verified forgotten-password code's grant (signin/recovery.py)
+MFA_COOKIE = "iam_mfa"  # a pending sign-in that owes its second factor (signin/auth.py)
 # while a global admin impersonates someone: the admin's own session, given back on exit
 IMPERSONATOR_COOKIE = "iam_impersonator"
 
 
 def client_ip(request: Request) -> str:
-    """The client's address: the peer's, or what trusted proxies forwarded (services/addresses.py)."""
+    """The client's address: the peer's, or what trusted proxies forwarded (core/addresses.py)."""
     peer = request.client.host if request.client else ""
     return addresses.client_ip(peer, ",".join(request.headers.getlist("x-forwarded-for")))
 
@@ -83,7 +84,7 @@ def other_credentials(request: Request) -> bool:
 
 def actor(db: Session, request: Request) -> access.Actor:
     """Who is calling; the outbound calls the request makes count against their organization
-    (services/outbound.py, note_caller)."""
+    (core/outbound.py, note_caller)."""
     found = _credentials_actor(db, request)
     outbound.note_caller(found.organization)
     return found

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from iam_console.core.errors import ServiceError
 from iam_console.i18n import language_from_header, translate
-from iam_console.services.errors import ServiceError
 
 
 def language(request: Request) -> str:

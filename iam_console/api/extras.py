@@ -11,11 +11,15 @@ from iam_console.api.bodies import form_fields, form_or_json, json_body, json_li
 from iam_console.api.callers import RESET_COOKIE, actor, client_ip
 from iam_console.api.envelope import ok
 from iam_console.api.resources import audit_context
+from iam_console.applications import applications
+from iam_console.core import builtin as b
+from iam_console.core import crud, policy
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
-from iam_console.services import accounts, applications, crud, dashboard, invitations, messages, policy, recovery, users
-from iam_console.services import builtin as b
-from iam_console.services.errors import ServiceError
-from iam_console.services.resources import REGISTRY
+from iam_console.home import dashboard
+from iam_console.identity import accounts, invitations, users
+from iam_console.signin import messages, recovery
 
 router = APIRouter(prefix="/api", tags=["extras"])
 
@@ -173,7 +177,7 @@ async def get_records_filter(request: Request) -> JSONResponse:
 
 
 def _sender(send):
-    """A POST route handing its JSON body to one of services/messages.py's senders."""
+    """A POST route handing its JSON body to one of signin/messages.py's senders."""
     async def handler(request: Request) -> JSONResponse:
         body = await json_body(request)
         with session_scope() as db:

@@ -20,8 +20,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from iam_console.api.callers import client_ip, other_credentials, session_cookie
 from iam_console.api.envelope import error, language
-from iam_console.api.oauth import cross_origin
-from iam_console.services import metrics, records
+from iam_console.audit import records
+from iam_console.oauth.api import cross_origin
+from iam_console.operations import metrics
 from iam_console.settings import console_origins, origin_of, settings
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -29,7 +30,7 @@ SIGN_IN_PATHS = frozenset({"/api/login", "/api/webauthn/signin/finish", "/api/fe
                            "/api/federation/google-one-tap/start"})  # no cookie yet, one to come
 # SAML messages another site's page posts (a service provider's AuthnRequest, an identity
 # provider's Response): they do not act as the cookie's user, and a signed message, not the
-# origin, is what they trust (services/saml_idp.py, services/saml_sp.py)
+# origin, is what they trust (saml/saml_idp.py, saml/saml_sp.py)
 POSTED_BY_OTHER_SITES = ("/api/acs", "/api/saml/redirect/")
 
 
@@ -192,7 +193,7 @@ def without_reflex_cors() -> None:
 
 class AuditContext:
     """Every /api/ request is the current call of the audit trail while it is served
-    (services/records.py, CURRENT_CALL): a record written by any service during it has the
+    (audit/records.py, CURRENT_CALL): a record written by any service during it has the
     request's method, URI, client address (callers.client_ip) and language."""
 
     def __init__(self, app: ASGIApp) -> None:
@@ -214,7 +215,7 @@ class AuditContext:
 
 class RequestMetrics:
     """Times every HTTP request and counts it under the route template that answered
-    (services/metrics.py); outermost, so refusals by the other middleware count too.
+    (operations/metrics.py); outermost, so refusals by the other middleware count too.
     Websockets are long-lived connections, not requests: not timed."""
 
     def __init__(self, app: ASGIApp) -> None:

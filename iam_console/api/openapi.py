@@ -20,13 +20,13 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from iam_console import models as m
-from iam_console.api import oauth
-from iam_console.services import kinds
-from iam_console.services.enforcement import MAX_RULES
-from iam_console.services.resources import REGISTRY, Kind, Ownership
+from iam_console.authorization.enforcement import MAX_RULES
+from iam_console.core import kinds
+from iam_console.core.resources import REGISTRY, Kind, Ownership
+from iam_console.oauth import api as oauth
 
 ENVELOPE_KEYS = ("status", "msg", "sub", "name", "data", "data2", "data3")
-# the OAuth and OpenID Connect routes (those clients call from anywhere, api/oauth.py) answer
+# the OAuth and OpenID Connect routes (those clients call from anywhere, oauth/api.py) answer
 # their own JSON and RFC 6749 errors with HTTP 400, 401 or 404; these others answer something
 # else than the envelope too: the WebAuthn options object, a PEM file, stored files
 NOT_ENVELOPE = ("/api/webauthn/signup/begin", "/api/webauthn/signin/begin", "/api/download-cert", "/files/",
@@ -70,7 +70,7 @@ JSON_BODIES = {
     "/api/check-user-password": ("password",),
     "/api/verify-code": ("organization", "name", "username", "code", "countryCode"),
 }
-# Casbin's routes (api/enforce.py): requests are lists of values, policies Casdoor's rule objects
+# Casbin's routes (authorization/api.py): requests are lists of values, policies Casdoor's rule objects
 _RULE = {"type": "object", "properties": {k: {"type": "string"} for k in ("Ptype", "V0", "V1", "V2", "V3", "V4", "V5")}}
 _REQUEST = {"type": "array", "items": {}, "description": "One Casbin request: sub, obj, act... (objects for ABAC)"}
 CASBIN_BODIES = {

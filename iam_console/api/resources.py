@@ -11,11 +11,11 @@ from fastapi.responses import JSONResponse
 from iam_console.api.bodies import json_body
 from iam_console.api.callers import actor, client_ip
 from iam_console.api.envelope import language, ok
+from iam_console.core import crud
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import REGISTRY, Kind
 from iam_console.db import session_scope
 from iam_console.models.base import attribute_named
-from iam_console.services import crud
-from iam_console.services.errors import ServiceError
-from iam_console.services.resources import REGISTRY, Kind
 
 router = APIRouter(prefix="/api", tags=["resources"])
 

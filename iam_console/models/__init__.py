@@ -1,8 +1,7 @@
 """Every table of the product; importing this package registers them all."""
 
-from iam_console.models.applications import Application, Cert, Provider
-from iam_console.models.audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Session, Throttle
-from iam_console.models.authz import (
+from iam_console.applications.tables import Application, Cert, Provider
+from iam_console.authorization.tables import (
     Adapter,
     AuthzChange,
     AuthzVersion,
@@ -12,14 +11,15 @@ from iam_console.models.authz import (
     Permission,
     Role,
 )
+from iam_console.commerce.tables import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
+from iam_console.federation.tables import Web3Nonce
+from iam_console.identity.directory import Group, Invitation, Ldap
+from iam_console.identity.tables import Organization, User
+from iam_console.models.audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Session, Throttle
 from iam_console.models.base import Named, Row, detached_copy, to_wire, wire_name
-from iam_console.models.commerce import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from iam_console.models.credentials import Key, Resource, Token, UpstreamState, Verification, WebAuthnChallenge
-from iam_console.models.directory import Group, Invitation, Ldap
-from iam_console.models.identity import Organization, User
-from iam_console.models.operations import Syncer, Webhook, WebhookEvent
 from iam_console.models.stats import RowCount, UserGroup
-from iam_console.models.wallet import Web3Nonce
+from iam_console.operations.tables import Syncer, Webhook, WebhookEvent
 
 __all__ = [
     "Adapter",

@@ -50,7 +50,7 @@ class AuthSession(Row, table=True):
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
     client_ip: str = text(100)
     user_agent: str = text(255)
-    # the global admin (owner/name) acting as this session's user (services/impersonation.py)
+    # the global admin (owner/name) acting as this session's user (identity/impersonation.py)
     impersonator: str = text(200)
 
 
@@ -95,7 +95,7 @@ class PendingSignIn(Row, table=True):
     """A sign-in whose password was right and whose second factor is still owed.
 
     Found by the SHA-256 of a short-lived HttpOnly cookie; no session exists
-    until a code (or a recovery code) completes it (services/auth.py)."""
+    until a code (or a recovery code) completes it (signin/auth.py)."""
 
     __tablename__ = "pending_signin"
     __table_args__ = (sa.UniqueConstraint("token_hash", name="uq_pending_signin_token_hash"),)
@@ -114,7 +114,7 @@ class PendingSignIn(Row, table=True):
 class SamlRequest(Row, table=True):
     """An AuthnRequest this server sent to a SAML provider, waiting for its Response. The
     Response's InResponseTo must name one, once: the ACS deletes it as it accepts the Response
-    (services/saml_sp.py)."""
+    (saml/saml_sp.py)."""
 
     __tablename__ = "saml_request"
     __table_args__ = (sa.UniqueConstraint("request_id", name="uq_saml_request_request_id"),
@@ -149,7 +149,7 @@ class MfaSetup(Row, table=True):
 class Throttle(Row, table=True):
     """Counters and one-time marks under a key, living until `expires` (Unix time):
     the code checks per account and per client address, and the TOTP time steps
-    already used (services/throttle.py)."""
+    already used (core/throttle.py)."""
 
     __tablename__ = "throttle"
     __table_args__ = (sa.UniqueConstraint("key", name="uq_throttle_key"), sa.Index("ix_throttle_expires", "expires"))

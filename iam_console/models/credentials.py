@@ -40,7 +40,7 @@ class Token(Named, table=True):
     organization: str = text(100)
     user: str = text(100)
     code: str = text(100)  # the SHA-256 of the authorization code
-    # never the token itself: its fingerprint (services/oauth.py fingerprint); found by the hashes below
+    # never the token itself: its fingerprint (oauth/oauth.py fingerprint); found by the hashes below
     access_token: str = long_text()
     refresh_token: str = long_text()
     access_token_hash: str = text(100)
@@ -58,14 +58,14 @@ class Token(Named, table=True):
     redirect_uri: str = text(1000)  # where the code was sent: the exchange must name the same
     user_code: str = text(20)  # a device authorization's code, typed on the verification page
     # the name of the first row of its chain of refresh rotations: replaying a rotated refresh
-    # token revokes the whole chain (services/oauth.py)
+    # token revokes the whole chain (oauth/oauth.py)
     family: str = text(100)
     public_client: bool = False  # the chain began without the client's secret (PKCE, device flow)
 
 
 class Key(Named, table=True):
     """An API key (Casdoor's Key): an access key and secret that act as its user, or as its
-    application's client (services/credentials.py). The secret is kept as its SHA-256."""
+    application's client (signin/credentials.py). The secret is kept as its SHA-256."""
 
     __tablename__ = "key"
     __table_args__ = named_keys("key", sa.UniqueConstraint("access_key", name="uq_key_access_key"))
@@ -109,7 +109,7 @@ class Resource(Named, table=True):
 
 
 class Verification(Named, table=True):
-    """Casdoor's VerificationRecord: a code sent by email or SMS (services/verifications.py)."""
+    """Casdoor's VerificationRecord: a code sent by email or SMS (signin/verifications.py)."""
 
     __tablename__ = "verification"
     __table_args__ = named_keys(
@@ -136,7 +136,7 @@ class Verification(Named, table=True):
 
 
 class WebAuthnChallenge(Row, table=True):
-    """A WebAuthn ceremony (services/webauthn.py): the challenge the server sent, found by
+    """A WebAuthn ceremony (signin/webauthn.py): the challenge the server sent, found by
     the SHA-256 of the random cookie set with it, never by anything the client echoes back.
     Marked used by the first finish; kept until expires_at, so that the ceremonies of the
     last few minutes can be counted per client address."""
@@ -162,7 +162,7 @@ class WebAuthnChallenge(Row, table=True):
 
 
 class UpstreamState(Row, table=True):
-    """A sign-in at an upstream identity provider under way (services/upstream.py): found by the
+    """A sign-in at an upstream identity provider under way (federation/upstream.py): found by the
     SHA-256 of the `state` sent to the provider, bound to the SHA-256 of the browser's cookie,
     the application, the provider, the target (signin, signup, link; the user for a link),
     the authorization request the sign-in answers and the invitation code a sign-up spends.

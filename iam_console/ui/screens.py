@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iam_console.services.resources import REGISTRY, Kind
+from iam_console.core.resources import REGISTRY, Kind
 
 
 @dataclass(frozen=True)
@@ -192,8 +192,8 @@ class Upload:
 
 def workbook_upload(kind_name: str, uploaded: str, failed: str) -> Upload:
     """The .xlsx import of a kind's list (users, roles, permissions): the same import as
-    upload-users, upload-roles and upload-permissions (services/uploads.py)."""
-    from iam_console.services import uploads
+    upload-users, upload-roles and upload-permissions (identity/uploads.py)."""
+    from iam_console.identity import uploads
 
     kind = uploads.uploadable(kind_name)
     return Upload("Upload (.xlsx)", uploads.XLSX_ACCEPT, uploads.MAX_UPLOAD_BYTES,

@@ -7,8 +7,8 @@ import reflex as rx
 from reflex.style import set_color_mode
 from reflex_components_core.core.banner import connection_error, connection_pulser, has_too_many_connection_errors
 
+from iam_console.core.navigation import MenuGroup, menu
 from iam_console.i18n import LANGUAGE_NAMES
-from iam_console.services.navigation import MenuGroup, menu
 from iam_console.ui.routes import EXTERNAL_ROUTES, LINKABLE
 from iam_console.ui.state.account import Account
 from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs

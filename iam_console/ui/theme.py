@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from iam_console.services import builtin as b
+from iam_console.core import builtin as b
 
 # the 8 preset colours of the theme editor, each to the Radix accent closest to it
 ACCENTS = dict(zip((color.upper() for color in b.THEME_COLORS),

@@ -34,7 +34,7 @@ def sign_in(org: str, name: str, password: str) -> TestClient:
 @pytest.fixture(scope="module", autouse=True)
 def fresh_upstream_starts(database):
     """Upstream sign-ins started from the test client's one address count against its limit
-    (60 per 10 minutes, services/upstream.STARTS_PER_ADDRESS): each module starts with the whole
+    (60 per 10 minutes, federation/upstream.STARTS_PER_ADDRESS): each module starts with the whole
     budget, whatever the modules before it spent."""
     with session_scope() as db:
         db.execute(sa.delete(m.Throttle).where(m.Throttle.key.like("upstream-start:%")))

@@ -12,8 +12,8 @@ import httpx
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core import builtin as b
 from iam_console.db import session_scope
-from iam_console.services import builtin as b
 from tests.api.test_oauth import PASSWORD, REDIRECT, make_app
 
 SDK_GRANTS = ["authorization_code", "password", "client_credentials", "refresh_token"]

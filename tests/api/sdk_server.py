@@ -22,9 +22,9 @@ import pytest
 import uvicorn
 from sqlmodel import select
 
+from iam_console.core import builtin as b
 from iam_console.db import session_scope
 from iam_console.models import Application, Cert
-from iam_console.services import builtin as b
 
 START_TIMEOUT_SECONDS = 15.0
 

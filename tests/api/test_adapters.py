@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.authorization.kinds.adapter import DATABASE_TYPES, same_db_switched
 from iam_console.db import session_scope
-from iam_console.services.kinds.adapter import DATABASE_TYPES, same_db_switched
 from tests.api.conftest import ok_body
 from tests.api.test_enforce import RBAC
 from tests.api.test_migrations import MARIADB, POSTGRES, _reachable

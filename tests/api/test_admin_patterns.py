@@ -1,4 +1,4 @@
-"""The regular expressions an admin writes run on RE2 (services/patterns.py). Redirect URI
+"""The regular expressions an admin writes run on RE2 (core/patterns.py). Redirect URI
 patterns: a pattern that sends a backtracking engine into exponential time (`http://(a+)+b`
 against a long run of a's) is answered at once, through the anonymous get-app-login and the
 authorize page's sign-in, and a pattern RE2 cannot take is refused when the application is
@@ -13,8 +13,8 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core import patterns
 from iam_console.db import session_scope
-from iam_console.services import patterns
 from tests.api.conftest import sign_in
 from tests.api.test_oauth import authorize, make_app, world  # noqa: F401
 from tests.conftest import unique

@@ -120,9 +120,9 @@ def test_only_the_global_admin_shares_an_application(admin, world):
 # --- the edit page's tools that read and write records ---
 
 def _actor(owner: str, name: str):
+    from iam_console.core import lookup
+    from iam_console.core.access import Actor
     from iam_console.db import session_scope
-    from iam_console.services import lookup
-    from iam_console.services.access import Actor
 
     with session_scope() as db:
         user = lookup.user(db, owner, name)
@@ -131,9 +131,9 @@ def _actor(owner: str, name: str):
 
 
 def test_a_chosen_provider_fills_its_row(admin, world):
+    from iam_console.applications import application_tools as tools
+    from iam_console.core.errors import ServiceError
     from iam_console.db import session_scope
-    from iam_console.services import application_tools as tools
-    from iam_console.services.errors import ServiceError
 
     a, b = world["a"], world["b"]
     ok_body(admin.post("/api/add-provider", json={"owner": a, "name": f"{a}-mail", "category": "Email",
@@ -157,9 +157,9 @@ def test_a_chosen_provider_fills_its_row(admin, world):
 
 
 def test_the_terms_of_use_are_stored_as_a_resource(admin, world):
+    from iam_console.applications import application_tools as tools
+    from iam_console.core.errors import ServiceError
     from iam_console.db import session_scope
-    from iam_console.services import application_tools as tools
-    from iam_console.services.errors import ServiceError
 
     a, name = world["a"], unique("app")
     ok_body(admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": a}))

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
-from iam_console.services import outbound
+from iam_console.core import outbound
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 from tests.sinks import HoldingHttpSink, HttpSink

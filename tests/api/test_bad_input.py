@@ -7,9 +7,9 @@ from sqlmodel import func, select
 
 from iam_console import models as m
 from iam_console.api.app import api, route_table
+from iam_console.core import kinds, rules
+from iam_console.core.resources import REGISTRY, Ownership
 from iam_console.db import engine, session_scope
-from iam_console.services import kinds, rules
-from iam_console.services.resources import REGISTRY, Ownership
 from tests.api.test_migrations import empty_database  # noqa: F401 (a fixture)
 from tests.conftest import unique
 from tests.pictures import png
@@ -165,7 +165,7 @@ def test_a_page_past_the_end_is_the_last_page(admin):
 
 
 
-# --- JSON that Python's parser takes and the server cannot keep (services/json_input.py) ---
+# --- JSON that Python's parser takes and the server cannot keep (core/json_input.py) ---
 
 # every POST route; the two sign-outs read no JSON and would end the session the loop uses
 JSON_ROUTES = sorted(path for method, path in route_table()
@@ -302,9 +302,9 @@ NUL_INPUTS = [  # (method, path, keyword arguments of the request): NUL by every
 def test_nul_in_any_input_is_a_clear_error_on_every_database(empty_database, monkeypatch):  # noqa: F811
     """PostgreSQL refuses text holding NUL: any parameter that reached a query answered 500."""
     from iam_console import db as database_module
+    from iam_console.core import lookup
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate
-    from iam_console.services import lookup
-    from iam_console.services.seed import ensure_first_start_data
 
     migrate(empty_database)
     engine = make_engine(empty_database)

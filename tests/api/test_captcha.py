@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
-from iam_console.services import captcha
+from iam_console.signin import captcha
 from tests.api.conftest import ok_body
 from tests.conftest import unique
 

@@ -1,4 +1,4 @@
-"""run-casbin-command, answered in process (services/casbin_cli.py): the model editor's enforce
+"""run-casbin-command, answered in process (authorization/casbin_cli.py): the model editor's enforce
 and enforceEx over a model and policy text, with its identifier; and the enforcer page's policy
 pages (enforcement.policy_page): columns from the model's policy definition, 100 a page."""
 
@@ -13,9 +13,9 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.authorization import enforcement
+from iam_console.core.access import Actor
 from iam_console.db import session_scope
-from iam_console.services import enforcement
-from iam_console.services.access import Actor
 from tests.api.conftest import ok_body, sign_in
 from tests.api.test_enforce import RBAC, make_enforcer
 from tests.conftest import unique
@@ -108,7 +108,7 @@ def test_policy_writes_leave_records(admin):
 
 
 def test_the_editors_enforce_runs_on_re2_within_the_budget(admin, monkeypatch):
-    from iam_console.services import casbin_engine
+    from iam_console.authorization import casbin_engine
     from tests.api.test_enforce import REGEX_MODEL
 
     policy = "p, alice, ^(a+)+$, read\np, bob, (a)\\1, read"

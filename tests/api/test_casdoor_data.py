@@ -2,7 +2,7 @@
 CI writes it (tests/api/data/casdoor_init_data.json: organizations, applications, users,
 providers, certs, models, adapters, roles, permissions; our own values, the cert's key pair made
 here), added through the API as the global admin and through the IAM_INIT_DATA import
-(services/init_data.py), and the values Casdoor stores beyond what its pages offer."""
+(core/init_data.py), and the values Casdoor stores beyond what its pages offer."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from sqlmodel import delete
 from iam_console import models as m
 from iam_console import startup
 from iam_console.api.app import api
+from iam_console.applications import certs
+from iam_console.core import init_data
 from iam_console.db import session_scope
-from iam_console.services import certs, init_data
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 

@@ -16,9 +16,9 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.applications import certs
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import certs
-from iam_console.services.errors import ServiceError
 from tests.api.conftest import sign_in
 from tests.conftest import unique
 
@@ -331,8 +331,8 @@ def test_an_organization_admin_edits_their_own_certs_and_never_a_shared_one(admi
 
 
 def test_generate_is_for_those_who_may_change_the_cert(admin, org_admin):
-    from iam_console.services import cert_keys
-    from iam_console.services.access import Actor
+    from iam_console.applications import cert_keys
+    from iam_console.core.access import Actor
 
     org, _ = org_admin
     with session_scope() as db:

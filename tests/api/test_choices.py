@@ -1,4 +1,4 @@
-"""The pickers' names (services/choices.py): one page at a time, narrowed by what was typed, in
+"""The pickers' names (core/choices.py): one page at a time, narrowed by what was typed, in
 the referring field's form, and through the list's access rules: an organization admin is never
 offered another organization's records."""
 
@@ -6,10 +6,10 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core import choices
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import choices
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
 from tests.conftest import unique
 
 

@@ -1,4 +1,4 @@
-"""Sign-in with a verification code (services/code_signin.py): the code goes to the account's
+"""Sign-in with a verification code (signin/code_signin.py): the code goes to the account's
 own email through a real local SMTP server, signs the account in once, and proves the email;
 the application's rule decides which addresses may be used; wrong codes are counted."""
 

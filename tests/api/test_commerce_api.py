@@ -11,8 +11,8 @@ import pytest
 from sqlmodel import func, select
 
 from iam_console import models as m
+from iam_console.commerce.payments import stripe_checkout
 from iam_console.db import session_scope
-from iam_console.services.payments import stripe_checkout
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 from tests.payment_stubs import StripeStub
@@ -306,7 +306,7 @@ def _subscriptions(org: str, plan: str) -> list:
 
 
 def test_buying_a_plan_again_renews_the_active_subscription(shop, admin):
-    from iam_console.services.commerce import period_end
+    from iam_console.commerce.commerce import period_end
 
     plan, pricing, product = _plan_for_sale(shop, admin)
     params = {"id": f"{shop.org}/{product}", "providerName": "dummy", "pricingName": pricing, "planName": plan}

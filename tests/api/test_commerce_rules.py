@@ -1,4 +1,4 @@
-"""The commerce kinds' save rules through the HTTP API (services/kinds/product.py, payment.py,
+"""The commerce kinds' save rules through the HTTP API (commerce/kinds/product.py, payment.py,
 plan.py, pricing.py, subscription.py): a plan's product locked, undeletable while its plan exists
 and deleted with it; the invoice checks in order with their messages and an invoiced payment's
 fields fixed; the trial at least 0; the subscription's state an admin's, the approver it sets, the
@@ -12,11 +12,11 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.commerce.kinds import subscription as subscription_rules
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.kinds import subscription as subscription_rules
-from iam_console.services.resources import REGISTRY
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 

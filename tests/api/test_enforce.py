@@ -11,7 +11,7 @@ import casbin
 import pytest
 from casbin.model import Model
 
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.core.seed import USER_MODEL_TEXT
 from tests.api.conftest import ok_body
 from tests.conftest import ACL_MODEL, casbin_model, unique
 
@@ -225,7 +225,7 @@ def test_the_standard_eval_abac_model_is_saved_and_enforced(admin):
 
 
 def test_an_enforcement_past_its_budget_stops(admin, monkeypatch):
-    from iam_console.services import casbin_engine
+    from iam_console.authorization import casbin_engine
 
     eid = make_enforcer(admin, REGEX_MODEL, [["p", "alice", f"^data{i}$", "read"] for i in range(3)])
     ask = {"enforcerId": eid}
@@ -244,7 +244,7 @@ def test_an_enforcement_past_its_budget_stops(admin, monkeypatch):
 def test_policy_writes_rebuild_no_index(admin, monkeypatch):
     """Each add-policy reaches the next call as its line, applied in place: the engine's index
     takes it without being built again (10,000 writes once cost 10,000 rebuilds)."""
-    from iam_console.services.casbin_engine import Engine
+    from iam_console.authorization.casbin_engine import Engine
 
     eid = make_enforcer(admin, RBAC, [["p", f"role{i}", f"data{i}", "read"] for i in range(3)])
     assert ok_body(admin.post("/api/enforce", params={"enforcerId": eid}, json=["role1", "data1", "read"]))["data"]

@@ -9,8 +9,8 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.authorization import enforcement
 from iam_console.db import session_scope
-from iam_console.services import enforcement
 from tests.api.conftest import ok_body, sign_in
 from tests.api.test_enforce import RBAC, make_enforcer
 from tests.conftest import unique

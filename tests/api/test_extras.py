@@ -5,11 +5,11 @@ from datetime import timedelta
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core.access import Actor
 from iam_console.db import session_scope
+from iam_console.home import dashboard
+from iam_console.identity.passwords import verify_password
 from iam_console.models.base import utcnow
-from iam_console.services import dashboard
-from iam_console.services.access import Actor
-from iam_console.services.passwords import verify_password
 from tests.api.conftest import sign_in
 from tests.conftest import reload_user, unique
 

@@ -16,7 +16,7 @@ from sqlmodel import func, select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import upstream
+from iam_console.federation import upstream
 from tests.api.test_oauth import REDIRECT, make_app
 from tests.api.test_signup import items
 from tests.conftest import reload_user, unique

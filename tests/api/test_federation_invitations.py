@@ -16,8 +16,9 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.audit import records
 from iam_console.db import session_scope
-from iam_console.services import records, upstream
+from iam_console.federation import upstream
 from tests.api.test_federation_api import GITHUB_EMAILS, GITHUB_USER, begin, error_of, setup
 from tests.conftest import unique
 from tests.upstream_stub import UpstreamStub

@@ -14,8 +14,9 @@ from fastapi.testclient import TestClient
 from joserfc.jwk import RSAKey
 
 from iam_console.api.app import api
+from iam_console.core import lookup
 from iam_console.db import session_scope
-from iam_console.services import id_tokens, lookup, upstream
+from iam_console.federation import id_tokens, upstream
 from tests.api.test_federation_api import GOOGLE_USER, live_states, setup
 from tests.api.test_id_tokens import GOOGLE, users_of
 from tests.api.test_oauth import REDIRECT

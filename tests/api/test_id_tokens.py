@@ -17,7 +17,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import id_tokens, upstream
+from iam_console.federation import id_tokens, upstream
 from tests.api.test_federation_api import GOOGLE_USER, begin, error_of, setup
 from tests.upstream_stub import UpstreamStub
 

@@ -13,8 +13,8 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import auth
-from iam_console.services.impersonation import IMPERSONATION_HOURS
+from iam_console.identity.impersonation import IMPERSONATION_HOURS
+from iam_console.signin import auth
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import ADMIN_PASSWORD, unique
 

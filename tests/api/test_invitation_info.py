@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
-from iam_console.services import invitations
+from iam_console.identity import invitations
 from tests.api.conftest import ok_body
 from tests.conftest import unique
 

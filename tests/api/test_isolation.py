@@ -21,10 +21,10 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api, route_table
+from iam_console.core import crud
+from iam_console.core.access import Actor
+from iam_console.core.resources import REGISTRY, Kind, Ownership
 from iam_console.db import session_scope
-from iam_console.services import crud
-from iam_console.services.access import Actor
-from iam_console.services.resources import REGISTRY, Kind, Ownership
 from tests.api.workbooks import of_records, upload
 from tests.conftest import ADMIN_PASSWORD, unique
 from tests.pictures import png

@@ -11,7 +11,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import credentials
+from iam_console.signin import credentials
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 

@@ -13,12 +13,14 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core import crud
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
+from iam_console.identity import ldap, ldap_client
 from iam_console.models.base import utcnow
-from iam_console.services import auth, crud, ldap, ldap_client
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.resources import REGISTRY
+from iam_console.signin import auth
 from tests import ldap_server
 from tests.api.conftest import sign_in
 from tests.conftest import unique

@@ -1,4 +1,4 @@
-"""What a deleted or renamed user or application leaves behind (services/leftovers.py): nothing
+"""What a deleted or renamed user or application leaves behind (core/leftovers.py): nothing
 that lets anyone act as it, even once a new record takes its name; no role or permission naming
 it; its history kept. Another organization's records of the same name are untouched."""
 

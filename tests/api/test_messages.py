@@ -13,8 +13,8 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core import outbound
 from iam_console.db import session_scope
-from iam_console.services import outbound
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 from tests.sinks import HttpSink, SmtpSink
@@ -179,7 +179,7 @@ def test_an_invitation_goes_only_where_it_should(orgs, sinks, caller, ident, bod
 def test_the_send_limit_says_what_was_limited(orgs, sinks, monkeypatch):
     """Issue 26: past the send limit, send-email and send-sms answered the password lockout's
     message; they say that too many messages were sent."""
-    from iam_console.services import messages
+    from iam_console.signin import messages
 
     monkeypatch.setattr(messages, "SENDS", 2)
     boss = sign_in(orgs["b"], "boss", PASSWORD)

@@ -1,4 +1,4 @@
-"""Multi-factor authentication through the HTTP API (services/mfa.py, services/auth.py):
+"""Multi-factor authentication through the HTTP API (signin/mfa.py, signin/auth.py):
 setup of each type, who may do what, the second step of every sign-in path, recovery
 codes, replayed and expired codes, and the limits on code checks. Email and SMS codes are
 read from a real local SMTP server and HTTP SMS gateway (tests/sinks.py)."""
@@ -18,7 +18,7 @@ from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
-from iam_console.services import auth, mfa
+from iam_console.signin import auth, mfa
 from tests.api.conftest import sign_in
 from tests.api.sdk_server import api_server, sdk  # noqa: F401
 from tests.api.test_oauth import REDIRECT, make_app

@@ -9,9 +9,9 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from alembic import command
+from iam_console.core.seed import ensure_first_start_data
 from iam_console.db import alembic_config, make_engine, migrate, session_scope
 from iam_console.models import Cert, User
-from iam_console.services.seed import ensure_first_start_data
 from tests.conftest import require_service
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432"
@@ -83,8 +83,8 @@ def test_row_counts_and_search_stay_right(empty_database):
     inserts, deletes and owner changes; search finds substrings case-insensitively."""
     from sqlmodel import func
 
+    from iam_console.core import counts, query
     from iam_console.models import RowCount
-    from iam_console.services import counts, query
 
     migrate(empty_database)
     engine = make_engine(empty_database)
@@ -174,9 +174,9 @@ def test_secrets_at_rest_are_replaced(empty_database):
     user's access secret its hash (an empty one stays empty; a hashed one is left alone)."""
     import hashlib
 
+    from iam_console.identity.passwords import hash_secret
     from iam_console.models import Token
-    from iam_console.services.oauth import digest, fingerprint
-    from iam_console.services.passwords import hash_secret
+    from iam_console.oauth.oauth import digest, fingerprint
 
     config = alembic_config(empty_database)
     command.upgrade(config, "0007")
@@ -241,8 +241,8 @@ def test_times_keep_fractions_of_a_second(empty_database):
 def test_record_user_is_widened_and_keeps_the_row_counts(empty_database):
     """Migration 0012 widens record.user to a whole owner/name id (201 characters), keeping
     the record table's row-count triggers (SQLite copies the table to change a column)."""
+    from iam_console.core import counts
     from iam_console.models import Record
-    from iam_console.services import counts
 
     config = alembic_config(empty_database)
     command.upgrade(config, "0011")

@@ -22,9 +22,10 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.applications import certs
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
-from iam_console.services import certs, oauth
+from iam_console.oauth import oauth
 from tests.conftest import unique
 
 REDIRECT = "http://localhost:9000/callback"

@@ -120,9 +120,9 @@ def test_the_resources_list_uploads_with_the_organizations_storage_provider(admi
     from sqlmodel import select
 
     from iam_console import models as m
+    from iam_console.core.access import Actor
     from iam_console.db import session_scope
-    from iam_console.services import files
-    from iam_console.services.access import Actor
+    from iam_console.files import files
 
     endpoint, client = s3
     organization = unique("s3org")

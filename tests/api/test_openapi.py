@@ -3,8 +3,8 @@
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api, route_table
-from iam_console.services import kinds
-from iam_console.services.resources import REGISTRY
+from iam_console.core import kinds
+from iam_console.core.resources import REGISTRY
 
 
 def test_openapi_lists_every_api_route():

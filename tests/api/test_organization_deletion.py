@@ -10,8 +10,8 @@ from pathlib import Path
 from sqlmodel import func, select
 
 from iam_console import models as m
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
-from iam_console.services.resources import REGISTRY
 from iam_console.settings import settings
 from tests.api.conftest import sign_in
 from tests.conftest import unique
@@ -108,7 +108,7 @@ def test_an_organization_holding_records_is_not_renamed(admin):
 
 def test_a_refused_deletion_keeps_the_files(admin, monkeypatch):
     """The files go only with a committed deletion."""
-    from iam_console.services import crud
+    from iam_console.core import crud
 
     org = unique("kept")
     _populate(admin, org)

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from iam_console.services import accounts
-from iam_console.services import builtin as b
-from iam_console.services.errors import ServiceError
-from iam_console.services.kinds.organization import check_obfuscator, obfuscator_key
+from iam_console.core import builtin as b
+from iam_console.core.errors import ServiceError
+from iam_console.identity import accounts
+from iam_console.identity.kinds.organization import check_obfuscator, obfuscator_key
 from tests.api.conftest import sign_in
 from tests.conftest import unique
 

@@ -1,4 +1,4 @@
-"""Outbound requests to internal addresses (services/outbound.py), end to end: an organization
+"""Outbound requests to internal addresses (core/outbound.py), end to end: an organization
 admin configures, through the API, a Custom HTTP SMS gateway, an SMTP server or an LDAP server
 at an internal address and makes the server call it. The guard refuses with an error naming the
 host and the listener there receives no connection; once IAM_OUTBOUND_ALLOW lists it, the same
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 from fastapi.testclient import TestClient
 
-from iam_console.services import outbound
+from iam_console.core import outbound
 from tests import ldap_server
 from tests.api.conftest import sign_in
 from tests.conftest import require_service, unique

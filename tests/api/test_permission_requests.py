@@ -9,11 +9,11 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.authorization.kinds import permission as rules
+from iam_console.core import choices
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import choices
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.kinds import permission as rules
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import ACL_MODEL, unique
 

@@ -10,8 +10,8 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from iam_console.authorization import enforcement
 from iam_console.db import session_scope
-from iam_console.services import enforcement
 from tests.api.conftest import ok_body, sign_in
 from tests.api.test_casbin_command import admin_actor
 from tests.api.test_enforce import RBAC

@@ -1,4 +1,4 @@
-"""The prompt after sign-in (services/prompt.py): a sign-in through an application whose prompted
+"""The prompt after sign-in (signin/prompt.py): a sign-in through an application whose prompted
 items the account has not answered, or whose prompted provider rows it has not linked, goes to
 /prompt first; the answers pass sign-up's checks and only the asked items are written; a link
 started there comes back there."""
@@ -11,9 +11,9 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import prompt
-from iam_console.services.errors import ServiceError
+from iam_console.signin import prompt
 from tests.api.test_oauth import REDIRECT, make_app
 from tests.conftest import reload_user
 

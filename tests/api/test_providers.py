@@ -14,11 +14,12 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.applications import provider_tools
+from iam_console.applications.kinds.provider import DEFAULT_TYPE, TYPES
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import captcha, delivery, provider_tools
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.kinds.provider import DEFAULT_TYPE, TYPES
+from iam_console.signin import captcha, delivery
 from tests.api.conftest import ok_body
 from tests.conftest import unique
 from tests.sinks import HttpSink, SmtpSink, code_in

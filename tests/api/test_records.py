@@ -18,9 +18,10 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.audit import trail
+from iam_console.core import addresses, counts
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
-from iam_console.services import addresses, counts, trail
 from tests.conftest import ADMIN_PASSWORD
 
 BOSS_PASSWORD = "Records-boss-pass-1"

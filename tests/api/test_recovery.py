@@ -1,4 +1,4 @@
-"""A forgotten password, through Casdoor's four calls (services/recovery.py): get-email-and-phone,
+"""A forgotten password, through Casdoor's four calls (signin/recovery.py): get-email-and-phone,
 send-verification-code with method forget, verify-code, set-password with the code. The code is
 read from the local SMTP server it was sent to."""
 
@@ -12,7 +12,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import captcha, recovery
+from iam_console.signin import captcha, recovery
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import reload_user, unique
 from tests.mail_world import Org, mail_organization

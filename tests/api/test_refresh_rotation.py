@@ -14,7 +14,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
-from iam_console.services import oauth
+from iam_console.oauth import oauth
 from tests.api.test_oauth import PASSWORD, app_, code_for, exchange, token_call, world  # noqa: F401
 
 

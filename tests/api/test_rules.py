@@ -163,7 +163,7 @@ def test_renaming_onto_an_existing_name_is_a_clear_error(admin):
 
 
 def test_an_unexpected_error_leaks_nothing(monkeypatch, admin):
-    from iam_console.services import crud
+    from iam_console.core import crud
 
     def broken(*args, **kwargs):
         raise RuntimeError("sqlite3.OperationalError: near SELECT: secret detail")

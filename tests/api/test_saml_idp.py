@@ -19,9 +19,9 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.applications import certs
 from iam_console.db import session_scope
-from iam_console.services import certs
-from iam_console.services import saml_xml as x
+from iam_console.saml import saml_xml as x
 from tests.api.conftest import sign_in
 from tests.api.saml_world import SP_ACS, SP_ENTITY, local, need_xmlsec, posted_form, sp_client
 from tests.conftest import unique

@@ -18,10 +18,11 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.applications import certs
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import certs, saml_sp
-from iam_console.services import saml_xml as x
-from iam_console.services.errors import ServiceError
+from iam_console.saml import saml_sp
+from iam_console.saml import saml_xml as x
 from tests.api.conftest import sign_in
 from tests.api.saml_world import local, posted_form
 from tests.conftest import unique
@@ -427,7 +428,7 @@ def test_type_without_a_user_field_refused_without_can_sign_up(world, make_org):
         assert db.exec(select(m.User).where(m.User.owner == stranger.organization)).all() == []
 
 
-# --- the provider buttons (services/upstream.buttons): /api/federation/start, bound to the browser ---
+# --- the provider buttons (federation/upstream.buttons): /api/federation/start, bound to the browser ---
 
 REDIRECT = "https://client.example/cb"
 
@@ -438,14 +439,14 @@ def start(client: TestClient, app: m.Application, provider: m.Provider, method: 
 
 
 def upstream_error(location: str) -> str:
-    from iam_console.services import upstream
+    from iam_console.federation import upstream
 
     with session_scope() as db:
         return upstream.take_error(db, parse_qs(urlsplit(location).query)["upstreamError"][0])
 
 
 def test_buttons_list_saml_providers_by_the_rows_rules(world):
-    from iam_console.services import upstream
+    from iam_console.federation import upstream
 
     _, _, provider, app = world
     with session_scope() as db:
@@ -668,7 +669,7 @@ def test_saml_sign_up_refused_without_a_good_invitation_code(world, make_org, co
 
 
 def test_saml_sign_up_spends_the_invitation_code(world, make_org):
-    from iam_console.services import upstream
+    from iam_console.federation import upstream
 
     org, _, provider, _ = world
     app = _invited_app(make_org, provider)

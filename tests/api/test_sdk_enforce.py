@@ -16,10 +16,10 @@ from casdoor.policy import Policy
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core import crud
+from iam_console.core.access import Actor
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
-from iam_console.services import crud
-from iam_console.services.access import Actor
-from iam_console.services.resources import REGISTRY
 from tests.api.sdk_server import api_server, sdk, seeded_credentials  # noqa: F401
 from tests.api.test_enforce import MODELS, local_enforcer
 from tests.api.test_sdk_node import CLIENT, NODE_DIR, Node, call, node  # noqa: F401

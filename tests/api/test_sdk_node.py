@@ -31,10 +31,10 @@ import pytest
 from sqlmodel import delete, select
 
 from iam_console import models as m
+from iam_console.core import kinds
+from iam_console.core.seed import USER_MODEL_TEXT
 from iam_console.db import session_scope
-from iam_console.services import kinds
-from iam_console.services.passwords import verify_password
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.identity.passwords import verify_password
 from tests.api import sdk_server
 from tests.api.conftest import ENVELOPE
 from tests.api.sdk_server import api_server, seeded_credentials  # noqa: F401

@@ -20,7 +20,7 @@ import httpx
 import jwt
 import pytest
 
-from iam_console.services import certs
+from iam_console.applications import certs
 from tests.api.oauth_world import USER, World, add_app, authorization_code, build_world
 from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_oauth import PASSWORD, make_cert

@@ -48,11 +48,11 @@ from casdoor.webhook import Webhook
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core import kinds
+from iam_console.core.kinds.common import answer_name
+from iam_console.core.seed import USER_MODEL_TEXT
 from iam_console.db import session_scope
-from iam_console.services import kinds
-from iam_console.services.kinds.common import answer_name
-from iam_console.services.passwords import verify_password
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.identity.passwords import verify_password
 from tests.api import sdk_server
 from tests.api.conftest import ENVELOPE
 from tests.api.sdk_server import api_server, sdk  # noqa: F401

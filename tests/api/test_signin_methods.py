@@ -1,12 +1,12 @@
 """The application's signin methods Password (rules All, Non-LDAP, Hide password) and LDAP at
-/api/login (services/auth.py); the LDAP bind itself is in test_ldap.py."""
+/api/login (signin/auth.py); the LDAP bind itself is in test_ldap.py."""
 
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
 from iam_console.api.app import api
-from iam_console.services import auth
+from iam_console.signin import auth
 from tests.conftest import reload_user
 from tests.mail_world import mail_organization
 

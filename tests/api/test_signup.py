@@ -1,4 +1,4 @@
-"""Sign-up over HTTP (services/signup.py): the account made under the application's signup
+"""Sign-up over HTTP (signin/signup.py): the account made under the application's signup
 items, its email proven by a code that reached a real local SMTP server, invitation codes with
 their quota, the ID rule, the captcha, an authorization request answered, and every refusal
 writing nothing."""
@@ -254,7 +254,7 @@ def test_sign_ups_from_one_address_are_limited(smtp):
 
 def test_code_sends_from_one_address_are_limited_and_say_so(smtp, monkeypatch):
     """Issue 26: the send limit answered the password lockout's message."""
-    from iam_console.services import signup
+    from iam_console.signin import signup
 
     monkeypatch.setattr(signup, "SENDS_PER_ADDRESS", (1, 600))
     org = _org(smtp)

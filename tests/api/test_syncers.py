@@ -18,8 +18,9 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.db import session_scope
+from iam_console.identity import passwords
 from iam_console.models.base import utcnow
-from iam_console.services import passwords, syncers
+from iam_console.operations import syncers
 from tests.api.conftest import ok_body, sign_in
 from tests.api.test_migrations import MARIADB, POSTGRES, _reachable
 from tests.conftest import require_service, unique
@@ -244,10 +245,10 @@ def test_keycloak_users_come_with_their_passwords(admin, upstream, allow):
 
 
 def _failed_runs() -> float:
-    """The Prometheus counter of failed syncer runs (services/metrics.py)."""
+    """The Prometheus counter of failed syncer runs (operations/metrics.py)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    from iam_console.services import metrics
+    from iam_console.operations import metrics
 
     for family in text_string_to_metric_families(metrics.exposition().decode()):
         for sample in family.samples:

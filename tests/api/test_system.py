@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from iam_console.api import system
 from iam_console.api.app import api
+from iam_console.operations.api import system
 from tests.api.conftest import ok_body, sign_in
 from tests.api.oauth_world import build_world
 from tests.conftest import ADMIN_PASSWORD

@@ -28,9 +28,9 @@ from joserfc.jwk import ECKey, RSAKey
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core.builtin import ADMIN_OWNER, BUILT_IN_CERT, BUILT_IN_ORG
 from iam_console.db import session_scope
-from iam_console.services import jwt_tokens, oauth
-from iam_console.services.builtin import ADMIN_OWNER, BUILT_IN_CERT, BUILT_IN_ORG
+from iam_console.oauth import jwt_tokens, oauth
 from iam_console.settings import settings
 from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_oauth import PASSWORD, make_app, thumbprint

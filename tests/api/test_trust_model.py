@@ -11,12 +11,12 @@ from fastapi.testclient import TestClient
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core import crud, lookup
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import REGISTRY, Kind, Ownership
 from iam_console.db import session_scope
-from iam_console.services import crud, lookup
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.oauth import digest, fingerprint
-from iam_console.services.resources import REGISTRY, Kind, Ownership
+from iam_console.oauth.oauth import digest, fingerprint
 from tests.api.conftest import sign_in
 from tests.api.test_oauth import authorize, exchange, make_app, pkce, token_call
 from tests.api.test_webauthn import ORIGIN, UNASKED

@@ -13,10 +13,10 @@ from sqlmodel import func, select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import uploads
-from iam_console.services.errors import ServiceError
-from iam_console.services.passwords import verify_password
+from iam_console.identity import uploads
+from iam_console.identity.passwords import verify_password
 from tests.api.conftest import sign_in
 from tests.api.test_migrations import empty_database  # noqa: F401 (a fixture)
 from tests.api.workbooks import of_records, upload, with_sheet_data, workbook
@@ -431,11 +431,11 @@ def test_a_global_admin_imports_into_the_organizations_the_rows_name(admin, make
 def test_uploads_on_every_database(empty_database):  # noqa: F811 (the fixture of test_migrations)
     """The driver-level INSERT, its parameter styles and the type conversions, the
     maintained counts and search, skip-existing and all-or-nothing, on each backend."""
+    from iam_console.core import counts, crud, query
+    from iam_console.core.access import Actor
+    from iam_console.core.resources import REGISTRY
+    from iam_console.core.seed import ensure_first_start_data
     from iam_console.db import make_engine, migrate
-    from iam_console.services import counts, crud, query
-    from iam_console.services.access import Actor
-    from iam_console.services.resources import REGISTRY
-    from iam_console.services.seed import ensure_first_start_data
 
     migrate(empty_database)
     engine = make_engine(empty_database)

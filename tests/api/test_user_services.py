@@ -9,12 +9,13 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.api.app import api
+from iam_console.core import builtin as b
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import builtin as b
-from iam_console.services import credentials, users
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.passwords import hash_secret
+from iam_console.identity import users
+from iam_console.identity.passwords import hash_secret
+from iam_console.signin import credentials
 from tests.api.conftest import sign_in
 from tests.conftest import reload_user, unique
 

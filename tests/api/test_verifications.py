@@ -1,4 +1,4 @@
-"""Verification codes and the email and phone reset (services/verifications.py, the
+"""Verification codes and the email and phone reset (signin/verifications.py, the
 routes send-verification-code and reset-email-or-phone), against a real local SMTP
 server and a real local HTTP endpoint for Custom HTTP SMS: the code is read from what
 they received."""
@@ -11,11 +11,11 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core import builtin as b
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import builtin as b
-from iam_console.services import verifications
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
+from iam_console.signin import verifications
 from tests.api.conftest import sign_in
 from tests.conftest import reload_user, unique
 from tests.mail_world import SMTP_PASSWORD, SMTP_USER, Org, mail_organization

@@ -1,4 +1,4 @@
-"""Wallet sign-in over HTTP (services/wallet.py): /api/web3/nonce issues a nonce and the typed data
+"""Wallet sign-in over HTTP (federation/wallet.py): /api/web3/nonce issues a nonce and the typed data
 to sign; /api/login with a Web3 provider and the signed Web3 auth token signs the address's
 account in (signing one up the first time, where the provider row allows it). A signature by
 another key, a reused, expired or foreign nonce, and altered typed data are refused."""
@@ -16,8 +16,8 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
+from iam_console.federation import federation, wallet
 from iam_console.models.base import utcnow
-from iam_console.services import federation, wallet
 from tests.conftest import unique
 from tests.wallet import SoftWallet
 

@@ -17,7 +17,7 @@ from iam_console import models as m
 from iam_console.api.app import api
 from iam_console.db import session_scope
 from iam_console.models.base import utcnow
-from iam_console.services import webauthn
+from iam_console.signin import webauthn
 from tests.api.test_oauth import REDIRECT, make_app
 from tests.authenticator import SoftAuthenticator, b64url
 from tests.conftest import reload_user

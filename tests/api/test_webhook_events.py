@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from iam_console.db import session_scope
-from iam_console.services import webhooks
+from iam_console.operations import webhooks
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
 from tests.sinks import HttpSink

@@ -116,8 +116,8 @@ def _seed(database_url: str) -> None:
     from sqlmodel import Session
 
     from iam_console.db import make_engine
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Organization, User
-    from iam_console.services.passwords import hash_password
 
     engine = make_engine(database_url)
     try:

@@ -5,8 +5,8 @@ widget pages, tests/e2e/widget_pages.py):
   deleted, a column disabled and one hidden by the row's type, tags, a number and a picker, bound
   to a state of its own through the Rows mixin (as a syncer's table will be);
 
-(A code field's own screen is the models' edit page, ui/pages/models.py; the pickers' is the roles'
-edit page, ui/pages/roles.py.)"""
+(A code field's own screen is the models' edit page, authorization/ui/models.py; the pickers' is the roles'
+edit page, authorization/ui/roles.py.)"""
 
 from __future__ import annotations
 

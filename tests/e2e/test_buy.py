@@ -188,8 +188,8 @@ def test_an_unknown_pricing_is_told(visit, page):
 
 def test_the_payment_page_issues_and_downloads_the_invoice(visit, page, server, api_login, accounts, acme_shop):
     from iam_console import models as m
-    from iam_console.services import commerce
-    from iam_console.services.access import Actor
+    from iam_console.commerce import commerce
+    from iam_console.core.access import Actor
 
     with server_db(server) as db:
         alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()

@@ -31,8 +31,8 @@ def world(server):
     """ORG with an admin (dboss), an ordinary user (dana) and dated users; its applications."""
     from sqlmodel import Session
 
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Organization, User
-    from iam_console.services.passwords import hash_password
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
     if (now.hour, now.minute) >= (23, 55) or (now.hour, now.minute) < (0, 1):

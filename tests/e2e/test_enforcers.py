@@ -12,7 +12,7 @@ import uuid
 
 from playwright.sync_api import expect
 
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.core.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
 from tests.e2e.steps import as_page, pick, server_db
 
@@ -41,8 +41,8 @@ def _enforce(page, enforcer: str, request: list[str]) -> bool:
 def test_an_enforcer_and_its_policies(visit, page, api_login, accounts, server):
     from sqlmodel import select
 
+    from iam_console.authorization import policy_store
     from iam_console.models import Adapter, CasbinModel
-    from iam_console.services import policy_store
 
     suffix = uuid.uuid4().hex[:6]
     api_login(accounts.admin)

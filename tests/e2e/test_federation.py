@@ -51,8 +51,8 @@ def _add_upstream_data(database_url: str, callback: str, client_id: str, client_
     from sqlmodel import Session
 
     from iam_console.db import make_engine
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Organization, User
-    from iam_console.services.passwords import hash_password
 
     engine = make_engine(database_url)
     try:
@@ -220,8 +220,8 @@ def test_sign_up_then_sign_in_again_with_the_upstream_provider(visit, page, cont
 
 def test_link_by_email_signs_in_the_existing_account(visit, page, engine, upstream):
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
 
     fed = make_downstream(engine, upstream, link_with_email=True)
     with session_scope(engine) as db:
@@ -321,8 +321,8 @@ def test_sign_up_page_buttons_and_the_oauth_sign_up_page(visit, page, context, e
 
 def test_link_from_the_account_page(visit, page, engine, upstream, api_login):
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
     from tests.e2e.conftest import Account
 
     fed = make_downstream(engine, upstream)
@@ -411,8 +411,8 @@ def test_a_sign_up_carries_the_invitation_code_through_the_provider(visit, page,
 def test_a_prompted_provider_is_offered_for_linking_after_a_password_sign_in(visit, page, context, engine,
                                                                               upstream):
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
 
     fed = make_downstream(engine, upstream, prompted=True, redirect_uris=[CLIENT_CALLBACK])
     with session_scope(engine) as db:

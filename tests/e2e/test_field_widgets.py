@@ -140,8 +140,8 @@ def test_pickers_offer_one_page_of_the_records_organization(visit, page, api_log
 
 
 def test_a_code_field_saves_a_long_text_whole(visit, page, api_login, accounts, server):
+    from iam_console.core.seed import USER_MODEL_TEXT
     from iam_console.models import CasbinModel
-    from iam_console.services.seed import USER_MODEL_TEXT
 
     name = f"model-{uuid.uuid4().hex[:6]}"
     # a model (Casbin checks every saved text), then a long comment

@@ -32,8 +32,8 @@ class World:
 def world(server):
     """An organization of its own: its default application lists its SMTP provider (the sink),
     and one user with an email address."""
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
 
     with SmtpSink(SMTP_USER, SMTP_PASSWORD) as sink:
         with server_db(server) as db:

@@ -30,8 +30,8 @@ def _seed_organization(server, users: dict[str, list[str]]) -> tuple[str, Accoun
     from sqlmodel import Session
 
     from iam_console.db import make_engine
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Group, Organization, User
-    from iam_console.services.passwords import hash_password
 
     org = f"tree-{uuid.uuid4().hex[:6]}"
     engine = make_engine(server.database_url)

@@ -11,7 +11,7 @@ import uuid
 
 from playwright.sync_api import expect
 
-from iam_console.services import builtin as b
+from iam_console.core import builtin as b
 from tests import ldap_server
 from tests.e2e.steps import server_db
 
@@ -25,7 +25,7 @@ def _seed(server, directory) -> tuple[str, str]:
 
     from iam_console import models as m
     from iam_console.db import make_engine
-    from iam_console.services.passwords import hash_password
+    from iam_console.identity.passwords import hash_password
 
     org, ident = f"org-ldap-{uuid.uuid4().hex[:6]}", f"ldap-{uuid.uuid4().hex[:6]}"
     record = directory.ldap_record()

@@ -24,8 +24,8 @@ CALLBACK = "http://127.0.0.1:9/mfa-callback"
 
 
 def _new_user(server, organization: str = "acme", **fields) -> Account:
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
 
     name = f"mfa{uuid.uuid4().hex[:8]}"
     with server_db(server) as db:

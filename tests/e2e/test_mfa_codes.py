@@ -35,7 +35,7 @@ def gateway():
 @pytest.fixture(autouse=True)
 def fresh_address_limit(engine):
     """Every browser test signs in from 127.0.0.1: the per-address count of code checks
-    (services/mfa.limit_checks) would otherwise carry over from the other MFA tests."""
+    (signin/mfa.limit_checks) would otherwise carry over from the other MFA tests."""
     from iam_console.models import Throttle
 
     with Session(engine) as db:
@@ -70,8 +70,8 @@ def organization(engine, smtp, gateway) -> str:
 
 
 def _new_user(engine, organization: str, **fields) -> Account:
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
 
     name = f"u{uuid.uuid4().hex[:8]}"
     with Session(engine) as db:

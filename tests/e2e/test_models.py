@@ -11,7 +11,7 @@ import uuid
 
 from playwright.sync_api import expect
 
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.core.seed import USER_MODEL_TEXT
 from tests.e2e.axe import serious
 from tests.e2e.steps import as_page, save
 

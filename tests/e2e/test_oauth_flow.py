@@ -61,8 +61,8 @@ class Client:
 def client_app(engine) -> Client:
     """An organization with a user and an application for the code, refresh and device grants."""
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Organization, User
-    from iam_console.services.passwords import hash_password
 
     suffix = uuid.uuid4().hex[:8]
     made = Client(organization=f"org-{suffix}", username="carol", password=PASSWORD, display_name="Carol Client",

@@ -10,7 +10,7 @@ import uuid
 
 from playwright.sync_api import expect
 
-from iam_console.services import builtin as b
+from iam_console.core import builtin as b
 from tests.e2e.state_probe import gone, held
 from tests.e2e.steps import choose, pick, save
 

@@ -15,7 +15,7 @@ import uuid
 from openpyxl import Workbook
 from playwright.sync_api import expect
 
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.core.seed import USER_MODEL_TEXT
 from tests.conftest import ACL_MODEL
 from tests.e2e.axe import serious
 from tests.e2e.steps import as_page, choose, pick, save, server_db

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 from playwright.sync_api import expect
 
-from iam_console.services.resources import Ownership
+from iam_console.core.resources import Ownership
 from tests.e2e.axe import serious
 from tests.e2e.steps import server_db
 from tests.e2e.test_accessibility import report

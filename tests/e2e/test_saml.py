@@ -23,8 +23,8 @@ def saml_world(engine, server):
     from sqlmodel import select
 
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Cert, Organization, Provider, User
-    from iam_console.services.passwords import hash_password
 
     suffix = uuid.uuid4().hex[:8]
     org, idp, sp, provider = f"org-{suffix}", f"idp-{suffix}", f"sp-{suffix}", f"saml-{suffix}"
@@ -80,8 +80,8 @@ def test_saml_sign_in_still_owes_the_second_factor(server, visit, page, engine):
     from sqlmodel import select
 
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Cert, Organization, Provider, User
-    from iam_console.services.passwords import hash_password
     from tests.e2e.axe import serious
 
     suffix = uuid.uuid4().hex[:8]

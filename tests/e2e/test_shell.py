@@ -170,8 +170,8 @@ def test_an_organization_theme_styles_its_members_console(engine, visit, page, a
     from conftest import Account
 
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Organization, User
-    from iam_console.services.passwords import hash_password
 
     member = Account(f"themed-{uuid.uuid4().hex[:6]}", "tess", "Themed-pass-1", "Tess")
     with session_scope(engine) as db:

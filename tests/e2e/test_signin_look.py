@@ -19,8 +19,8 @@ LOGO = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAA
 
 @pytest.fixture
 def organization(server):
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Organization, User
-    from iam_console.services.passwords import hash_password
 
     suffix = uuid.uuid4().hex[:6]
     name, application = f"look-{suffix}", f"app-look-{suffix}"

@@ -25,7 +25,7 @@ def _organization(server, directory, password_rule: str) -> str:
     """An organization whose default application lists Password under `password_rule` and LDAP,
     with an LDAP server, the directory's user0042 synced, and alice with a password of her own."""
     from iam_console import models as m
-    from iam_console.services.passwords import hash_password
+    from iam_console.identity.passwords import hash_password
 
     org, app = f"sm-{uuid.uuid4().hex[:6]}", f"sm-app-{uuid.uuid4().hex[:6]}"
     record = directory.ldap_record()

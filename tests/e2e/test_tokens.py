@@ -35,8 +35,8 @@ class Issued:
 def issued(engine, server) -> Issued:
     """An organization, a user and an application, and tokens issued to it by the password grant."""
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Organization, User
-    from iam_console.services.passwords import hash_password
 
     suffix = uuid.uuid4().hex[:8]
     organization, user, application = f"tok-{suffix}", f"tina-{suffix}", f"tapp-{suffix}"

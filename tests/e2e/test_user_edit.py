@@ -33,7 +33,7 @@ class World:
 
 def _items() -> list[dict]:
     """The default account items, with the API key and properties shown."""
-    from iam_console.services import builtin as b
+    from iam_console.core import builtin as b
 
     items = b.default_account_items()
     for item in items:
@@ -46,8 +46,8 @@ def _seed(server, *, properties: dict | None = None, groups: tuple[tuple[str, st
     from sqlmodel import Session
 
     from iam_console.db import make_engine
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Group, Organization, Role, User
-    from iam_console.services.passwords import hash_password
 
     org = f"ue-{uuid.uuid4().hex[:8]}"
     engine = make_engine(server.database_url)
@@ -308,7 +308,7 @@ def test_api_key_generation(visit, page, api_login, server):
     # Save after generating keeps the new keys
     page.click("#edit-save")
     expect(_toast(page, "Successfully saved")).to_be_visible()
-    from iam_console.services.passwords import hash_secret
+    from iam_console.identity.passwords import hash_secret
 
     stored = _stored(server, world.org, "target")
     assert (stored.access_key, stored.access_secret) == (key, hash_secret(secret))  # only the hash is kept

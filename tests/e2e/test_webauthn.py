@@ -28,8 +28,8 @@ NO_PASSKEY = "No passkey of this account was found on this device, or the sign-i
 def world(engine):
     """A fresh organization with an ordinary user dora and an OAuth application allowing WebAuthn."""
     from iam_console.db import session_scope
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import Application, Organization, User
-    from iam_console.services.passwords import hash_password
 
     org, app = f"wa-{uuid.uuid4().hex[:8]}", f"wa-app-{uuid.uuid4().hex[:8]}"
     client_id = secrets.token_hex(10)

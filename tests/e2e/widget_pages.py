@@ -8,7 +8,7 @@ import asyncio
 
 import reflex as rx
 
-from iam_console.services.seed import USER_MODEL_TEXT
+from iam_console.core.seed import USER_MODEL_TEXT
 from iam_console.ui.components.code_editor import ask_text, code_editor
 from iam_console.ui.routes import page
 

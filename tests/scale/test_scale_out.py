@@ -227,8 +227,8 @@ def _wait(check, timeout: float, what: str):
 
 
 def _user(cluster: Cluster, organization: str, password: str) -> Account:
+    from iam_console.identity.passwords import hash_password
     from iam_console.models import User
-    from iam_console.services.passwords import hash_password
 
     name = f"u{uuid.uuid4().hex[:8]}"
     with cluster.db() as db:
@@ -279,7 +279,7 @@ def test_a_session_made_on_one_server_works_on_the_other(cluster, browser):
 
 
 def test_a_lockout_reached_on_one_server_holds_on_the_other(cluster):
-    from iam_console.services import builtin as b
+    from iam_console.core import builtin as b
 
     account = _user(cluster, "acme", "Scale-pass-1")
     on_a, on_b = cluster.client("A"), cluster.client("B")

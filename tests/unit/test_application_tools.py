@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from iam_console.services import application_tools as tools
-from iam_console.services.errors import ServiceError
+from iam_console.applications import application_tools as tools
+from iam_console.core.errors import ServiceError
 from iam_console.settings import settings
 
 METADATA = """<?xml version="1.0"?>

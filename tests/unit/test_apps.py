@@ -4,10 +4,10 @@ applications they may read, each with the link its card opens."""
 import pytest
 
 from iam_console import models as m
+from iam_console.applications import applications
+from iam_console.core.access import ANONYMOUS, Actor
+from iam_console.core.errors import Unauthorized
 from iam_console.db import session_scope
-from iam_console.services import applications
-from iam_console.services.access import ANONYMOUS, Actor
-from iam_console.services.errors import Unauthorized
 from tests.conftest import unique
 
 

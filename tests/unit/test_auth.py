@@ -5,12 +5,12 @@ from datetime import timedelta
 import pytest
 from sqlmodel import func, select
 
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
+from iam_console.identity.passwords import hash_password
 from iam_console.models import Application, AuthSession, Record, Session, User
 from iam_console.models.base import utcnow
-from iam_console.services import auth
-from iam_console.services.errors import ServiceError
-from iam_console.services.passwords import hash_password
+from iam_console.signin import auth
 from tests.conftest import reload_user
 
 

@@ -10,7 +10,7 @@ import casbin
 import pytest
 from casbin.model import Model
 
-from iam_console.services.casbin_engine import Engine, _top_level_conjuncts, parse_model
+from iam_console.authorization.casbin_engine import Engine, _top_level_conjuncts, parse_model
 from tests.api.test_enforce import MODELS
 from tests.conftest import casbin_model
 

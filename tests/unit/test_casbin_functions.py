@@ -1,4 +1,4 @@
-"""Casbin's pattern functions on RE2 (services/casbin_functions.py): they answer as pycasbin's do
+"""Casbin's pattern functions on RE2 (authorization/casbin_functions.py): they answer as pycasbin's do
 on the patterns both take, refuse what only a backtracking engine takes, and a pattern that
 makes Python's `re` backtrack for seconds answers at once."""
 
@@ -11,9 +11,9 @@ import casbin
 import pytest
 from casbin import util as casbin_util
 
-from iam_console.services import casbin_functions as f
-from iam_console.services.casbin_engine import Engine, parse_model
-from iam_console.services.errors import ServiceError
+from iam_console.authorization import casbin_functions as f
+from iam_console.authorization.casbin_engine import Engine, parse_model
+from iam_console.core.errors import ServiceError
 
 TEXTS = ["/foo", "/foo/bar", "/foo/bar/baz", "/foo/bar?x=1", "/parent/123/child/123", "/parent/123/child/456",
          "/resource1", "/alice_data/x", "/alice_data2/7/using/9", "GET", "POST", "", "abc", "a/b", "x.y"]

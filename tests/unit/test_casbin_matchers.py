@@ -1,4 +1,4 @@
-"""What a matcher may compute (services/casbin_matchers.py): the forms that can take seconds or
+"""What a matcher may compute (authorization/casbin_matchers.py): the forms that can take seconds or
 gigabytes are refused when the model is saved, request-dependent sizes are bounded when it is
 evaluated, and a call's time budget stops the evaluation between policies."""
 
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 from casbin.model import Model
 
-from iam_console.services import casbin_matchers
-from iam_console.services.casbin_engine import Engine, parse_model, request_value
-from iam_console.services.errors import ServiceError
+from iam_console.authorization import casbin_matchers
+from iam_console.authorization.casbin_engine import Engine, parse_model, request_value
+from iam_console.core.errors import ServiceError
 from tests.conftest import casbin_model
 
 MODEL = casbin_model("{matcher}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from iam_console.services import addresses
+from iam_console.core import addresses
 from iam_console.ui.state.account import client_ip
 
 
@@ -40,4 +40,4 @@ def test_every_reading_of_the_address_goes_through_one_function():
     readers = {str(p.relative_to(root)) for p in root.rglob("*.py")
                if "request.client.host" in p.read_text() or '"x-forwarded-for"' in p.read_text().lower()
                or "session.client_ip" in p.read_text()}
-    assert readers <= {"api/callers.py", "ui/state/account.py", "services/addresses.py"}, readers
+    assert readers <= {"api/callers.py", "ui/state/account.py", "core/addresses.py"}, readers

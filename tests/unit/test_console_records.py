@@ -1,5 +1,5 @@
 """A record written by a console event carries the browser's address and the viewer's language,
-as an API request's records do (ui/state/service.py binds services/records.CURRENT_CALL)."""
+as an API request's records do (ui/state/service.py binds audit/records.CURRENT_CALL)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 from sqlmodel import select
 
+from iam_console.audit.records import audit
 from iam_console.db import session_scope
 from iam_console.models import Record
-from iam_console.services.records import audit
 from iam_console.ui.state.service import _run, in_thread
 from tests.conftest import unique
 

@@ -18,8 +18,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from iam_console import cpu_work, fair_share, workers
-from iam_console.services import certs, outbound
-from iam_console.services.errors import ServiceError
+from iam_console.applications import certs
+from iam_console.core import outbound
+from iam_console.core.errors import ServiceError
 
 
 @pytest.fixture
@@ -261,7 +262,7 @@ def test_saml_signatures_with_a_big_key_are_made_in_a_child_and_verify(children,
 
     from lxml import etree
 
-    from iam_console.services import saml_xml as x
+    from iam_console.saml import saml_xml as x
 
     sent: list[tuple[str, str]] = []
     run = cpu_work.run

@@ -8,11 +8,11 @@ import pytest
 from sqlmodel import func, select
 
 from iam_console import models as m
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
+from iam_console.home import dashboard
 from iam_console.models.base import utcnow
-from iam_console.services import dashboard
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
 from tests.conftest import unique
 
 DAYS_AGO = (0, 0, 1, 3, 6, 7, 20, 29, 30, 45, 400)  # one user created at each

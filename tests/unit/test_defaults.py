@@ -4,12 +4,12 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core import crud, kinds
+from iam_console.core.access import Actor
+from iam_console.core.defaults import new_record
+from iam_console.core.kinds.common import answer_name
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
-from iam_console.services import crud, kinds
-from iam_console.services.access import Actor
-from iam_console.services.defaults import new_record
-from iam_console.services.kinds.common import answer_name
-from iam_console.services.resources import REGISTRY
 
 CONSOLE_KINDS = sorted(name for name, kind in REGISTRY.items() if kind.writable and kind.named
                        and name not in ("resource",))

@@ -10,13 +10,13 @@ import pytest
 import sqlalchemy as sa
 
 from iam_console import extension, features, scheduler
+from iam_console.core import kinds, navigation
+from iam_console.core.kinds.common import KindRules
+from iam_console.core.resources import REGISTRY, Kind
 from iam_console.db import make_engine, migrate
 from iam_console.extension import Extension, ExtensionError, Job, MenuEntry, MenuGroup
 from iam_console.i18n import catalog
-from iam_console.services import kinds, navigation
-from iam_console.services.kinds.common import KindRules
-from iam_console.services.kinds.webhook import events
-from iam_console.services.resources import REGISTRY, Kind
+from iam_console.operations.kinds.webhook import events
 
 PROBE_RULES = KindRules()
 # an installed extension as its entry point names it: a kind (an existing table will do here:

@@ -1,13 +1,13 @@
-"""Accounts for upstream identities (services/federation.py): linked sign-in, link by email,
+"""Accounts for upstream identities (federation/federation.py): linked sign-in, link by email,
 sign-up under the provider row, canSignIn, country codes, link and unlink."""
 
 import pytest
 from sqlmodel import func, select
 
 from iam_console import models as m
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import federation as f
-from iam_console.services.errors import ServiceError
+from iam_console.federation import federation as f
 from tests.api.test_migrations import empty_database  # noqa: F401  (a fixture)
 from tests.conftest import reload_user, unique
 

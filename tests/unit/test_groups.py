@@ -11,11 +11,12 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from iam_console import models as m
+from iam_console.core import crud, query
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import REGISTRY
 from iam_console.db import migrate, session_scope
-from iam_console.services import crud, groups, invitations, query, users
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.resources import REGISTRY
+from iam_console.identity import groups, invitations, users
 from tests.conftest import require_service
 
 GROUP, USER, INVITATION = REGISTRY["group"], REGISTRY["user"], REGISTRY["invitation"]

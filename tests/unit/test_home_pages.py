@@ -1,10 +1,10 @@
 """The home pages' registrations, without a browser: the menu's Home group
 links to them, and the dashboard follows the header's organization selector."""
 
-from iam_console.services.navigation import Viewer, menu_for
+from iam_console.core.navigation import Viewer, menu_for
+from iam_console.home.ui.dashboard_state import SERIES_LABELS
 from iam_console.ui import pages  # noqa: F401  (registers the pages)
 from iam_console.ui.routes import LINKABLE, reload_on_organization
-from iam_console.ui.state.dashboard import SERIES_LABELS
 
 
 def test_home_group_lists_the_three_pages():
@@ -19,6 +19,6 @@ def test_only_pages_that_follow_the_organization_reload():
 
 
 def test_chart_series_are_the_services():
-    from iam_console.services import dashboard
+    from iam_console.home import dashboard
 
     assert tuple(SERIES_LABELS) == dashboard.SERIES

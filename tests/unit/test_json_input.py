@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from iam_console.services.json_input import MAX_DEPTH, JsonRefused, nests_deeper, parse_json
+from iam_console.core.json_input import MAX_DEPTH, JsonRefused, nests_deeper, parse_json
 
 DEEP_OBJECT = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
 
 
 def test_importing_the_server_keeps_the_recursion_limit():
     import iam_console.api.app  # every route and service, eth-account's py_ecc among them
-    import iam_console.services.wallet  # noqa: F401
+    import iam_console.federation.wallet  # noqa: F401
 
     assert sys.getrecursionlimit() <= 10_000, "a library raised the recursion limit: put it back after its import"
 
@@ -42,8 +42,8 @@ def test_brackets_inside_strings_do_not_count():
 
 
 def test_a_deep_wallet_token_is_a_bad_token():
-    from iam_console.services import wallet
-    from iam_console.services.errors import ServiceError
+    from iam_console.core.errors import ServiceError
+    from iam_console.federation import wallet
 
     with pytest.raises(ServiceError, match=wallet.BAD_TOKEN):
         wallet._token("[" * 9_000 + "]" * 9_000)

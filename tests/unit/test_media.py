@@ -7,8 +7,8 @@ import zipfile
 
 import pytest
 
-from iam_console.services.errors import ServiceError
-from iam_console.services.media import OLE2, REFUSED, sniff
+from iam_console.core.errors import ServiceError
+from iam_console.files.media import OLE2, REFUSED, sniff
 
 
 def _zip(*names: str) -> bytes:

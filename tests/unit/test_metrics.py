@@ -1,5 +1,5 @@
 """The server's own figures: bounded labels, the throughput window, the text format, the
-release and the host readings (services/metrics.py, services/system_info.py)."""
+release and the host readings (operations/metrics.py, operations/system_info.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 from iam_console import __version__
-from iam_console.services import metrics, system_info
-from iam_console.ui.state.sysinfo import size
+from iam_console.operations import metrics, system_info
+from iam_console.operations.ui.sysinfo_state import size
 
 
 class Clock:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from iam_console.services.navigation import (
+from iam_console.core.navigation import (
     MenuGroup,
     MenuItem,
     Viewer,

@@ -18,8 +18,8 @@ from starlette.routing import Mount, Route
 from iam_console import workers
 from iam_console.api import offload
 from iam_console.api.app import api, route_table
-from iam_console.services import outbound
-from iam_console.services.access import Actor
+from iam_console.core import outbound
+from iam_console.core.access import Actor
 from iam_console.ui.state import service
 from iam_console.ui.state.prefs import Prefs
 

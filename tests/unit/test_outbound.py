@@ -1,4 +1,4 @@
-"""The outbound guard (services/outbound.py): which addresses are internal, the allow list,
+"""The outbound guard (core/outbound.py): which addresses are internal, the allow list,
 resolving once and connecting to the checked address, TLS on the name, the time limit and
 the size limit, against real local servers. The scenarios through the API are in
 tests/api/test_outbound.py."""
@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from iam_console.services import outbound
-from iam_console.services.outbound import AllowList, OutboundError
+from iam_console.core import outbound
+from iam_console.core.outbound import AllowList, OutboundError
 from tests.ldap_server import _certificate
 from tests.sinks import HttpSink
 
@@ -83,7 +83,7 @@ def test_a_bad_allow_entry_is_refused_by_name(entry):
 
 def test_a_bad_allow_list_stops_the_server_from_starting():
     env = {**os.environ, "IAM_OUTBOUND_ALLOW": "127.0.0.1, 10.0.0.0/33"}
-    run = subprocess.run([sys.executable, "-c", "import iam_console.services.outbound"], cwd=PROJECT, env=env,
+    run = subprocess.run([sys.executable, "-c", "import iam_console.core.outbound"], cwd=PROJECT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode != 0
     assert "IAM_OUTBOUND_ALLOW: '10.0.0.0/33' is neither a host name nor an IP address" in run.stderr
@@ -323,7 +323,7 @@ def test_an_answer_is_read_up_to_its_limit(allow):
 # --- one way out ---
 
 # what opens a connection by itself: modules, and the names of modules that are used for more
-GUARD = PROJECT / "iam_console" / "services" / "outbound.py"
+GUARD = PROJECT / "iam_console" / "core" / "outbound.py"
 CONNECTING_MODULES = ("urllib.request", "http.client", "requests", "aiohttp", "urllib3", "httpcore", "ftplib",
                       "imaplib", "poplib", "telnetlib", "xmlrpc.client", "websockets")
 CONNECTING_NAMES = {
@@ -399,7 +399,7 @@ def test_the_scan_leaves_the_harmless_alone():
 
 
 def test_outbound_connections_are_opened_by_the_guard_only():
-    """Every connection to a configured destination goes through services/outbound.py: no other
+    """Every connection to a configured destination goes through core/outbound.py: no other
     module of the server constructs a client, a socket or a server object of its own."""
     found = {str(path.relative_to(PROJECT)): hits for path in sorted((PROJECT / "iam_console").rglob("*.py"))
              if path != GUARD and (hits := bypasses(path.read_text()))}

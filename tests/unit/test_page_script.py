@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iam_console.services import page_script
+from iam_console.core import page_script
 
 
 def test_the_call_waits_for_its_function_then_passes_json_arguments():

@@ -7,7 +7,7 @@ import bcrypt
 import pytest
 from argon2 import PasswordHasher
 
-from iam_console.services.passwords import TYPES, hash_password, needs_rehash, new_salt, verify_password
+from iam_console.identity.passwords import TYPES, hash_password, needs_rehash, new_salt, verify_password
 
 PASSWORD = "correct horse battery staple"
 

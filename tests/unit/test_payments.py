@@ -1,4 +1,4 @@
-"""The payment flows of services/commerce.py with each provider (services/payments): Dummy and
+"""The payment flows of commerce/commerce.py with each provider (commerce/payments): Dummy and
 Balance pay at once; Stripe and PayPal against their local stand-ins (tests/payment_stubs.py).
 A notification is verified and idempotent, a balance never goes below zero, the stock left (the
 quantity) never goes below zero, and a plan's subscription grants its role until the scheduler
@@ -19,13 +19,13 @@ from sqlmodel import func, select, update
 
 from iam_console import features, scheduler
 from iam_console import models as m
+from iam_console.commerce import commerce, invoices
+from iam_console.commerce.payments import paypal, stripe_checkout
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
 from iam_console.extension import Extension
 from iam_console.models.base import money_of, to_wire
-from iam_console.services import commerce, invoices
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.payments import paypal, stripe_checkout
 from tests.conftest import unique
 from tests.payment_stubs import PayPalStub, StripeStub
 

@@ -4,9 +4,9 @@ an object field's entries."""
 
 from __future__ import annotations
 
-from iam_console.services.kinds import choices
-from iam_console.services.kinds import provider as kind
-from iam_console.ui.pages import providers as page
+from iam_console.applications.kinds import provider as kind
+from iam_console.applications.ui import providers as page
+from iam_console.core.kinds import choices
 from iam_console.ui.screens import SCREENS, ViewerValue
 from iam_console.ui.state.editing import _entry
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from iam_console.services import builtin as b
-from iam_console.services.kinds.organization import mfa_items_problem
+from iam_console.core import builtin as b
+from iam_console.identity.kinds.organization import mfa_items_problem
 from iam_console.ui import pages  # noqa: F401  (declares the screens)
 from iam_console.ui.screens import SCREENS, Cell, Field
 from iam_console.ui.state.rows import _out, options

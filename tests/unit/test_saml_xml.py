@@ -1,5 +1,5 @@
 """SAML's XML handling: hostile documents, the bindings' encodings and the Redirect binding's
-query signature (services/saml_xml.py)."""
+query signature (saml/saml_xml.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import pytest
 
-from iam_console.services import certs
-from iam_console.services import saml_xml as x
-from iam_console.services.errors import ServiceError
+from iam_console.applications import certs
+from iam_console.core.errors import ServiceError
+from iam_console.saml import saml_xml as x
 
 
 @pytest.mark.parametrize("text", [

@@ -7,8 +7,8 @@ import asyncio
 import threading
 
 from iam_console import scheduler
+from iam_console.audit import trail
 from iam_console.extension import Extension, Job
-from iam_console.services import trail
 
 
 def test_each_tick_runs_the_auto_sync_and_survives_a_failure(monkeypatch):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from iam_console.core.navigation import menu
 from iam_console.i18n import catalog
 from iam_console.models.base import wire_names
-from iam_console.services.navigation import menu
 from iam_console.ui import pages  # noqa: F401  (declares the screens and registers their pages)
 from iam_console.ui.routes import PAGES
 from iam_console.ui.screens import SCREENS, Screen
@@ -85,8 +85,8 @@ def test_the_contract_catches_a_stranger_field():
 def test_a_badge_column_colours_each_of_its_values():
     """A state shown as a badge has a colour of its own for each value its filter offers (the
     subscriptions' states), and the colours are Radix's."""
-    from iam_console.services import kinds
-    from iam_console.ui.pages.subscriptions import SUBSCRIPTIONS
+    from iam_console.commerce.ui.subscriptions import SUBSCRIPTIONS
+    from iam_console.core import kinds
 
     badges = [c for s in SCREENS.values() for c in s.columns if c.kind == "badge"]
     assert badges, "no badge column to check"
@@ -100,10 +100,10 @@ def test_a_badge_column_colours_each_of_its_values():
 
 
 def test_a_plans_product_is_locked_on_screen_as_the_kind_keeps_it():
-    """The product page locks exactly the fields a plan's product keeps (kinds/product.py PLAN_LOCKED)."""
+    """The product page locks exactly the fields a plan's product keeps (commerce/kinds/product.py PLAN_LOCKED)."""
     from iam_console import models as m
-    from iam_console.services.kinds.product import PLAN_LOCKED, PLAN_TAG
-    from iam_console.ui.pages.products import PRODUCTS
+    from iam_console.commerce.kinds.product import PLAN_LOCKED, PLAN_TAG
+    from iam_console.commerce.ui.products import PRODUCTS
 
     record = {"owner": "acme", "name": "product_1", "tag": PLAN_TAG}
     locked = {f.key for f in PRODUCTS.fields if f.locked_for and f.locked_for(record)}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iam_console.services import accounts
-from iam_console.services.access import Actor
+from iam_console.core.access import Actor
+from iam_console.identity import accounts
 from iam_console.ui import pages  # noqa: F401  (declares the screens)
 from iam_console.ui.screens import SCREENS, Column, Field, cell, link
 from iam_console.ui.state.editing import _id_from_path, _local, _typed
@@ -80,7 +80,7 @@ def test_view_rules_hide_items(make_org, make_user):
 
 
 def test_the_group_tree_scopes_the_users_list():
-    from iam_console.ui.pages.groups import _tree_scope
+    from iam_console.identity.ui.groups import _tree_scope
 
     groups = SCREENS["group"]
     assert _tree_scope("/trees/acme/dev%20ops") == ("acme", "dev ops")
@@ -123,8 +123,8 @@ def test_every_screen_has_its_pages_and_no_key_tests_in_the_generic_states():
     assert routes["/organizations"].follows_organization
     assert not routes["/organizations/[p0]/users"].follows_organization
     # the lists inside other pages are states of the one mixin
-    from iam_console.ui.pages.groups import GroupUsers
-    from iam_console.ui.state.organization import LdapServers
+    from iam_console.identity.ui.groups import GroupUsers
+    from iam_console.identity.ui.organization_state import LdapServers
     assert issubclass(LdapServers, Lists) and issubclass(GroupUsers, Lists)
     assert LdapServers in SCREENS["organization"].sections
     generic = Path(__file__).parents[2] / "iam_console" / "ui"

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from iam_console.identity import users
 from iam_console.models.base import wire_names
-from iam_console.services import users
 from iam_console.ui import pages  # noqa: F401  (declares the screens)
 from iam_console.ui.screens import SCREENS
 

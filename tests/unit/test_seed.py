@@ -8,10 +8,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from sqlmodel import Session, SQLModel, select
 
+from iam_console.core.seed import ensure_first_start_data
 from iam_console.db import make_engine, migrate, session_scope
+from iam_console.identity.passwords import verify_password
 from iam_console.models import Application, Cert, Organization, Provider, Row, User, to_wire
-from iam_console.services.passwords import verify_password
-from iam_console.services.seed import ensure_first_start_data
 from tests.conftest import ADMIN_PASSWORD
 
 EXPECTED = {

@@ -124,7 +124,7 @@ def test_the_serving_step_prints_where_to_sign_in():
 
 
 def test_a_generated_admin_password_is_printed_once(capsys, caplog):
-    from iam_console.services.seed import announce_generated_password
+    from iam_console.core.seed import announce_generated_password
 
     caplog.set_level("DEBUG")
     announce_generated_password("Secret-Generated-1")

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from iam_console.services import policy
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
+from iam_console.core import policy
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.ui.state import service
 from iam_console.ui.state.prefs import Prefs
 

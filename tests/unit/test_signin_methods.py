@@ -1,10 +1,10 @@
-"""The rules an application's signin methods and signup Text items set (services/auth.py,
-services/signup.py), without a database."""
+"""The rules an application's signin methods and signup Text items set (signin/auth.py,
+signin/signup.py), without a database."""
 
 from __future__ import annotations
 
 from iam_console.models import Application
-from iam_console.services import auth, signup
+from iam_console.signin import auth, signup
 
 
 def _app(*methods: tuple[str, str], enable_password: bool = True) -> Application:

@@ -1,10 +1,11 @@
-"""How an application's sign-in page looks (services/signin_page.py) and the cleaning of the HTML
-administrators write for public pages (services/html.py)."""
+"""How an application's sign-in page looks (signin/signin_page.py) and the cleaning of the HTML
+administrators write for public pages (core/html.py)."""
 
 from __future__ import annotations
 
 from iam_console import models as m
-from iam_console.services import html, signin_page
+from iam_console.core import html
+from iam_console.signin import signin_page
 
 
 def _app(**fields) -> m.Application:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iam_console.services import builtin as b
+from iam_console.core import builtin as b
 from iam_console.ui.theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
 
 

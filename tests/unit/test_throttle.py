@@ -1,4 +1,4 @@
-"""The database counters behind the code-check limits, and the one-time marks (services/throttle.py)."""
+"""The database counters behind the code-check limits, and the one-time marks (core/throttle.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
-from iam_console.services import throttle
-from iam_console.services.errors import ServiceError
+from iam_console.core import throttle
+from iam_console.core.errors import ServiceError
 from tests.conftest import unique
 
 

@@ -12,11 +12,11 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.core.access import Actor
+from iam_console.core.resources import REGISTRY
 from iam_console.db import session_scope
-from iam_console.services import uploads
-from iam_console.services.access import Actor
-from iam_console.services.passwords import verify_password
-from iam_console.services.resources import REGISTRY
+from iam_console.identity import uploads
+from iam_console.identity.passwords import verify_password
 from tests.api.workbooks import workbook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +100,7 @@ def test_only_the_four_kinds_upload(god):
 
 def test_a_blank_record_works_in_a_fresh_process():
     """blank() configures the mappers itself (model() would; new_instance() does not)."""
-    code = ("from iam_console.models import User; from iam_console.services.uploads import blank; "
+    code = ("from iam_console.models import User; from iam_console.identity.uploads import blank; "
             "row = blank(User); row.display_name = 'x'; print(row.display_name, row.groups)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     assert done.returncode == 0 and done.stdout.strip() == "x []", done.stderr

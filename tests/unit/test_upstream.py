@@ -1,11 +1,11 @@
 """The upstream provider types' endpoints (and their overrides) and how each type's user
-information becomes an UpstreamIdentity (services/upstream.py)."""
+information becomes an UpstreamIdentity (federation/upstream.py)."""
 
 import pytest
 
 from iam_console import models as m
-from iam_console.services import upstream
-from iam_console.services.errors import ServiceError
+from iam_console.core.errors import ServiceError
+from iam_console.federation import upstream
 
 
 def provider(kind, **fields):

@@ -1,4 +1,4 @@
-"""Webhook delivery (services/webhooks.py): which records reach which webhooks, the bodies and
+"""Webhook delivery (operations/webhooks.py): which records reach which webhooks, the bodies and
 their signature, retries with backoff against a failing receiver, and the outbox surviving a
 worker that stops mid-delivery."""
 
@@ -14,9 +14,10 @@ import pytest
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.audit import records
+from iam_console.core.access import Actor
 from iam_console.db import session_scope
-from iam_console.services import records, webhooks
-from iam_console.services.access import Actor
+from iam_console.operations import webhooks
 from tests.conftest import unique
 from tests.sinks import HttpSink
 
@@ -306,7 +307,7 @@ def test_the_worker_thread_delivers_what_is_committed_and_stops(database, make_o
 
 
 def test_each_attempt_is_counted_by_its_result(database, make_org, sink):
-    from iam_console.services import metrics
+    from iam_console.operations import metrics
 
     def count(result: str) -> float:
         return metrics.REGISTRY.get_sample_value("iam_webhook_deliveries_total", {"result": result}) or 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from iam_console.services import builtin as b
-from iam_console.services.resources import Ownership
+from iam_console.core import builtin as b
+from iam_console.core.resources import Ownership
 from iam_console.ui.components.code_editor import code_editor
 from iam_console.ui.components.picker import picker
 from iam_console.ui.components.rows import rows_table

@@ -1,18 +1,12 @@
-"""Every page of the console: importing this package imports each module in it (the built-in
-features' pages, until they move into packages of their own) and every page module an extension
-declares (`Extension.pages`, iam_console/extension.py); each registers its own pages and declares
-its screens. Then every declared screen's pages are registered (ui/components/screen_pages.py). A
-new module or screen cannot be left out."""
-
-import importlib
-import pkgutil
+"""Every page of the console: each extension's page modules (`Extension.pages`,
+iam_console/extension.py; the built-in features' are declared in iam_console/features.py), each of
+which registers its own pages and declares its screens; then every declared screen's pages
+(ui/components/screen_pages.py). A page module no extension declares is not part of the console."""
 
 from iam_console.extension import extensions, imported
 from iam_console.ui.components.screen_pages import register
 from iam_console.ui.screens import SCREENS
 
-MODULES = tuple(importlib.import_module(f"{__name__}.{info.name}")
-                for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name))
-EXTENSION_MODULES = tuple(imported(path, extension.name) for extension in extensions() for path in extension.pages)
+MODULES = tuple(imported(path, extension.name) for extension in extensions() for path in extension.pages)
 for _declared in SCREENS.values():
     register(_declared)

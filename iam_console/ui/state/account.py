@@ -12,11 +12,13 @@ import reflex as rx
 
 from iam_console import workers
 from iam_console.api.callers import session_cookie
+from iam_console.core import addresses, lookup, navigation
+from iam_console.core import builtin as b
+from iam_console.core.access import ANONYMOUS, Actor
 from iam_console.db import session_scope
 from iam_console.i18n import LANGUAGE_NAMES
-from iam_console.services import accounts, addresses, auth, lookup, mfa, navigation, verifications
-from iam_console.services import builtin as b
-from iam_console.services.access import ANONYMOUS, Actor
+from iam_console.identity import accounts
+from iam_console.signin import auth, mfa, verifications
 from iam_console.ui.routes import LINKABLE
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.theme import CONSOLE_DEFAULT, ConsoleTheme, console_theme
@@ -33,7 +35,7 @@ def viewer(db, router) -> Actor:
 
 def client_ip(router) -> str:
     """The address of the browser behind this websocket: the peer of its handshake, or what
-    trusted proxies forwarded (services/addresses.py), as the API reads it."""
+    trusted proxies forwarded (core/addresses.py), as the API reads it."""
     raw = router.headers.raw_headers
     peer = raw.get("asgi-scope-client") or router.session.client_ip
     return addresses.client_ip(peer, raw.get("x-forwarded-for", ""))

@@ -15,11 +15,11 @@ from urllib.parse import quote
 
 import reflex as rx
 
+from iam_console.core import crud, policy
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import Ownership
 from iam_console.models.base import wire_name
-from iam_console.services import crud, policy
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
-from iam_console.services.resources import Ownership
 from iam_console.ui.screens import SCREENS, Field, Screen, ViewerValue
 from iam_console.ui.state.picking import Picking
 from iam_console.ui.state.prefs import Prefs

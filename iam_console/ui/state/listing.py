@@ -11,11 +11,11 @@ from urllib.parse import quote, unquote, urlencode
 
 import reflex as rx
 
+from iam_console.core import builtin as b
+from iam_console.core import crud, defaults, policy, wire
+from iam_console.core.errors import ServiceError
+from iam_console.core.resources import Kind, Ownership
 from iam_console.models.base import Named, wire_name
-from iam_console.services import builtin as b
-from iam_console.services import crud, defaults, policy, wire
-from iam_console.services.errors import ServiceError
-from iam_console.services.resources import Kind, Ownership
 from iam_console.ui.screens import SCREENS, Screen, cell, link
 from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
 from iam_console.ui.state.service import REFUSALS, audit_request, call, failure, in_thread, message, say

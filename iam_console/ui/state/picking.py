@@ -1,6 +1,6 @@
 """Pickers (`Field(widget="pick")`, and `Cell(widget="pick")` in a row table): a searchable
 select of records' names, or of fixed values (`_pick_values`). The `Picking` mixin asks the
-service (services/choices.py) for one page of the names matching what was typed, through the
+service (core/choices.py) for one page of the names matching what was typed, through the
 list's access rules, and keeps that page only. A host state provides `_pick_spec(ident)` ->
 (kind, category, form) for each picker it shows (the browser names the picker, never the
 kind), `_pick_organization()`, and for pickers of several values `_pick_get(ident)` /
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from iam_console.services import choices
+from iam_console.core import choices
 from iam_console.ui.state.service import call
 
 

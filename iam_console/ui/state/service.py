@@ -11,8 +11,8 @@ as the event itself would; it never awaits nor calls Reflex (get_state happens b
 `in_thread` is for background events, which call it outside `async with self`, so that the
 page's other events go on while the work waits. Either way, a record the work writes carries
 the browser's address and the viewer's language, as an API request's records do
-(services/records.py, CURRENT_CALL), and its outbound calls count against the viewer's
-organization (services/outbound.py).
+(audit/records.py, CURRENT_CALL), and its outbound calls count against the viewer's
+organization (core/outbound.py).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ import reflex as rx
 from sqlmodel import Session
 
 from iam_console import workers
+from iam_console.audit import records
+from iam_console.core import crud, outbound, policy
+from iam_console.core.access import Actor
+from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.services import crud, outbound, policy, records
-from iam_console.services.access import Actor
-from iam_console.services.errors import ServiceError
 from iam_console.ui.state.account import client_ip, viewer
 from iam_console.ui.state.prefs import Prefs
 

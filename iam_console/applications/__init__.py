@@ -1,0 +1,1 @@
+"""Applications, the providers they use and the certs that sign their tokens."""

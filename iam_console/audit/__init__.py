@@ -1,0 +1,1 @@
+"""The audit trail: records, their redaction, export and retention."""

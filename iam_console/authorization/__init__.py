@@ -1,0 +1,1 @@
+"""Authorization: roles, permissions, Casbin models, adapters and enforcers, and enforcement."""

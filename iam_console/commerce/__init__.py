@@ -1,0 +1,1 @@
+"""Commerce: products, payments and their providers, plans, pricings, subscriptions, transactions, orders."""

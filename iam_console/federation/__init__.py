@@ -1,0 +1,1 @@
+"""Sign-in at upstream identity providers and with wallets, and the accounts linked to them."""

@@ -1,0 +1,1 @@
+"""Uploaded files: resources, local storage and object storage."""

@@ -1,0 +1,1 @@
+"""The home pages: the dashboard and the shortcuts."""

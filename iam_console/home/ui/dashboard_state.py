@@ -1,0 +1,67 @@
+"""The dashboard: the user cards, the 30-day chart and the
+guided tour (state/tour.py). The figures come from home/dashboard.py, counted in SQL; the
+state keeps 4 numbers and 31 chart points."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import reflex as rx
+
+from iam_console.core import lookup
+from iam_console.home import dashboard
+from iam_console.models.base import utcnow
+from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
+from iam_console.ui.state.service import call, message
+from iam_console.ui.state.tour import Tour
+
+# chart series: (the service's key, the line's label); the labels are the menu's
+SERIES_LABELS = {
+    "organization": "Organizations", "user": "Users", "provider": "Providers", "application": "Applications",
+    "subscription": "Subscriptions", "role": "Roles", "group": "Groups", "resource": "Resources",
+    "cert": "Certs", "permission": "Permissions", "transaction": "Transactions", "model": "Models",
+    "adapter": "Adapters", "enforcer": "Enforcers",
+}
+
+
+class Dashboard(Tour, rx.State):
+    TOUR_STEPS: ClassVar[int] = 6  # the steps components/tour.py's DASHBOARD_TOUR shows
+    ready: bool = False
+    scope: str = ""  # the organization the figures are for; "" = every organization
+    figures: dict[str, int] = {}  # total, today, week, month
+    chart: list[dict[str, str | int]] = []  # 31 points: day, then one count per series
+    error: str = ""
+    tour_done: str = rx.LocalStorage("0", name="iam_tour_done", sync=True)
+
+    @rx.event
+    async def load(self):
+        """on_load (after the guard), and again when the header's organization changes."""
+        chosen = (await self.get_state(Prefs)).organization
+        self.error = ""
+        now = utcnow()
+
+        def read(db, actor):
+            if actor.is_anonymous:
+                return None  # the guard sends the visitor to /login
+            if not actor.is_admin:
+                return "/apps"
+            scope = actor.organization
+            if actor.is_global_admin:
+                scope = "" if chosen == ALL_ORGANIZATIONS else chosen
+            organization = lookup.organization(db, actor.organization)
+            return scope, dashboard.counts(db, actor, scope, now=now), bool(organization and organization.enable_tour)
+
+        found = await call(self, read, quiet=True)
+        if found.failed:
+            self.error = await message(self, found.error)
+            return None
+        if not isinstance(found.value, tuple):
+            return rx.redirect(found.value) if found.value else None
+        scope, series, self.tour_enabled = found.value
+        self.scope = scope
+        self.figures = dashboard.user_figures(series)
+        labels = [day[5:].replace("-", "/") for day in dashboard.days(now)]  # MM/DD
+        self.chart = [{"day": label, **{key: series[f"{key}Counts"][i] for key in SERIES_LABELS}}
+                      for i, label in enumerate(labels)]
+        self.ready = True
+        return None

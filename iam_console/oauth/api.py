@@ -1,0 +1,289 @@
+"""OAuth 2.0 and OpenID Connect endpoints. Token, refresh,
+introspection, revocation, device and userinfo answers are raw RFC JSON, not
+the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
+from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
+from iam_console.api.envelope import ok
+from iam_console.core import lookup
+from iam_console.core.errors import ServiceError
+from iam_console.db import session_scope
+from iam_console.oauth import jwt_tokens, oauth, tokens
+from iam_console.signin import auth
+
+router = APIRouter(tags=["oauth"])
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+# clients call these from other origins, with their own credentials and never the session cookie
+CROSS_ORIGIN_PATHS = frozenset({
+    "/api/login/oauth/access_token", "/api/login/oauth/refresh_token", "/api/login/oauth/introspect",
+    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/api/user",
+})
+WELL_KNOWN = "/.well-known/"  # discovery documents and key sets: public, read by clients anywhere
+
+
+def cross_origin(path: str) -> bool:
+    return path in CROSS_ORIGIN_PATHS or path.startswith(WELL_KNOWN)
+
+
+def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
+    headers = dict(NO_STORE)
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = ('Bearer error="invalid_token"' if exc.error == "invalid_token"
+                                       else 'Basic realm="OAuth2"')
+    return JSONResponse({"error": exc.error, "error_description": exc.description}, status_code=exc.status,
+                        headers=headers)
+
+
+async def _parameters(request: Request) -> dict[str, str]:
+    """Query, then form, then a JSON body (the Node SDK sends JSON)."""
+    values: dict[str, str] = {k: v for k, v in request.query_params.items()}
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        # what OAuth clients send: parsed here, a third of the cost of the generic form parser
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise oauth.OAuthError("invalid_request", "The request body is too large")
+        pairs = parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True)
+        values.update({k: v for k, v in pairs if k not in values})
+    elif "form" in content_type:
+        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+            raise oauth.OAuthError("invalid_request", "The request body is too large")
+        try:
+            form = await form_fields(request)
+        except ServiceError as exc:
+            raise oauth.OAuthError("invalid_request", str(exc)) from None
+        values.update({k: v for k, v in form.items() if k not in values})
+    elif (await request.body()).strip():
+        try:
+            body = await json_body(request)
+        except ServiceError as exc:
+            raise oauth.OAuthError("invalid_request", str(exc)) from None
+        values.update({k: str(v) for k, v in body.items() if isinstance(v, str | int) and k not in values})
+    return values
+
+
+def _client_credentials(request: Request, values: dict[str, str]) -> tuple[str, str]:
+    """client_id/client_secret from the body, else HTTP Basic (client_secret_basic: form-encoded)."""
+    basic = basic_credentials(request, form_encoded=True)
+    if values.get("client_id"):
+        secret = values.get("client_secret", "")
+        if not secret and basic and basic[0] == values["client_id"]:
+            secret = basic[1]  # the id in the body as well as in the header
+        return values["client_id"], secret
+    return basic if basic else ("", "")
+
+
+def _token_request(request: Request, values: dict[str, str], grant_type: str) -> oauth.TokenRequest:
+    client_id, client_secret = _client_credentials(request, values)
+    return oauth.TokenRequest(
+        grant_type=grant_type, client_id=client_id, client_secret=client_secret, code=values.get("code", ""),
+        code_verifier=values.get("code_verifier", ""), redirect_uri=values.get("redirect_uri", ""),
+        username=values.get("username", ""), password=values.get("password", ""), scope=values.get("scope", ""),
+        refresh_token=values.get("refresh_token", ""), device_code=values.get("device_code", ""),
+        resource=values.get("resource", ""), client_ip=client_ip(request))
+
+
+async def _grant(request: Request, grant_type: str | None = None) -> Response:
+    try:
+        values = await _parameters(request)
+        req = _token_request(request, values, grant_type or values.get("grant_type", ""))
+        with session_scope() as db:
+            answer = oauth.token(db, req)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.post("/api/login/oauth/access_token")
+async def access_token(request: Request) -> Response:
+    """grant_type authorization_code, password, client_credentials, refresh_token, token,
+    id_token or urn:ietf:params:oauth:grant-type:device_code."""
+    return await _grant(request)
+
+
+@router.post("/api/login/oauth/refresh_token")
+async def refresh_token(request: Request) -> Response:
+    return await _grant(request, "refresh_token")
+
+
+async def _authenticated_client(request: Request) -> tuple[Any, dict[str, str]]:
+    values = await _parameters(request)
+    client_id, client_secret = _client_credentials(request, values)
+    if not client_id:
+        raise oauth.OAuthError("invalid_client", "Client authentication is required", 401)
+    return (client_id, client_secret), values
+
+
+@router.post("/api/login/oauth/introspect")
+async def introspect(request: Request) -> Response:
+    """RFC 7662, for clients of the token's organization."""
+    try:
+        (client_id, client_secret), values = await _authenticated_client(request)
+        with session_scope() as db:
+            application = oauth.client(db, client_id, client_secret)
+            answer = tokens.introspect(db, application, values.get("token", ""), values.get("token_type_hint", ""))
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.post("/api/login/oauth/revoke")
+async def revoke(request: Request) -> Response:
+    """RFC 7009: 200 whether or not the token existed."""
+    try:
+        (client_id, client_secret), values = await _authenticated_client(request)
+        with session_scope() as db:
+            application = oauth.client(db, client_id, client_secret)
+            tokens.revoke(db, application, values.get("token", ""), values.get("token_type_hint", ""))
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse({}, headers=NO_STORE)
+
+
+@router.post("/api/device-auth")
+async def device_authorization(request: Request) -> Response:
+    """RFC 8628 §3.1: a device code, and the user code to type at verification_uri."""
+    try:
+        values = await _parameters(request)
+        client_id, client_secret = _client_credentials(request, values)
+        with session_scope() as db:
+            answer = oauth.device_authorization(db, client_id, client_secret, values.get("scope", ""))
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+def _about_bearer(request: Request, describe) -> Response:
+    """What `describe(db, token)` says of the request's Bearer token's user, or its OAuth error."""
+    try:
+        with session_scope() as db:
+            return JSONResponse(describe(db, bearer_token(request)), headers=NO_STORE)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+
+
+@router.get("/api/userinfo", operation_id="userinfo_get")
+@router.post("/api/userinfo", operation_id="userinfo_post")
+async def userinfo(request: Request) -> Response:
+    return _about_bearer(request, tokens.userinfo)
+
+
+@router.get("/api/user", summary="The token's user as Laravel's OAuth clients read it (Casdoor's second userinfo)")
+async def laravel_user(request: Request) -> Response:
+    return _about_bearer(request, tokens.laravel_user)
+
+
+@router.get("/.well-known/oauth-authorization-server")
+@router.get("/.well-known/openid-configuration")
+async def openid_configuration() -> JSONResponse:
+    """For the applications that sign with a shared or built-in cert (docs/api.md, 'Which
+    discovery document'); an organization's applications have their own below."""
+    return JSONResponse(tokens.discovery())
+
+
+@router.get("/.well-known/jwks")
+async def jwks() -> JSONResponse:
+    with session_scope() as db:
+        return JSONResponse(jwt_tokens.jwks(db))
+
+
+def _unknown_application(name: str) -> JSONResponse:
+    return JSONResponse({"error": "not_found",
+                         "error_description": f"The application: admin/{name[:100]} does not exist"},
+                        status_code=404)
+
+
+def _webfinger(request: Request, application: Any = None) -> Response:
+    rels = [value for key, value in request.query_params.multi_items() if key.startswith("rel")]
+    try:
+        answer = tokens.webfinger(request.query_params.get("resource", ""), rels, application)
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, media_type="application/jrd+json")
+
+
+@router.get("/.well-known/webfinger", summary="OpenID issuer discovery for acct: resources (RFC 7033)")
+async def webfinger(request: Request) -> Response:
+    return _webfinger(request)
+
+
+@router.get("/.well-known/{application}/webfinger")
+async def application_webfinger(application: str, request: Request) -> Response:
+    with session_scope() as db:
+        found = lookup.application(db, application)
+    return _webfinger(request, found) if found else _unknown_application(application)
+
+
+@router.get("/.well-known/{application}/oauth-authorization-server")
+@router.get("/.well-known/{application}/openid-configuration")
+async def application_openid_configuration(application: str) -> JSONResponse:
+    """The application's own discovery document: its jwks_uri lists its cert's key alone."""
+    with session_scope() as db:
+        found = lookup.application(db, application)
+        return JSONResponse(tokens.discovery(found)) if found else _unknown_application(application)
+
+
+@router.get("/.well-known/{application}/jwks")
+async def application_jwks(application: str) -> JSONResponse:
+    with session_scope() as db:
+        found = lookup.application(db, application)
+        return JSONResponse(jwt_tokens.jwks(db, found)) if found else _unknown_application(application)
+
+
+@router.get("/api/get-app-login")
+async def get_app_login(request: Request) -> JSONResponse:
+    """Casdoor's check of an authorization request before its sign-in page shows:
+    the application (without secrets) if client, redirect URI, scope and PKCE are right."""
+    with session_scope() as db:
+        checked = oauth.check_authorize(db, oauth.AuthorizeRequest.from_query(dict(request.query_params)))
+        application = checked.application
+        return ok({"owner": application.owner, "name": application.name, "displayName": application.display_name,
+                   "logo": application.logo, "organization": application.organization,
+                   "homepageUrl": application.homepage_url, "enablePassword": application.enable_password,
+                   "scope": checked.scope})
+
+
+@router.get("/api/sso-logout", operation_id="sso_logout_get")
+@router.post("/api/sso-logout", operation_id="sso_logout_post")
+async def sso_logout(request: Request) -> JSONResponse:
+    """Every token and session of the signed-in user ends; with logoutAll=false (the SDKs'
+    logout_current_session) only the caller's own: its Bearer token and its session.
+    A GET acts only for a Bearer token, never for the session cookie: a link or picture
+    on another site must not sign anyone out."""
+    everything = request.query_params.get("logoutAll", "").lower() not in ("false", "0")
+    with session_scope() as db:
+        found = signed_in(db, request) if request.method == "POST" else None
+        row = tokens.live_token(db, bearer_token(request))
+        if found is None:
+            user = lookup.user(db, row.organization, row.user) if row and row.user else None
+        else:
+            user = found[0]
+        if user is None:
+            raise ServiceError("Please login first")
+        if everything:
+            auth.revoke_all(db, user)
+        else:
+            tokens.end_current(db, user, row, found[1] if found else None)
+        user_id = f"{user.owner}/{user.name}"
+    response = ok(user_id)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+def end_session(request: Request, values: dict[str, str]) -> Response:
+    """GET|POST /api/logout with an id_token_hint (called from signin/api/account.py)."""
+    with session_scope() as db:
+        ended = tokens.end_session(db, values["id_token_hint"], values.get("post_logout_redirect_uri", ""),
+                                  values.get("state", ""))
+        auth.sign_out(db, session_token(request), client_ip(request))
+    response: Response = RedirectResponse(ended.redirect, status_code=302) if ended.redirect else ok(ended.user_id)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response

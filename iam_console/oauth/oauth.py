@@ -1,0 +1,553 @@
+"""The OAuth 2.0 / OpenID Connect provider: authorization
+requests, codes, the token endpoint's grants, refresh and the device flow
+(what is done with the tokens afterwards: oauth/tokens.py).
+
+One Token row per issuance. It is written when a code (or a device code) is
+issued, holding only the code's hash, and becomes the token when the code is
+exchanged. Tokens are found by the SHA-256 of their text; a revoked token has
+expiresIn 0, which every check reads.
+
+Refresh tokens rotate (OAuth 2.0 Security BCP, refresh token rotation): each use
+revokes the row and issues a new one in the same `family` (the name of the chain's
+first row). A refresh token presented again after its rotation means two parties
+hold it, so the whole family is revoked, the pair it was rotated into included; so
+is the family of a replayed code. A chain begun with the client's secret (a
+confidential client) refreshes only with it; one begun without (a PKCE-only code
+exchange, the device flow: a public client, `public_client`) refreshes without."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlmodel import Session, or_, select, update
+
+from iam_console.applications import redirects
+from iam_console.audit.records import audit
+from iam_console.core import builtin as b
+from iam_console.core import lookup, outbound
+from iam_console.core.errors import ServiceError
+from iam_console.models import Application, Organization, Token, User
+from iam_console.models.base import utcnow
+from iam_console.oauth import jwt_tokens
+from iam_console.operations import metrics
+from iam_console.settings import settings
+from iam_console.signin import auth, mfa_props
+
+CODE_SECONDS = 300  # an authorization code works once, for 5 minutes
+DEVICE_SECONDS = 600
+DEVICE_INTERVAL = 5
+USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels: no words; no digits: no 0/O, 1/I
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+IMPLICIT_GRANTS = ("token", "id_token")
+RESPONSE_TYPES = {"code": (), "token": ("token",), "id_token": ("id_token",),
+                  "id_token token": ("id_token", "token"), "token id_token": ("id_token", "token")}
+STANDARD_SCOPES = {"openid", "profile", "email", "address", "phone", "offline_access"}
+SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 §3.3 scope-token
+PKCE_VALUE = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+
+
+class OAuthError(Exception):
+    """An RFC 6749 error: `error`, `error_description`, and the HTTP status."""
+
+    def __init__(self, error: str, description: str, status: int = 400) -> None:
+        super().__init__(description)
+        self.error, self.description, self.status = error, description, status
+
+
+def digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+FINGERPRINT_LENGTH = 16
+
+
+def fingerprint(token: str) -> str:
+    """What a token row shows of its token: the start of its SHA-256, enough to tell tokens
+    apart and to match one a client holds, never enough to use it."""
+    return digest(token)[:FINGERPRINT_LENGTH] if token else ""
+
+
+def _epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+# --- clients ---
+
+def client(db: Session, client_id: str, client_secret: str = "", *, secret_required: bool = True) -> Application:
+    """The application a token request authenticates as."""
+    application = lookup.client_application(db, client_id)
+    if application is None:
+        raise OAuthError("invalid_client", "Invalid client_id", 401)
+    outbound.note_caller(application.organization)  # the client acts for its organization
+    secret_ok = hmac.compare_digest(application.client_secret.encode(), client_secret.encode())
+    if (client_secret or secret_required) and not secret_ok:
+        raise OAuthError("invalid_client", "Invalid client_secret", 401)
+    return application
+
+
+def _allows(application: Application, grant: str) -> bool:
+    return grant == "authorization_code" or grant in application.grant_types
+
+
+def _require_grant(application: Application, grant: str) -> None:
+    if not _allows(application, grant):
+        raise OAuthError("unauthorized_client", f"The grant type {grant} is not allowed for this application")
+
+
+def check_scope(application: Application, scope: str) -> str:
+    """Space-separated scope tokens; an application that declares custom scopes
+    allows only those and the OpenID ones."""
+    tokens = scope.split()
+    if len(scope) > 255 or any(not SCOPE_TOKEN.match(t) for t in tokens):
+        raise OAuthError("invalid_scope", "The scope is malformed")
+    declared = {s.get("scope") for s in application.custom_scopes if isinstance(s, dict)}
+    if declared:
+        unknown = [t for t in tokens if t not in STANDARD_SCOPES and t not in declared]
+        if unknown:
+            raise OAuthError("invalid_scope", f"The scope {unknown[0]} is not allowed for this application")
+    return " ".join(dict.fromkeys(tokens))
+
+
+def _organization_of(db: Session, application: Application) -> Organization:
+    organization = lookup.organization(db, application.organization)
+    if organization is None:
+        raise OAuthError("invalid_client", "The application's organization does not exist", 401)
+    return organization
+
+
+def _may_use(user: User, application: Application) -> bool:
+    return user.owner == application.organization or application.is_shared
+
+
+may_use = _may_use  # an account may sign in to the application (SAML single sign-on asks too)
+
+
+# --- the authorization request ---
+
+@dataclass(frozen=True)
+class AuthorizeRequest:
+    client_id: str
+    response_type: str
+    redirect_uri: str
+    scope: str = ""
+    state: str = ""
+    nonce: str = ""
+    code_challenge: str = ""
+    code_challenge_method: str = ""
+    resource: str = ""
+    prompt: str = ""
+
+    @classmethod
+    def from_query(cls, params: dict[str, str]) -> AuthorizeRequest:
+        """OAuth's names (authorize page) or Casdoor's (POST /api/login?clientId=...)."""
+        def value(*names: str) -> str:
+            return next((str(params[n]) for n in names if params.get(n)), "")[:2000]
+        return cls(client_id=value("client_id", "clientId"), response_type=value("response_type", "responseType"),
+                   redirect_uri=value("redirect_uri", "redirectUri"), scope=value("scope"), state=value("state"),
+                   nonce=value("nonce"), code_challenge=value("code_challenge"),
+                   code_challenge_method=value("code_challenge_method"), resource=value("resource"),
+                   prompt=value("prompt"))
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """A checked authorization request: who asks, and where the answer goes."""
+
+    request: AuthorizeRequest
+    application: Application
+    organization: Organization
+    scope: str
+
+
+def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
+    """Refuse a request whose client, redirect URI, response type, scope or PKCE
+    is wrong. Raised as ServiceError: the page shows it and never redirects."""
+    application = lookup.application_by_client_id(db, req.client_id)
+    if application is None:
+        raise ServiceError("Invalid client_id")
+    if not redirects.matches(req.redirect_uri, application.redirect_uris):
+        raise ServiceError("Redirect URI: %s doesn't exist in the allowed Redirect URI list",
+                           req.redirect_uri[:200])
+    implicit = RESPONSE_TYPES.get(req.response_type)
+    if implicit is None:
+        raise ServiceError("Unsupported response type: %s", req.response_type[:50])
+    for grant in implicit:
+        if not _allows(application, grant):
+            raise ServiceError("The response type %s is not allowed for this application", req.response_type)
+    if "id_token" in implicit and not req.nonce:
+        raise ServiceError("The nonce is required for the response type %s", req.response_type)
+    if req.code_challenge or req.code_challenge_method:
+        if req.code_challenge_method != "S256":
+            raise ServiceError("The code challenge method must be S256")
+        if not PKCE_VALUE.match(req.code_challenge):
+            raise ServiceError("The code challenge is malformed")
+    if len(req.state) > 1000 or len(req.nonce) > 255:
+        raise ServiceError("The state or nonce is too long")
+    if req.resource:
+        _check_resource(db, application, req.resource)
+    try:
+        scope = check_scope(application, req.scope)
+    except OAuthError as exc:
+        raise ServiceError(exc.description) from None
+    organization = lookup.organization(db, application.organization)
+    if organization is None:
+        raise ServiceError("The organization: %s does not exist", application.organization)
+    if application.disable_signin or organization.disable_signin:
+        raise ServiceError("The application: %s has disabled users to signin", application.name)
+    return Authorization(req, application, organization, scope)
+
+
+def _check_resource(db: Session, application: Application, resource: str) -> None:
+    """RFC 8707: the resource a token is meant for, which joins its `aud`, is an absolute URI
+    without a fragment, and never another application's client id: a token whose audience
+    names another application would pass that application's relying parties' checks."""
+    parts = urlsplit(resource)
+    if len(resource) > 255 or not parts.scheme or not parts.netloc or "#" in resource:
+        raise ServiceError("The resource must be an absolute URI without a fragment")
+    other = lookup.application_by_client_id(db, resource)
+    if other is not None and other.name != application.name:
+        raise ServiceError("The resource %s is another application's client id", resource)
+
+
+@dataclass(frozen=True)
+class Redirect:
+    url: str
+    code: str = ""  # Casdoor's POST /api/login?type=code answers with the code
+    tokens: dict[str, Any] = field(default_factory=dict)
+
+
+def authorize(db: Session, authorization: Authorization, user: User, signin_method: str = "Password") -> Redirect:
+    """The signed-in user's answer: a code, or the tokens for an implicit response type."""
+    req, application = authorization.request, authorization.application
+    if not _may_use(user, application):
+        raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
+                           application.name)
+    implicit = RESPONSE_TYPES[req.response_type]
+    if implicit:
+        grant = _grant(db, application, authorization.scope, user, nonce=req.nonce, resource=req.resource,
+                       signin_method=signin_method)
+        tokens = _issue(db, grant, implicit[-1], refresh=False)
+        if "token" not in implicit:
+            tokens.pop("access_token")
+        answer = {**tokens, "state": req.state}
+        return Redirect(redirects.with_parameters(req.redirect_uri, answer, fragment=True), tokens=tokens)
+    code = secrets.token_urlsafe(32)
+    now = utcnow()
+    db.add(Token(owner=b.ADMIN_OWNER, name=str(uuid.uuid4()), created_time=now, application=application.name,
+                 organization=user.owner, user=user.name, code=digest(code), code_challenge=req.code_challenge,
+                 code_expire_in=_epoch(now) + CODE_SECONDS, scope=authorization.scope, nonce=req.nonce,
+                 redirect_uri=req.redirect_uri, resource=req.resource, grant_type="authorization_code",
+                 token_type="Bearer"))
+    return Redirect(redirects.with_parameters(req.redirect_uri, {"code": code, "state": req.state}), code=code)
+
+
+# --- issuing ---
+
+def _grant(db: Session, application: Application, scope: str, user: User | None, **extra: str) -> jwt_tokens.Grant:
+    return jwt_tokens.Grant(application=application, token_name=str(uuid.uuid4()), scope=scope, user=user,
+                            issued_at=utcnow().replace(microsecond=0), **extra)
+
+
+def _hours(value: int, default: int = jwt_tokens.DEFAULT_EXPIRE_HOURS) -> int:
+    return value if value and value > 0 else default
+
+
+def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: bool, family: str = "",
+           public_client: bool = False) -> dict[str, Any]:
+    """Sign the tokens of a grant and record them: into the code's row (a Token), or
+    into a new row of that grant type (a str), written with one INSERT: building an
+    ORM object of the table's 30 columns costs more than signing with an EC key.
+    `family`: the chain a refresh continues ('' begins one, named after this row)."""
+    application = grant.application
+    cert = jwt_tokens.signing_cert(db, application)
+    algorithm = jwt_tokens.signing_algorithm(cert, application.token_signing_method)
+    expire_hours = _hours(application.expire_in_hours)
+    access_expires = grant.issued_at + timedelta(hours=expire_hours)
+    subject = jwt_tokens.subject_claims(db, grant)  # built once: the refresh token carries the same
+    access = jwt_tokens.sign(jwt_tokens.claims(db, grant, jwt_tokens.ACCESS, access_expires, subject), cert,
+                             algorithm, application.organization)
+    refresh_token = ""
+    if refresh and _allows(application, "refresh_token"):
+        refresh_expires = grant.issued_at + timedelta(hours=_hours(application.refresh_expire_in_hours,
+                                                                   expire_hours))
+        refresh_token = jwt_tokens.sign_refresh(jwt_tokens.claims(db, grant, jwt_tokens.REFRESH, refresh_expires,
+                                                                  subject), cert)
+    user = grant.user
+    values = {
+        "owner": b.ADMIN_OWNER, "name": grant.token_name, "created_time": grant.issued_at,
+        "application": application.name, "organization": user.owner if user else application.organization,
+        "user": user.name if user else "", "access_token": fingerprint(access), "access_token_hash": digest(access),
+        "refresh_token": fingerprint(refresh_token),
+        "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
+        "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
+        "family": family or grant.token_name, "public_client": public_client,
+    }
+    if isinstance(into, Token):
+        for key, value in values.items():
+            setattr(into, key, value)
+        db.add(into)
+    else:
+        # Core INSERT with bound parameters: its compiled form is cached across grants
+        db.connection().execute(TOKEN_INSERT, {**NEW_TOKEN_DEFAULTS, **values, "grant_type": into})
+    answer = {"access_token": access, "id_token": access, "refresh_token": refresh_token,
+              "token_type": "Bearer", "expires_in": values["expires_in"], "scope": grant.scope}
+    return {k: v for k, v in answer.items() if v != ""}
+
+
+TOKEN_INSERT = Token.__table__.insert()
+# the columns an INSERT of a new token leaves to their defaults, as the model declares them
+NEW_TOKEN_DEFAULTS = {name: field.default for name, field in Token.model_fields.items()
+                      if name != "pk" and isinstance(field.default, str | int | bool)}
+
+
+# --- the token endpoint ---
+
+@dataclass(frozen=True)
+class TokenRequest:
+    grant_type: str
+    client_id: str = ""
+    client_secret: str = ""
+    code: str = ""
+    code_verifier: str = ""
+    redirect_uri: str = ""
+    username: str = ""
+    password: str = ""
+    scope: str = ""
+    refresh_token: str = ""
+    device_code: str = ""
+    resource: str = ""
+    client_ip: str = ""
+
+
+def token(db: Session, req: TokenRequest) -> dict[str, Any]:
+    handlers = {"authorization_code": _code_grant, "password": _password_grant, "token": _password_grant,
+                "id_token": _password_grant, "client_credentials": _client_credentials_grant,
+                "refresh_token": _refresh_grant, DEVICE_GRANT: _device_grant}
+    handler = handlers.get(req.grant_type)
+    if handler is None:
+        raise OAuthError("unsupported_grant_type", f"Unsupported grant type: {req.grant_type[:100]}")
+    if not req.client_id:
+        raise OAuthError("invalid_client", "client_id is required", 401)
+    answer = handler(db, req)
+    metrics.TOKENS.labels(req.grant_type).inc()  # one of the handlers' grant types: a bounded label
+    return answer
+
+
+def _verifier_matches(verifier: str, challenge: str) -> bool:
+    if not PKCE_VALUE.match(verifier):
+        return False
+    computed = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return hmac.compare_digest(computed, challenge)
+
+
+def _claim_code(db: Session, row: Token) -> bool:
+    """Mark a code used; False if another request got there first."""
+    result = db.exec(update(Token).where(Token.pk == row.pk, Token.code_is_used == False)  # noqa: E712
+                     .values(code_is_used=True))
+    return result.rowcount == 1
+
+
+def revoke_row(db: Session, row: Token) -> None:
+    db.exec(update(Token).where(Token.pk == row.pk).values(expires_in=0))
+
+
+def revoke_family(db: Session, row: Token) -> None:
+    """The row and every row rotated from the same first one."""
+    db.exec(update(Token).where(or_(Token.pk == row.pk, Token.family == (row.family or row.name)))
+            .values(expires_in=0))
+
+
+def _replayed(db: Session, row: Token) -> OAuthError:
+    """A refresh token used again after its rotation (or its revocation): another party
+    holds it too, so nothing of its family is trusted any more. The error to raise."""
+    revoke_family(db, row)
+    db.commit()  # the error rolls the request's transaction back: the revocation must outlive it
+    return OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
+
+
+def _spend(db: Session, row: Token) -> bool:
+    """Revoke a refresh token's row at its use; False if it was dead already (used,
+    revoked, or used by a concurrent request a moment ago)."""
+    result = db.exec(update(Token).where(Token.pk == row.pk, Token.expires_in > 0).values(expires_in=0))
+    return result.rowcount == 1
+
+
+def _usable_user(db: Session, organization: str, name: str) -> User:
+    user = lookup.user(db, organization, name)
+    if user is None or user.is_deleted or user.is_forbidden:
+        raise OAuthError("invalid_grant", "The user is forbidden or does not exist")
+    return user
+
+
+def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
+    application = client(db, req.client_id, req.client_secret, secret_required=not req.code_verifier)
+    row = db.exec(select(Token).where(Token.code == digest(req.code),
+                                      Token.grant_type == "authorization_code")).first() if req.code else None
+    if row is None or row.application != application.name:
+        raise OAuthError("invalid_grant", "Invalid authorization code")
+    if row.code_is_used:
+        revoke_family(db, row)  # a replayed code: the tokens it gave, and their rotations, are not trusted either
+        db.commit()
+        raise OAuthError("invalid_grant", "The authorization code has been used")
+    if row.code_expire_in < _epoch(utcnow()):
+        raise OAuthError("invalid_grant", "The authorization code has expired")
+    if req.redirect_uri and req.redirect_uri != row.redirect_uri:
+        raise OAuthError("invalid_grant", "The redirect_uri does not match the authorization request")
+    if row.code_challenge and not _verifier_matches(req.code_verifier, row.code_challenge):
+        raise OAuthError("invalid_grant", "The code_verifier is missing or wrong")
+    if not row.code_challenge and req.code_verifier:
+        raise OAuthError("invalid_grant", "The authorization request had no code_challenge")
+    if req.resource and req.resource != row.resource:
+        raise OAuthError("invalid_target", "The resource does not match the authorization request")
+    user = _usable_user(db, row.organization, row.user)
+    if not _claim_code(db, row):
+        raise OAuthError("invalid_grant", "The authorization code has been used")
+    grant = _grant(db, application, row.scope, user, nonce=row.nonce, resource=row.resource,
+                   signin_method="Password")
+    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
+
+
+def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
+    application = client(db, req.client_id, req.client_secret)
+    _require_grant(application, req.grant_type)
+    scope = check_scope(application, req.scope)
+    organization = _organization_of(db, application)
+    if not req.username or not req.password:
+        raise OAuthError("invalid_request", "username and password are required")
+    if len(req.password) > auth.MAX_PASSWORD_LENGTH or len(req.username) > auth.MAX_NAME_LENGTH:
+        raise OAuthError("invalid_request", "The username or password is too long")
+    try:
+        user = auth.authenticate(db, organization, application, req.username, req.password, req.client_ip)
+    except ServiceError as exc:
+        raise OAuthError("invalid_grant", str(exc)) from None
+    if mfa_props.enabled_types(user):
+        # the grant has no place for a second factor: it must not become a way around it
+        raise OAuthError("invalid_grant", "This account has multi-factor authentication enabled; the password grant "
+                                          "cannot carry a second factor: use the authorization code flow")
+    user.last_signin_time = utcnow()
+    user.last_signin_ip = req.client_ip[:100]
+    audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login/oauth/access_token",
+          client_ip=req.client_ip, obj={"application": application.name, "grantType": req.grant_type})
+    grant = _grant(db, application, scope, user, signin_method="Password")
+    return _issue(db, grant, req.grant_type, refresh=req.grant_type == "password")
+
+
+def _client_credentials_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
+    application = client(db, req.client_id, req.client_secret)
+    _require_grant(application, "client_credentials")
+    grant = _grant(db, application, check_scope(application, req.scope), None)
+    return _issue(db, grant, "client_credentials", refresh=False)
+
+
+def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
+    application = client(db, req.client_id, req.client_secret, secret_required=False)
+    _require_grant(application, "refresh_token")
+    try:
+        claims = jwt_tokens.verify(db, req.refresh_token, application, refresh=True)
+    except jwt_tokens.InvalidToken as exc:
+        raise OAuthError("invalid_grant", f"Invalid refresh token: {exc}") from None
+    row = db.exec(select(Token).where(Token.refresh_token_hash == digest(req.refresh_token))).first()
+    if row is None or claims.get("tokenType") != jwt_tokens.REFRESH:
+        raise OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
+    if row.application != application.name:
+        raise OAuthError("invalid_grant", "The refresh token belongs to another application")
+    if not row.public_client and not req.client_secret:
+        raise OAuthError("invalid_client", "The client must authenticate (client_secret or HTTP Basic) to refresh "
+                                           "this token", 401)
+    if row.expires_in <= 0:
+        raise _replayed(db, row)
+    scope = check_scope(application, req.scope) if req.scope else row.scope
+    if not set(scope.split()) <= set(row.scope.split()):
+        raise OAuthError("invalid_scope", "The scope exceeds the one originally granted")
+    user = _usable_user(db, row.organization, row.user)
+    if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
+        raise _replayed(db, row)
+    grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource)
+    return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
+                  public_client=row.public_client)
+
+
+# --- the device flow (RFC 8628) ---
+
+def _user_code() -> str:
+    letters = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(8))
+    return f"{letters[:4]}-{letters[4:]}"
+
+
+def normalize_user_code(value: str) -> str:
+    letters = "".join(c for c in value.upper() if c in USER_CODE_ALPHABET)
+    return f"{letters[:4]}-{letters[4:]}" if len(letters) == 8 else ""
+
+
+def device_authorization(db: Session, client_id: str, client_secret: str, scope: str) -> dict[str, Any]:
+    application = client(db, client_id, client_secret, secret_required=False)
+    _require_grant(application, DEVICE_GRANT)
+    scope = check_scope(application, scope)
+    device_code, user_code, now = secrets.token_urlsafe(32), _user_code(), utcnow()
+    db.add(Token(owner=b.ADMIN_OWNER, name=str(uuid.uuid4()), created_time=now, application=application.name,
+                 organization=application.organization, code=digest(device_code), user_code=user_code,
+                 code_expire_in=_epoch(now) + DEVICE_SECONDS, scope=scope, grant_type=DEVICE_GRANT,
+                 token_type="Bearer"))
+    verification = f"{settings.origin}/login/oauth/device"
+    return {"device_code": device_code, "user_code": user_code, "verification_uri": verification,
+            "verification_uri_complete": f"{verification}?user_code={user_code}",
+            "expires_in": DEVICE_SECONDS, "interval": DEVICE_INTERVAL}
+
+
+def pending_device(db: Session, user_code: str) -> tuple[Token, Application] | None:
+    """The device authorization waiting for this user code, and its application."""
+    code = normalize_user_code(user_code)
+    if not code:
+        return None
+    row = db.exec(select(Token).where(Token.user_code == code, Token.grant_type == DEVICE_GRANT)).first()
+    if row is None or row.user or row.code_is_used or row.code_expire_in < _epoch(utcnow()):
+        return None
+    application = lookup.application(db, row.application)
+    return (row, application) if application else None
+
+
+def decide_device(db: Session, user: User, user_code: str, approve: bool) -> Application:
+    """The signed-in user approves (or denies) the device that shows this code."""
+    found = pending_device(db, user_code)
+    if found is None:
+        raise ServiceError("The code is invalid or has expired")
+    row, application = found
+    if approve and not _may_use(user, application):
+        raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
+                           application.name)
+    if approve:
+        row.user, row.organization = user.name, user.owner
+    else:
+        row.code_is_used = True
+    db.add(row)
+    return application
+
+
+def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
+    application = client(db, req.client_id, req.client_secret, secret_required=False)
+    _require_grant(application, DEVICE_GRANT)
+    row = db.exec(select(Token).where(Token.code == digest(req.device_code),
+                                      Token.grant_type == DEVICE_GRANT)).first() if req.device_code else None
+    if row is None or row.application != application.name:
+        raise OAuthError("invalid_grant", "Invalid device_code")
+    if row.code_is_used:
+        raise OAuthError("access_denied" if not row.user else "invalid_grant",
+                         "The authorization was denied" if not row.user else "The device_code has been used")
+    if row.code_expire_in < _epoch(utcnow()):
+        raise OAuthError("expired_token", "The device_code has expired")
+    if not row.user:
+        raise OAuthError("authorization_pending", "The user has not yet approved this device")
+    user = _usable_user(db, row.organization, row.user)
+    if not _claim_code(db, row):
+        raise OAuthError("invalid_grant", "The device_code has been used")
+    grant = _grant(db, application, row.scope, user, signin_method="Device")
+    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)

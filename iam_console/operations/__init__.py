@@ -1,0 +1,1 @@
+"""Operations: syncers, webhooks, and the server about itself (System Info, metrics)."""
