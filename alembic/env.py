@@ -12,10 +12,11 @@ from iam_console.settings import settings
 config = context.config
 target_metadata = SQLModel.metadata
 # the product's revisions record their state in alembic_version, each extension's in a table of its
-# own (iam_console/db.py alembic_config); each compares the models with the tables it owns
+# own (iam_console/db.py alembic_config); each compares the models with the tables it owns (a
+# built-in feature without migrations of its own, such as commerce, has its tables in the product's)
 VERSION_TABLE = config.attributes.get("version_table", "alembic_version")
 OWNER = config.attributes.get("extension", "core")
-OWNERS = {model.__tablename__: extension.name for extension in extensions()  # importing their tables
+OWNERS = {model.__tablename__: extension.name for extension in extensions() if extension.migrations
           for model in (*(kind.model for kind in extension.kinds), *extension.tables)}
 
 

@@ -44,6 +44,7 @@ def child() -> None:
 
     from iam_console import models as m
     from iam_console.commerce import commerce
+    from iam_console.commerce.tables import Product, Transaction
     from iam_console.core.access import Actor
     from iam_console.core.errors import ServiceError
     from iam_console.db import migrate, session_scope
@@ -53,7 +54,7 @@ def child() -> None:
     with session_scope() as db:
         db.add(m.Organization(owner="admin", name=org, password_type="argon2id"))
         db.add(m.Provider(owner=org, name="balance", category="Payment", type="Balance"))
-        db.add(m.Product(owner=org, name="ticket", price=Decimal(PRICE), currency="USD", quantity=QUANTITY,
+        db.add(Product(owner=org, name="ticket", price=Decimal(PRICE), currency="USD", quantity=QUANTITY,
                          state="Published", providers=["balance"]))
         for i in range(BUYERS):
             db.add(m.User(owner=org, name=f"buyer{i:03d}", uuid=str(uuid.uuid4()), balance=Decimal(BALANCE)))
@@ -87,12 +88,12 @@ def child() -> None:
         thread.join()
     seconds = time.perf_counter() - began
     with session_scope() as db:
-        sold = db.exec(select(m.Product.sold).where(m.Product.owner == org, m.Product.name == "ticket")).one()
+        sold = db.exec(select(Product.sold).where(Product.owner == org, Product.name == "ticket")).one()
         lowest = db.exec(select(func.min(m.User.balance)).where(m.User.owner == org)).one()
         spent = sum((Decimal(BALANCE) - u.balance for u in db.exec(select(m.User).where(m.User.owner == org))),
                     Decimal(0))
-        transactions = db.exec(select(func.count()).select_from(m.Transaction)
-                               .where(m.Transaction.owner == org)).one()
+        transactions = db.exec(select(func.count()).select_from(Transaction)
+                               .where(Transaction.owner == org)).one()
     print(json.dumps({"tried": len(attempts), "outcomes": dict(outcomes), "sold": sold,
                       "lowest_balance": str(lowest), "spent": str(spent), "transactions": transactions,
                       "seconds": round(seconds, 3), "per_second": round(len(attempts) / seconds, 1)}))

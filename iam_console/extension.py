@@ -28,13 +28,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
+    from sqlmodel import Session
+
     from iam_console.core.kinds.common import KindRules
     from iam_console.core.resources import Kind
 
 T = TypeVar("T")
 ENTRY_POINT_GROUP = "iam_console.extensions"
 DISABLED_VARIABLE = "IAM_EXTENSIONS_DISABLED"
-BUILT_IN = ("iam_console.features:CORE",)
+# the built-in features: the shared ones in one declaration, then those that are packages of their own
+BUILT_IN = ("iam_console.features:CORE", "iam_console.commerce.extension:COMMERCE")
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 SEEN_BY = ("admins", "global admins", "everyone")
 
@@ -49,6 +52,7 @@ class MenuGroup:
 
     key: str  # "/business": also what an organization's navItems may name
     label: str  # an English catalog key
+    after: str = ""  # the key of the group it follows; "" after every group declared before it
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,12 @@ class Extension:
     webhook_events: tuple[str, ...] = ()  # event names a webhook may subscribe to
     translations: str = ""  # a folder of <language>.json catalogs (English keys)
     migrations: str = ""  # a folder of Alembic revisions, on the branch labelled with the name
+    # first-start data: called with a database session at every start, after the product's own; it
+    # adds what is missing (never changes what is there), committed with the product's
+    seed: Callable[[Session], None] | None = None
+    # folders of the files directory holding each organization's files ({folder}/{organization}/...):
+    # they go with the organization, and /files/ never serves them (the extension serves its own)
+    file_folders: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -169,7 +179,14 @@ def extensions() -> tuple[Extension, ...]:
 def menu_declarations() -> tuple[list[MenuGroup], list[tuple[str, MenuEntry]]]:
     """Every extension's menu groups, and its entries with the extension's name, in their order;
     an entry must join a group some extension declares."""
-    groups = [group for extension in extensions() for group in extension.menu_groups]
+    groups: list[MenuGroup] = []
+    for extension in extensions():
+        for group in extension.menu_groups:
+            keys = [other.key for other in groups]
+            if group.after and group.after not in keys:
+                raise ExtensionError(f"The extension {extension.name}: menu group {group.key} follows the group "
+                                     f"{group.after}, which no extension declared before it")
+            groups.insert(keys.index(group.after) + 1 if group.after else len(groups), group)
     entries = [(extension.name, entry) for extension in extensions() for entry in extension.menu]
     keys = {group.key for group in groups}
     for name, entry in entries:

@@ -1,6 +1,6 @@
 """The built-in features, declared through the extension contract (iam_console/extension.py) as
-an installed extension declares itself: one declaration, `CORE`, until each feature moves into a
-package of its own with a declaration of its own (docs/extending.md)."""
+an installed extension declares itself: `CORE` declares every feature package but commerce, which
+declares itself (commerce/extension.py; docs/extending.md, "How extensions are found")."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import logging
 from iam_console.applications.kinds import application, cert, provider
 from iam_console.audit import trail
 from iam_console.authorization.kinds import adapter, enforcer, model, permission, role
-from iam_console.commerce import commerce
-from iam_console.commerce.kinds import order, payment, plan, pricing, product, subscription, transaction
 from iam_console.core.kinds.common import KindRules
 from iam_console.core.resources import built_in_kinds
 from iam_console.db import session_scope
@@ -27,8 +25,8 @@ from iam_console.settings import settings
 
 log = logging.getLogger("iam_console.scheduler")
 BUILT_IN_RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
-    adapter, application, cert, enforcer, group, invitation, key, ldap, model, order, organization, payment, permission,
-    plan, pricing, product, provider, resource, role, subscription, syncer, token, transaction, user, webhook)}
+    adapter, application, cert, enforcer, group, invitation, key, ldap, model, organization, permission, provider,
+    resource, role, syncer, token, user, webhook)}
 
 
 def ldap_auto_sync() -> None:
@@ -39,14 +37,6 @@ def ldap_auto_sync() -> None:
 def syncer_auto_sync() -> None:
     with session_scope() as db:
         syncers.auto_sync(db)
-
-
-def expire_subscriptions() -> None:
-    """Subscriptions past their end: Expired, their plan's role taken back (commerce/commerce.py);
-    each is claimed by its own conditional UPDATE (Active -> Expired), so one worker ends it."""
-    with session_scope() as db:
-        while commerce.expire_subscriptions(db) == commerce.EXPIRY_BATCH:
-            pass
 
 
 def purge_records() -> None:
@@ -66,7 +56,6 @@ CORE = Extension(
         MenuGroup("/identity", "Identity"),
         MenuGroup("/auth", "Authorization"),
         MenuGroup("/logs", "Logging & Auditing"),
-        MenuGroup("/business", "Business & Payments"),
         MenuGroup("/admin", "Admin"),
     ),
     menu=(
@@ -90,12 +79,6 @@ CORE = Extension(
         MenuEntry("/logs", "/records", "Records"),
         MenuEntry("/logs", "/tokens", "Tokens"),
         MenuEntry("/logs", "/verifications", "Verifications"),
-        MenuEntry("/business", "/products", "Products"),
-        MenuEntry("/business", "/payments", "Payments"),
-        MenuEntry("/business", "/plans", "Plans"),
-        MenuEntry("/business", "/pricings", "Pricings"),
-        MenuEntry("/business", "/subscriptions", "Subscriptions"),
-        MenuEntry("/business", "/transactions", "Transactions"),
         MenuEntry("/admin", "/sysinfo", "System Info", "global admins"),
         MenuEntry("/admin", "/syncers", "Syncers"),
         MenuEntry("/admin", "/webhooks", "Webhooks"),
@@ -104,7 +87,6 @@ CORE = Extension(
     jobs=(
         Job("LDAP auto sync", ldap_auto_sync),
         Job("syncer run", syncer_auto_sync),
-        Job("subscription expiry", expire_subscriptions),
         Job("record purge", purge_records),
     ),
     webhook_events=BUILT_IN_EVENTS,
@@ -120,14 +102,6 @@ CORE = Extension(
         "iam_console.authorization.ui.models",
         "iam_console.authorization.ui.permissions",
         "iam_console.authorization.ui.roles",
-        "iam_console.commerce.ui.buy",
-        "iam_console.commerce.ui.payments",
-        "iam_console.commerce.ui.plans",
-        "iam_console.commerce.ui.pricings",
-        "iam_console.commerce.ui.products",
-        "iam_console.commerce.ui.select_plan",
-        "iam_console.commerce.ui.subscriptions",
-        "iam_console.commerce.ui.transactions",
         "iam_console.files.ui.resources",
         "iam_console.home.ui.home",
         "iam_console.home.ui.shortcuts",
@@ -155,7 +129,6 @@ CORE = Extension(
         "iam_console.signin.api.account:router",
         "iam_console.federation.api.federation:router",
         "iam_console.oauth.api:router",
-        "iam_console.api.resources:router",
         "iam_console.api.extras:router",
         "iam_console.authorization.api:router",
         "iam_console.signin.api.sessions:router",
@@ -171,7 +144,6 @@ CORE = Extension(
         "iam_console.files.api:files_router",
         "iam_console.audit.api:router",
         "iam_console.operations.api.webhooks:router",
-        "iam_console.commerce.api:router",
         "iam_console.saml.api:router",
         "iam_console.operations.api.system:router",
     ),

@@ -29,10 +29,6 @@ class Settings:
     telegram_api: str
     slack_api: str
     discord_api: str
-    # the payment providers' API bases (IAM_STRIPE_API, IAM_PAYPAL_API): Stripe's own and PayPal's
-    # sandbox by default (https://api-m.paypal.com for live payments), a local stand-in in tests
-    stripe_api: str
-    paypal_api: str
     # modules of extra pages, imported with the console's own: the browser tests' pages for widgets
     # that no screen shows yet; empty in production
     extra_pages: tuple[str, ...]
@@ -84,8 +80,6 @@ def load() -> Settings:
         telegram_api=os.environ.get("IAM_TELEGRAM_API", "https://api.telegram.org").rstrip("/"),
         slack_api=os.environ.get("IAM_SLACK_API", "https://slack.com/api").rstrip("/"),
         discord_api=os.environ.get("IAM_DISCORD_API", "https://discord.com/api/v10").rstrip("/"),
-        stripe_api=os.environ.get("IAM_STRIPE_API", "https://api.stripe.com").rstrip("/"),
-        paypal_api=os.environ.get("IAM_PAYPAL_API", "https://api-m.sandbox.paypal.com").rstrip("/"),
         google_jwks=os.environ.get("IAM_GOOGLE_JWKS", "") or "https://www.googleapis.com/oauth2/v3/certs",
         google_gsi_script=os.environ.get("IAM_GOOGLE_GSI_SCRIPT", "") or "https://accounts.google.com/gsi/client",
         extra_pages=tuple(m.strip() for m in os.environ.get("IAM_EXTRA_PAGES", "").split(",") if m.strip()),

@@ -18,6 +18,7 @@ from iam_console.api.auditing import record_refusal
 from iam_console.api.envelope import error, service_error
 from iam_console.api.middleware import AuditContext, CrossOrigin, CsrfGuard, RequestMetrics, SecurityHeaders
 from iam_console.api.offload import Offload
+from iam_console.api.resources import generic_router
 from iam_console.audit.records import redacting_log_records
 from iam_console.core.errors import ServiceError
 from iam_console.extension import extensions, imported
@@ -62,6 +63,7 @@ def create_api() -> FastAPI:
         response.status_code = 500
         return response
 
+    api.include_router(generic_router())  # every kind's CRUD family
     for router in extension_routers():  # every extension's, built-in or installed (iam_console/extension.py)
         api.include_router(router)
 

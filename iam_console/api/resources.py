@@ -17,8 +17,6 @@ from iam_console.core.resources import REGISTRY, Kind
 from iam_console.db import session_scope
 from iam_console.models.base import attribute_named
 
-router = APIRouter(prefix="/api", tags=["resources"])
-
 
 def audit_context(request: Request) -> crud.Request:
     uri = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -123,7 +121,9 @@ def _delete(kind: Kind) -> Callable:
     return handler
 
 
-def _register() -> None:
+def generic_router() -> APIRouter:
+    """The generic routes of every kind the extensions declare, as the registry holds them now."""
+    router = APIRouter(prefix="/api", tags=["resources"])
     for kind in REGISTRY.values():
         plural = kind.plural_name
         router.add_api_route(f"/get-{plural}", _list(kind, False), methods=["GET"], name=f"get-{plural}",
@@ -143,6 +143,4 @@ def _register() -> None:
                              summary=f"Update the {kind.name} id=owner/name (renaming allowed)")
         router.add_api_route(f"/delete-{kind.name}", _delete(kind), methods=["POST"], name=f"delete-{kind.name}",
                              summary=f"Delete a {kind.name} (owner and name in the body)")
-
-
-_register()
+    return router

@@ -16,6 +16,7 @@ from iam_console.api.bodies import MAX_BODY_BYTES, json_body
 from iam_console.api.callers import actor
 from iam_console.api.envelope import ok
 from iam_console.commerce import commerce, invoices
+from iam_console.commerce.tables import Order, Payment
 from iam_console.core import crud
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
@@ -79,7 +80,7 @@ async def cancel_order(request: Request) -> JSONResponse:
 async def get_user_orders(request: Request) -> JSONResponse:
     query = request.query_params
     with session_scope() as db:
-        rows = commerce.user_rows(db, actor(db, request), m.Order, query.get("owner", ""), query.get("user", ""))
+        rows = commerce.user_rows(db, actor(db, request), Order, query.get("owner", ""), query.get("user", ""))
         return ok([m.to_wire(row) for row in rows])
 
 
@@ -87,7 +88,7 @@ async def get_user_orders(request: Request) -> JSONResponse:
 async def get_user_payments(request: Request) -> JSONResponse:
     query = request.query_params
     with session_scope() as db:
-        rows = commerce.user_rows(db, actor(db, request), m.Payment, query.get("owner", ""), query.get("user", ""))
+        rows = commerce.user_rows(db, actor(db, request), Payment, query.get("owner", ""), query.get("user", ""))
         return ok([m.to_wire(row) for row in rows])
 
 

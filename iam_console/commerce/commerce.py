@@ -35,6 +35,7 @@ from iam_console.commerce.kinds import subscription as subscription_rules
 from iam_console.commerce.kinds.subscription import add_period
 from iam_console.commerce.payments import balance
 from iam_console.commerce.payments.base import CREATED, FINAL, PAID, Check, PayRequest
+from iam_console.commerce.tables import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from iam_console.core import builtin as b
 from iam_console.core import lookup
 from iam_console.core.access import Actor
@@ -98,8 +99,8 @@ def _may_act_on(actor: Actor, owner: str, user: str) -> None:
 
 # --- orders ---
 
-def _product(db: Session, owner: str, name: str) -> m.Product:
-    found = db.exec(select(m.Product).where(m.Product.owner == owner, m.Product.name == name)).first()
+def _product(db: Session, owner: str, name: str) -> Product:
+    found = db.exec(select(Product).where(Product.owner == owner, Product.name == name)).first()
     if found is None:
         raise ServiceError("The product: %s/%s does not exist", owner, name)
     return found
@@ -134,7 +135,7 @@ def _amounts(values: list) -> set[Decimal]:
     return found
 
 
-def _plan_of(db: Session, product: m.Product, info: Mapping[str, Any]) -> tuple[str, str]:
+def _plan_of(db: Session, product: Product, info: Mapping[str, Any]) -> tuple[str, str]:
     """The pricing and plan an item names: both or neither, an enabled pricing listing an enabled
     plan whose product is this one."""
     pricing_name, plan_name = str(info.get("pricingName") or ""), str(info.get("planName") or "")
@@ -142,11 +143,11 @@ def _plan_of(db: Session, product: m.Product, info: Mapping[str, Any]) -> tuple[
         return "", ""
     if not pricing_name or not plan_name:
         raise ServiceError("A plan is bought with its pricing: give both pricingName and planName")
-    pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == product.owner,
-                                              m.Pricing.name == pricing_name)).first()
+    pricing = db.exec(select(Pricing).where(Pricing.owner == product.owner,
+                                              Pricing.name == pricing_name)).first()
     if pricing is None or not pricing.is_enabled:
         raise ServiceError("The pricing: %s does not exist or is disabled", pricing_name)
-    plan = db.exec(select(m.Plan).where(m.Plan.owner == product.owner, m.Plan.name == plan_name)).first()
+    plan = db.exec(select(Plan).where(Plan.owner == product.owner, Plan.name == plan_name)).first()
     if plan is None or not plan.is_enabled or plan_name not in pricing.plans:
         raise ServiceError("The plan: %s is not an enabled plan of the pricing %s", plan_name, pricing_name)
     if plan.product != product.name:
@@ -156,15 +157,15 @@ def _plan_of(db: Session, product: m.Product, info: Mapping[str, Any]) -> tuple[
 
 def _check_exclusive(db: Session, owner: str, plan_name: str, user: str) -> None:
     """An exclusive plan holds one active subscription of a user at a time."""
-    exclusive = db.exec(select(m.Plan.is_exclusive).where(m.Plan.owner == owner, m.Plan.name == plan_name)).first()
-    if exclusive and db.exec(select(m.Subscription.pk).where(
-            m.Subscription.owner == owner, m.Subscription.user == user, m.Subscription.plan == plan_name,
-            m.Subscription.state == "Active")).first() is not None:
+    exclusive = db.exec(select(Plan.is_exclusive).where(Plan.owner == owner, Plan.name == plan_name)).first()
+    if exclusive and db.exec(select(Subscription.pk).where(
+            Subscription.owner == owner, Subscription.user == user, Subscription.plan == plan_name,
+            Subscription.state == "Active")).first() is not None:
         raise ServiceError("user already has an active subscription for plan: %s", plan_name)
 
 
 def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: str = "", *,
-                save: bool = True) -> m.Order:
+                save: bool = True) -> Order:
     """The order, written (`save`), or only checked and built: buy-product writes it once its
     provider has answered, so no transaction stays open over a provider's network call."""
     if not isinstance(items, list) or not items:
@@ -205,32 +206,32 @@ def place_order(db: Session, actor: Actor, owner: str, items: Any, user_name: st
                       "pricingName": pricing_name, "planName": plan_name})
         total += price * quantity
     name = _name("order")
-    order = m.Order(owner=owner, name=name, display_name=name, products=infos, user=user.name, price=total,
+    order = Order(owner=owner, name=name, display_name=name, products=infos, user=user.name, price=total,
                     currency=currency, state="Created", updated_time=utcnow())
     if save:
         _save_order(db, actor, order)
     return order
 
 
-def _save_order(db: Session, actor: Actor, order: m.Order) -> None:
+def _save_order(db: Session, actor: Actor, order: Order) -> None:
     db.add(order)
     db.flush()
     _record(db, actor, order.owner, "place-order", order)
 
 
-def _order(db: Session, owner: str, name: str, *, lock: bool = False) -> m.Order:
-    query = select(m.Order).where(m.Order.owner == owner, m.Order.name == name)
+def _order(db: Session, owner: str, name: str, *, lock: bool = False) -> Order:
+    query = select(Order).where(Order.owner == owner, Order.name == name)
     found = db.exec(query.with_for_update() if lock else query).first()
     if found is None:
         raise ServiceError("The order: %s/%s does not exist", owner, name)
     return found
 
 
-def cancel_order(db: Session, actor: Actor, owner: str, name: str) -> m.Order:
+def cancel_order(db: Session, actor: Actor, owner: str, name: str) -> Order:
     _signed_in(actor)
     order = _order(db, owner, name)
     _may_act_on(actor, owner, order.user)
-    done = db.exec(update(m.Order).where(m.Order.pk == order.pk, m.Order.state == "Created")
+    done = db.exec(update(Order).where(Order.pk == order.pk, Order.state == "Created")
                    .values(state="Canceled", message="Canceled by user", updated_time=utcnow()))
     if done.rowcount != 1:
         db.refresh(order)
@@ -242,7 +243,7 @@ def cancel_order(db: Session, actor: Actor, owner: str, name: str) -> m.Order:
 
 # --- payments ---
 
-def payment_provider(db: Session, product: m.Product, name: str) -> m.Provider:
+def payment_provider(db: Session, product: Product, name: str) -> m.Provider:
     """One of the product's payment providers: the organization's own, or a shared one."""
     if not name or name not in product.providers:
         raise ServiceError("The provider %s is not a payment provider of the product %s", name or "''",
@@ -259,14 +260,14 @@ def result_url(owner: str, payment: str) -> str:
     return f"{settings.origin}/payments/{owner}/{payment}/result"
 
 
-def pay_order(db: Session, actor: Actor, owner: str, name: str, provider_name: str) -> m.Payment:
+def pay_order(db: Session, actor: Actor, owner: str, name: str, provider_name: str) -> Payment:
     _signed_in(actor)
     order = _order(db, owner, name)
     _may_act_on(actor, owner, order.user)
     return _pay(db, actor, order, provider_name, new=False)
 
 
-def _pay(db: Session, actor: Actor, order: m.Order, provider_name: str, *, new: bool) -> m.Payment:
+def _pay(db: Session, actor: Actor, order: Order, provider_name: str, *, new: bool) -> Payment:
     """Pay an order (`new`: not written yet). Everything is read and checked first; a provider
     that pays elsewhere (Stripe, PayPal) is called before this transaction writes anything, so no
     row lock (and on SQLite no database write lock) is held over its network call."""
@@ -299,7 +300,7 @@ def _pay(db: Session, actor: Actor, order: m.Order, provider_name: str, *, new: 
         return_url=return_url, notify_url=f"{settings.origin}/api/notify-payment/{owner}/{payment_name}"))
     if new:
         _save_order(db, actor, order)
-    payment = m.Payment(
+    payment = Payment(
         owner=owner, name=payment_name, display_name=payment_name, provider=provider.name, type=provider.type,
         products=[str(i.get("name", "")) for i in infos], products_display_name=display[:1000],
         product_name=str(infos[0].get("name", ""))[:100],
@@ -320,7 +321,7 @@ def _pay(db: Session, actor: Actor, order: m.Order, provider_name: str, *, new: 
 
 
 def buy_product(db: Session, actor: Actor, product_id: tuple[str, str], provider_name: str, *,
-                pricing: str = "", plan: str = "", user_name: str = "", custom_price: Any = None) -> m.Payment:
+                pricing: str = "", plan: str = "", user_name: str = "", custom_price: Any = None) -> Payment:
     """Casdoor's buy-product: an order of one product, paid at once."""
     owner, name = product_id
     item: dict[str, Any] = {"name": name, "quantity": 1, "pricingName": pricing, "planName": plan}
@@ -339,21 +340,21 @@ def _take_stock(db: Session, owner: str, infos: list[dict]) -> None:
         product = _product(db, owner, str(info.get("name", "")))
         quantity = int(info.get("quantity") or 1)
         if info.get("isRecharge"):
-            db.exec(update(m.Product).where(m.Product.pk == product.pk).values(sold=m.Product.sold + quantity))
+            db.exec(update(Product).where(Product.pk == product.pk).values(sold=Product.sold + quantity))
             continue
-        done = db.exec(update(m.Product).where(m.Product.pk == product.pk, m.Product.quantity >= quantity)
-                       .values(quantity=m.Product.quantity - quantity, sold=m.Product.sold + quantity))
+        done = db.exec(update(Product).where(Product.pk == product.pk, Product.quantity >= quantity)
+                       .values(quantity=Product.quantity - quantity, sold=Product.sold + quantity))
         if done.rowcount != 1:
             raise ServiceError("The product: %s is out of stock", product.name)
 
 
-def settle(db: Session, payment: m.Payment, order: m.Order, provider: m.Provider, *,
+def settle(db: Session, payment: Payment, order: Order, provider: m.Provider, *,
            stock_taken: bool = False) -> None:
     """What a paid payment sets off, in the caller's transaction (a ServiceError undoes it all)."""
     now = utcnow()
     # the order is paid once: of two payments of one order settling at once, the second finds it Paid
     db.flush()
-    claimed = db.exec(update(m.Order).where(m.Order.pk == order.pk, m.Order.state == "Created")
+    claimed = db.exec(update(Order).where(Order.pk == order.pk, Order.state == "Created")
                       .values(state="Paid", message="Payment successful", updated_time=now, payment=payment.name))
     if claimed.rowcount != 1:
         raise ServiceError("cannot pay for order: %s/%s, current state is %s", order.owner, order.name, "Paid")
@@ -365,7 +366,7 @@ def settle(db: Session, payment: m.Payment, order: m.Order, provider: m.Provider
         _take_stock(db, payment.owner, infos)
 
     def transaction(category: str, amount: Decimal, product: str = "", display: str = "") -> None:
-        db.add(m.Transaction(
+        db.add(Transaction(
             owner=payment.owner, name=f"transaction_{secrets.token_hex(16)}", display_name=payment.name,
             application=application, category=category, type=provider.category, subtype=provider.type,
             provider=provider.name, user=payment.user, tag="User", amount=amount, currency=order.currency,
@@ -389,36 +390,36 @@ def settle(db: Session, payment: m.Payment, order: m.Order, provider: m.Provider
 
 # --- subscriptions ---
 
-def _subscribe(db: Session, payment: m.Payment, pricing_name: str, plan_name: str, now: datetime) -> None:
+def _subscribe(db: Session, payment: Payment, pricing_name: str, plan_name: str, now: datetime) -> None:
     """A plan bought: a new Active subscription granting the plan's role; or, when the user holds
     an Active subscription of the plan already, that one a period longer (docs/api.md, "Commerce":
     one Active subscription of a plan per user, a repeated purchase renews it)."""
-    plan = db.exec(select(m.Plan).where(m.Plan.owner == payment.owner, m.Plan.name == plan_name)).first()
+    plan = db.exec(select(Plan).where(Plan.owner == payment.owner, Plan.name == plan_name)).first()
     if plan is None:
         raise ServiceError("the plan: %s does not exist", plan_name)
-    active = db.exec(select(m.Subscription).where(
-        m.Subscription.owner == payment.owner, m.Subscription.user == payment.user,
-        m.Subscription.plan == plan_name, m.Subscription.state == "Active")
-        .order_by(m.Subscription.end_time.desc()).with_for_update()).first()
+    active = db.exec(select(Subscription).where(
+        Subscription.owner == payment.owner, Subscription.user == payment.user,
+        Subscription.plan == plan_name, Subscription.state == "Active")
+        .order_by(Subscription.end_time.desc()).with_for_update()).first()
     if active is not None:
         active.end_time = period_end(max(active.end_time or now, now), plan.period)
         active.payment = payment.name
         db.add(active)
         return
-    pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == payment.owner,
-                                              m.Pricing.name == pricing_name)).first()
+    pricing = db.exec(select(Pricing).where(Pricing.owner == payment.owner,
+                                              Pricing.name == pricing_name)).first()
     end = period_end(now, plan.period)
     description = ""
     trial = pricing.trial_duration if pricing is not None else 0
     if trial > 0:
-        earlier = db.exec(select(m.Subscription.pk).where(
-            m.Subscription.owner == payment.owner, m.Subscription.user == payment.user,
-            m.Subscription.pricing == pricing_name)).first()
+        earlier = db.exec(select(Subscription.pk).where(
+            Subscription.owner == payment.owner, Subscription.user == payment.user,
+            Subscription.pricing == pricing_name)).first()
         if earlier is None:  # the pricing's first subscription of this user runs the trial days longer
             end += timedelta(days=trial)
             description = f"Includes a trial of {trial} days"
     name = _name("subscription")
-    db.add(m.Subscription(
+    db.add(Subscription(
         owner=payment.owner, name=name, display_name=name, description=description, user=payment.user,
         pricing=pricing_name, plan=plan_name, payment=payment.name, start_time=now, end_time=end,
         period=plan.period, state="Active"))
@@ -431,12 +432,12 @@ def expire_subscriptions(db: Session, now: datetime | None = None, batch: int = 
     Expired: of several workers, one moves it); the plan's role is taken back unless another
     active subscription of the user grants it. Returns how many expired."""
     now = now or utcnow()
-    due = db.exec(select(m.Subscription).where(m.Subscription.state == "Active", m.Subscription.end_time <= now)
-                  .order_by(m.Subscription.end_time).limit(batch)).all()
+    due = db.exec(select(Subscription).where(Subscription.state == "Active", Subscription.end_time <= now)
+                  .order_by(Subscription.end_time).limit(batch)).all()
     expired = 0
     for sub in due:
         held = subscription_rules.granted(db, sub)
-        moved = db.exec(update(m.Subscription).where(m.Subscription.pk == sub.pk, m.Subscription.state == "Active")
+        moved = db.exec(update(Subscription).where(Subscription.pk == sub.pk, Subscription.state == "Active")
                         .values(state="Expired"))
         if moved.rowcount != 1:
             continue
@@ -449,14 +450,14 @@ def expire_subscriptions(db: Session, now: datetime | None = None, batch: int = 
 
 # --- notifications and checks ---
 
-def _payment(db: Session, owner: str, name: str) -> m.Payment:
-    found = db.exec(select(m.Payment).where(m.Payment.owner == owner, m.Payment.name == name)).first()
+def _payment(db: Session, owner: str, name: str) -> Payment:
+    found = db.exec(select(Payment).where(Payment.owner == owner, Payment.name == name)).first()
     if found is None:
         raise ServiceError("the payment: %s does not exist", name)
     return found
 
 
-def _provider_of(db: Session, payment: m.Payment) -> m.Provider:
+def _provider_of(db: Session, payment: Payment) -> m.Provider:
     rows = db.exec(select(m.Provider).where(m.Provider.name == payment.provider,
                                             m.Provider.owner.in_((payment.owner, b.ADMIN_OWNER)))).all()
     found = next((p for p in rows if p.owner == payment.owner), rows[0] if rows else None)
@@ -469,7 +470,7 @@ ORDER_AFTER = {"Paid": ("Paid", "Payment successful"), "Error": ("Failed", ""),
                "Canceled": ("Canceled", "Payment was cancelled"), "Timeout": ("Timeout", "Payment timed out")}
 
 
-def apply_check(db: Session, payment: m.Payment, provider: m.Provider, check: Check) -> m.Payment:
+def apply_check(db: Session, payment: Payment, provider: m.Provider, check: Check) -> Payment:
     """Move a Created payment to the provider's state, once; settle it when Paid."""
     if payment.state in FINAL or check.state == payment.state or check.state == CREATED:
         return payment
@@ -478,13 +479,13 @@ def apply_check(db: Session, payment: m.Payment, provider: m.Provider, check: Ch
         state = "Error"
         message = (f"the payment's price: {check.price} {check.currency} doesn't equal to the expected price: "
                    f"{payment.price} {payment.currency}")
-    moved = db.exec(update(m.Payment).where(m.Payment.pk == payment.pk, m.Payment.state == CREATED)
+    moved = db.exec(update(Payment).where(Payment.pk == payment.pk, Payment.state == CREATED)
                     .values(state=state, message=message))
     if moved.rowcount != 1:  # another notification moved it first
         db.refresh(payment)
         return payment
     db.refresh(payment)
-    order = db.exec(select(m.Order).where(m.Order.owner == payment.owner, m.Order.name == payment.order)).first()
+    order = db.exec(select(Order).where(Order.owner == payment.owner, Order.name == payment.order)).first()
     if order is None:
         return payment
     if state == PAID:
@@ -510,7 +511,7 @@ def apply_check(db: Session, payment: m.Payment, provider: m.Provider, check: Ch
     return payment
 
 
-def notify_payment(db: Session, owner: str, name: str, body: bytes, headers: Mapping[str, str]) -> m.Payment:
+def notify_payment(db: Session, owner: str, name: str, body: bytes, headers: Mapping[str, str]) -> Payment:
     """A provider's notification: verified (where the provider signs them), then a check with the
     provider. A final payment is answered as it is, changed in nothing."""
     payment = _payment(db, owner, name)
@@ -525,7 +526,7 @@ def notify_payment(db: Session, owner: str, name: str, body: bytes, headers: Map
     return payment
 
 
-def check_payment(db: Session, actor: Actor, owner: str, name: str) -> m.Payment:
+def check_payment(db: Session, actor: Actor, owner: str, name: str) -> Payment:
     """The result page's question: a payment still Created is checked with its provider."""
     _signed_in(actor)
     payment = _payment(db, owner, name)
@@ -536,7 +537,7 @@ def check_payment(db: Session, actor: Actor, owner: str, name: str) -> m.Payment
     return apply_check(db, payment, provider, payments.of(provider).check(payment))
 
 
-def payment_for(db: Session, actor: Actor, owner: str, name: str) -> m.Payment:
+def payment_for(db: Session, actor: Actor, owner: str, name: str) -> Payment:
     _signed_in(actor)
     payment = _payment(db, owner, name)
     _may_act_on(actor, owner, payment.user)
@@ -545,7 +546,7 @@ def payment_for(db: Session, actor: Actor, owner: str, name: str) -> m.Payment:
 
 # --- a user's own lists ---
 
-def user_rows(db: Session, actor: Actor, model: type[m.Order] | type[m.Payment], owner: str,
+def user_rows(db: Session, actor: Actor, model: type[Order] | type[Payment], owner: str,
               user: str) -> list[Any]:
     """get-user-orders / get-user-payments: a user's own, or any user's of an admin's organization."""
     _signed_in(actor)
@@ -591,20 +592,20 @@ def payment_result(db: Session, actor: Actor, owner: str, name: str) -> dict[str
     """The result page: the payment (checked with its provider while still Created), and the
     transactions it set off."""
     payment = check_payment(db, actor, owner, name)
-    transactions = db.exec(select(m.Transaction).where(m.Transaction.owner == owner,
-                                                       m.Transaction.payment == payment.name)
-                           .order_by(m.Transaction.pk)).all()
+    transactions = db.exec(select(Transaction).where(Transaction.owner == owner,
+                                                       Transaction.payment == payment.name)
+                           .order_by(Transaction.pk)).all()
     return {"payment": m.to_wire(payment), "transactions": [m.to_wire(t) for t in transactions]}
 
 
 def pricing_plans(db: Session, owner: str, name: str) -> dict[str, Any]:
     """The select-plan page, public as Casdoor's: an enabled pricing and its enabled plans."""
-    pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == owner, m.Pricing.name == name)).first()
+    pricing = db.exec(select(Pricing).where(Pricing.owner == owner, Pricing.name == name)).first()
     if pricing is None or not pricing.is_enabled:
         raise ServiceError("The pricing: %s does not exist or is disabled", name)
-    plans = {p.name: p for p in db.exec(select(m.Plan).where(m.Plan.owner == owner,
-                                                             m.Plan.name.in_(pricing.plans or [""]),
-                                                             m.Plan.is_enabled)).all()}
+    plans = {p.name: p for p in db.exec(select(Plan).where(Plan.owner == owner,
+                                                             Plan.name.in_(pricing.plans or [""]),
+                                                             Plan.is_enabled)).all()}
     shown = [{"name": p.name, "displayName": p.display_name or p.name, "description": p.description,
               "price": wire_money(p.price), "currency": p.currency, "period": p.period, "product": p.product,
               "options": [str(o) for o in p.options]} for n in pricing.plans if (p := plans.get(n)) is not None]

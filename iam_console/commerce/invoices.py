@@ -18,6 +18,7 @@ from sqlmodel import Session, select
 from iam_console import models as m
 from iam_console.audit import records
 from iam_console.commerce.kinds.payment import check_invoice
+from iam_console.commerce.tables import Payment
 from iam_console.core import storage
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError, Unauthorized
@@ -27,18 +28,20 @@ from iam_console.settings import settings
 # a Unicode font when the system has one (names in any script); else the PDF core font, latin-1 only
 UNICODE_FONTS = (Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
                  Path("/usr/share/fonts/dejavu/DejaVuSans.ttf"))
-INVOICE_FOLDER = storage.INVOICE_FOLDER
+# invoice/{organization}/{payment}.pdf: personal data, which /files/ never serves (get-invoice does,
+# to the payment's readers; COMMERCE declares the folder)
+INVOICE_FOLDER = "invoice"
 
 
-def relative_path(payment: m.Payment) -> str:
+def relative_path(payment: Payment) -> str:
     return f"{INVOICE_FOLDER}/{payment.owner}/{payment.name}.pdf"
 
 
-def invoice_url(payment: m.Payment) -> str:
+def invoice_url(payment: Payment) -> str:
     return f"{settings.origin}/api/get-invoice?id={quote(payment.owner)}/{quote(payment.name)}"
 
 
-def render(payment: m.Payment, issued: str) -> bytes:
+def render(payment: Payment, issued: str) -> bytes:
     """The invoice of a paid payment as a PDF document."""
     pdf = FPDF(format="A4")
     pdf.set_title(f"Invoice {payment.name}")
@@ -84,15 +87,15 @@ def _write(relative: str, content: bytes) -> None:
     temporary.replace(target)
 
 
-def _payment(db: Session, owner: str, name: str) -> m.Payment:
-    found = db.exec(select(m.Payment).where(m.Payment.owner == owner, m.Payment.name == name)
+def _payment(db: Session, owner: str, name: str) -> Payment:
+    found = db.exec(select(Payment).where(Payment.owner == owner, Payment.name == name)
                     .with_for_update()).first()
     if found is None:
         raise ServiceError("the payment: %s does not exist", name)
     return found
 
 
-def _may_read(actor: Actor, payment: m.Payment) -> None:
+def _may_read(actor: Actor, payment: Payment) -> None:
     if actor.is_anonymous:
         raise ServiceError("Please login first")
     if actor.is_global_admin or (actor.is_org_admin and actor.organization == payment.owner):
@@ -132,7 +135,7 @@ def invoice_file(db: Session, actor: Actor, owner: str, name: str) -> Path:
     """The stored invoice of a payment, for its user and its organization's admins."""
     if actor.is_anonymous:
         raise Unauthorized()
-    found = db.exec(select(m.Payment).where(m.Payment.owner == owner, m.Payment.name == name)).first()
+    found = db.exec(select(Payment).where(Payment.owner == owner, Payment.name == name)).first()
     if found is None:
         raise ServiceError("the payment: %s does not exist", name)
     _may_read(actor, found)

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from sqlmodel import Session, func, select
 
+from iam_console.core.resources import REGISTRY
 from iam_console.models import RowCount
 
-# the tables migration 0002 keeps counts for
-COUNTED = frozenset({"user", "group", "invitation", "record", "verification", "session", "resource", "role",
-                     "permission", "product", "payment", "subscription", "transaction", "order"})
+
+def counted() -> frozenset[str]:
+    """The tables whose rows per owner database triggers count (migration 0002): the kinds
+    declared `counted`."""
+    return frozenset(kind.model.__tablename__ for kind in REGISTRY.values() if kind.counted)
 
 
 def total(db: Session, table: str, owner: str | None) -> int | None:
     """Rows of the table owned by `owner` (every owner when None); None if not counted."""
-    if table not in COUNTED:
+    if table not in counted():
         return None
     statement = select(func.coalesce(func.sum(RowCount.count), 0)).where(RowCount.table_name == table)
     if owner is not None:

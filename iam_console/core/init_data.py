@@ -24,19 +24,26 @@ from iam_console.core import builtin as b
 from iam_console.core import crud
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
-from iam_console.core.resources import REGISTRY, Ownership
+from iam_console.core.resources import REGISTRY, Ownership, built_in_kinds
 from iam_console.db import session_scope
 
 log = logging.getLogger(__name__)
 MAX_BYTES = 50 * 1024 * 1024
-# (section of the file, kind): in the order references need
+# (section of the file, kind) of the core's kinds, in the order references need (the others are
+# not in Casdoor's file); every kind of another extension follows, in the registry's order, its
+# section named by its plural
 SECTIONS = (("organizations", "organization"), ("certs", "cert"), ("providers", "provider"),
             ("applications", "application"), ("groups", "group"), ("users", "user"), ("roles", "role"),
             ("models", "model"), ("adapters", "adapter"), ("enforcers", "enforcer"), ("permissions", "permission"),
-            ("ldaps", "ldap"), ("payments", "payment"), ("products", "product"), ("resources", "resource"),
-            ("syncers", "syncer"), ("tokens", "token"), ("webhooks", "webhook"), ("plans", "plan"),
-            ("pricings", "pricing"), ("invitations", "invitation"), ("subscriptions", "subscription"),
-            ("transactions", "transaction"))
+            ("ldaps", "ldap"), ("resources", "resource"), ("syncers", "syncer"), ("tokens", "token"),
+            ("webhooks", "webhook"), ("invitations", "invitation"))
+
+
+def sections() -> tuple[tuple[str, str], ...]:
+    """Every section this server loads, as (section, kind), in the order they are loaded."""
+    core = {kind.name for kind in built_in_kinds()}
+    return SECTIONS + tuple((kind.plural_name, name) for name, kind in REGISTRY.items()
+                            if name not in core and kind.writable and kind.named)
 
 
 @dataclass
@@ -67,9 +74,10 @@ def read(path: str | Path) -> dict[str, Any]:
 def load(data: dict[str, Any]) -> Loaded:
     """Add the records of Casdoor's init data that do not exist yet, as the built-in admin."""
     loaded = Loaded()
-    known = {section for section, _ in SECTIONS}
+    loading = sections()
+    known = {section for section, _ in loading}
     loaded.skipped = sorted(k for k, v in data.items() if k not in known and v)
-    for section, kind_name in SECTIONS:
+    for section, kind_name in loading:
         items = data.get(section) or []
         if not isinstance(items, list):
             loaded.refused.append((section, "The section must be a list of records"))

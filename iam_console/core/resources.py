@@ -56,6 +56,8 @@ class Kind:
     # serve only the list and a module of the kind's own serves the rest (sessions)
     named: bool = True
     references: tuple[Ref, ...] = ()  # fields naming other records
+    counted: bool = False  # its rows per owner are counted by database triggers (core/counts.py)
+    charted: bool = False  # a series of the dashboard's chart (home/dashboard.py)
 
     @property
     def plural_name(self) -> str:
@@ -69,50 +71,40 @@ def built_in_kinds() -> tuple[Kind, ...]:
     groups, roles = Ref("groups", "group", form="id"), Ref("roles", "role", form="id")
     application, provider = Ref("application", "application", shared=True), Ref("provider", "provider", shared=True)
     model, adapter = Ref("model", "model", form="either"), Ref("adapter", "adapter", form="either")
-    payment = Ref("payment", "payment")
     return (
-        Kind("organization", m.Organization, Ownership.ADMIN, "name", name_prefix="organization"),
-        Kind("user", m.User, global_list=True, name_prefix="user",
+        Kind("organization", m.Organization, Ownership.ADMIN, "name", name_prefix="organization", charted=True),
+        Kind("user", m.User, counted=True, charted=True, global_list=True, name_prefix="user",
              find_by={"email": "email", "phone": "phone", "userId": "uuid"},
              references=(groups, Ref("signup_application", "application", shared=True))),
-        Kind("group", m.Group, name_prefix="group",
+        Kind("group", m.Group, counted=True, charted=True, name_prefix="group",
              references=(Ref("parent_id", "group", organization_itself=True), users, Ref("manager", "user"))),
-        Kind("invitation", m.Invitation, name_prefix="invitation",
+        Kind("invitation", m.Invitation, counted=True, name_prefix="invitation",
              references=(Ref("application", "application", shared=True, also=("All",)),
                          Ref("signup_group", "group", form="id"))),
         Kind("ldap", m.Ldap, name_prefix="ldap", references=(Ref("default_group", "group", form="id"),)),
-        Kind("application", m.Application, **admin_owned, name_prefix="application",
+        Kind("application", m.Application, charted=True, **admin_owned, name_prefix="application",
              references=(Ref("cert", "cert", shared=True),
                          Ref("providers", "provider", key="name", shared=True, dropped=True),
                          Ref("default_group", "group", form="either"))),
-        Kind("provider", m.Provider, Ownership.SHARED, global_list=True, name_prefix="provider"),
-        Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert"),
+        Kind("provider", m.Provider, Ownership.SHARED, global_list=True, name_prefix="provider", charted=True),
+        Kind("cert", m.Cert, Ownership.SHARED, global_list=True, name_prefix="cert", charted=True),
         Kind("token", m.Token, **admin_owned, name_prefix="token", references=(application, user)),
         # a key's application is its own organization's: its client acts as that organization's admin
         Kind("key", m.Key, global_list=True, name_prefix="key",
              references=(Ref("application", "application"), user)),
-        Kind("resource", m.Resource, name_prefix="resource", references=(user, application, provider)),
-        Kind("session", m.Session, named=False),
-        Kind("record", m.Record, writable=False),
-        Kind("verification", m.Verification, writable=False),
-        Kind("role", m.Role, name_prefix="role", references=(users, groups, roles)),
-        Kind("permission", m.Permission, name_prefix="permission", references=(
+        Kind("resource", m.Resource, counted=True, charted=True, name_prefix="resource",
+             references=(user, application, provider)),
+        Kind("session", m.Session, counted=True, named=False),
+        Kind("record", m.Record, counted=True, writable=False),
+        Kind("verification", m.Verification, counted=True, writable=False),
+        Kind("role", m.Role, counted=True, charted=True, name_prefix="role", references=(users, groups, roles)),
+        Kind("permission", m.Permission, counted=True, charted=True, name_prefix="permission", references=(
             Ref("users", "user", form="id", wildcard=True), Ref("groups", "group", form="id", wildcard=True),
             Ref("roles", "role", form="id", wildcard=True), model, adapter,
             Ref("resources", "application", shared=True, when=("resource_type", ("", "Application"))))),
-        Kind("model", m.CasbinModel, name_prefix="model"),
-        Kind("adapter", m.Adapter, name_prefix="adapter"),
-        Kind("enforcer", m.Enforcer, name_prefix="enforcer", references=(model, adapter)),
-        Kind("product", m.Product, name_prefix="product", references=(Ref("providers", "provider", shared=True),)),
-        Kind("payment", m.Payment, name_prefix="payment", references=(provider, user)),
-        Kind("plan", m.Plan, name_prefix="plan", references=(
-            Ref("payment_providers", "provider", shared=True), Ref("role", "role"), Ref("product", "product"))),
-        Kind("pricing", m.Pricing, name_prefix="pricing", references=(Ref("plans", "plan"), application)),
-        Kind("subscription", m.Subscription, name_prefix="subscription", references=(
-            user, Ref("pricing", "pricing"), Ref("plan", "plan"), payment)),
-        Kind("transaction", m.Transaction, name_prefix="transaction",
-             references=(application, provider, user, payment)),
-        Kind("order", m.Order, name_prefix="order", references=(user, payment)),
+        Kind("model", m.CasbinModel, charted=True, name_prefix="model"),
+        Kind("adapter", m.Adapter, charted=True, name_prefix="adapter"),
+        Kind("enforcer", m.Enforcer, charted=True, name_prefix="enforcer", references=(model, adapter)),
         Kind("syncer", m.Syncer, **admin_owned, name_prefix="syncer"),
         Kind("webhook", m.Webhook, **admin_owned, name_prefix="webhook"),
     )

@@ -1,5 +1,6 @@
 """First-start data: the built-in organization, admin, application, cert,
-default providers, LDAP entry, permission and Casbin objects.
+default providers, LDAP entry, permission and Casbin objects; then each extension's own
+(`Extension.seed`, iam_console/extension.py).
 
 Idempotent: each object is created only when its owner/name is missing, so a
 second start changes nothing and an administrator's edits are never undone.
@@ -15,6 +16,7 @@ from sqlmodel import Session, select
 
 from iam_console.applications.certs import generate
 from iam_console.core import builtin as b
+from iam_console.extension import extensions
 from iam_console.identity.passwords import DEFAULT_TYPE, hash_password
 from iam_console.models import (
     Adapter,
@@ -82,6 +84,11 @@ def _ensure(db: Session, model: type[Named], owner: str, name: str, build: Calla
     return True
 
 
+def ensure_record(db: Session, row: Named) -> bool:
+    """Insert the row unless one with its owner/name exists (an extension's first-start data)."""
+    return _ensure(db, type(row), row.owner, row.name, lambda: row)
+
+
 def _organization() -> Organization:
     return Organization(
         owner=b.ADMIN_OWNER, name=b.BUILT_IN_ORG, display_name="Built-in Organization",
@@ -141,8 +148,6 @@ def _providers() -> list[Provider]:
         Provider(owner=b.ADMIN_OWNER, name=name, display_name=display, category=category, type=type_)
         for name, display, category, type_ in [
             ("provider_captcha_default", "Captcha Default", "Captcha", "Default"),
-            ("provider_balance", "Balance", "Payment", "Balance"),
-            ("provider_payment_dummy", "Dummy Payment", "Payment", "Dummy"),
         ]
     ]
 
@@ -183,7 +188,10 @@ def ensure_first_start_data(db: Session, admin_password: str = "") -> str | None
     _ensure(db, Application, b.ADMIN_OWNER, b.BUILT_IN_APP, _application)
     _ensure(db, Cert, b.ADMIN_OWNER, b.BUILT_IN_CERT, _cert)
     for row in [*_providers(), *_authorization()]:
-        _ensure(db, type(row), row.owner, row.name, lambda row=row: row)
+        ensure_record(db, row)
+    for extension in extensions():
+        if extension.seed is not None:
+            extension.seed(db)
     return password if created_admin and not admin_password else None
 
 

@@ -11,16 +11,24 @@ from urllib.parse import unquote
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from iam_console.extension import extensions
 from iam_console.settings import settings
 
-# the folders of the files directory: avatar/{organization}/{user}.{ext},
-# resource/{organization}/{path} and invoices; everything an organization stored is under these
+# the folders of the files directory: avatar/{organization}/{user}.{ext} and
+# resource/{organization}/{path}, served by /files/; and each extension's own (`file_folders`),
+# which /files/ never serves; everything an organization stored is under these
 AVATAR_FOLDER = "avatar"
 RESOURCE_FOLDER = "resource"
-# invoice/{organization}/{payment}.pdf (commerce/invoices.py): personal data, which /files/ never
-# serves (get-invoice does, to the payment's readers)
-INVOICE_FOLDER = "invoice"
-FOLDERS = (AVATAR_FOLDER, RESOURCE_FOLDER, INVOICE_FOLDER)
+
+
+def private_folders() -> tuple[str, ...]:
+    """The extensions' folders (invoices: personal data that commerce serves to their readers)."""
+    return tuple(folder for extension in extensions() for folder in extension.file_folders)
+
+
+def folders() -> tuple[str, ...]:
+    """Every folder an organization's files are kept in: they go with the organization."""
+    return (AVATAR_FOLDER, RESOURCE_FOLDER, *private_folders())
 
 
 def folder(relative: str) -> Path:

@@ -73,7 +73,7 @@ def stored_file(relative: str) -> tuple[Path, str] | None:
         return None
     if root not in target.parents or not target.is_file():
         return None
-    if target.relative_to(root).parts[0] == storage.INVOICE_FOLDER:  # served by get-invoice, to its readers
+    if target.relative_to(root).parts[0] in storage.private_folders():  # served by their extension
         return None
     extension = target.suffix.lstrip(".").lower()
     return target, CONTENT_TYPES.get(extension) or media.SERVED_TYPES.get(extension, "application/octet-stream")

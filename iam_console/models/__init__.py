@@ -1,4 +1,6 @@
-"""Every table of the product; importing this package registers them all."""
+"""The tables of the shared core and of the built-in features declared in features.py; importing
+this package registers them. An extension's tables are its own (its kinds' models and
+`Extension.tables`, iam_console/extension.py): commerce's are in iam_console/commerce/tables.py."""
 
 from iam_console.applications.tables import Application, Cert, Provider
 from iam_console.authorization.tables import (
@@ -11,7 +13,6 @@ from iam_console.authorization.tables import (
     Permission,
     Role,
 )
-from iam_console.commerce.tables import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from iam_console.federation.tables import Web3Nonce
 from iam_console.identity.directory import Group, Invitation, Ldap
 from iam_console.identity.tables import Organization, User
@@ -37,14 +38,9 @@ __all__ = [
     "Ldap",
     "MfaSetup",
     "Named",
-    "Order",
     "Organization",
-    "Payment",
     "PendingSignIn",
     "Permission",
-    "Plan",
-    "Pricing",
-    "Product",
     "Provider",
     "Record",
     "Resource",
@@ -53,11 +49,9 @@ __all__ = [
     "RowCount",
     "SamlRequest",
     "Session",
-    "Subscription",
     "Syncer",
     "Throttle",
     "Token",
-    "Transaction",
     "UpstreamState",
     "User",
     "UserGroup",

@@ -170,7 +170,7 @@ class Messages:
 
 @dataclass(frozen=True)
 class Route:
-    """A page of a screen beyond its list and edit pages ("/products/[p0]/[p1]/buy", "/account")."""
+    """A page of a screen beyond its list and edit pages (the user screen's "/account")."""
     path: str  # a Reflex route
     title: str  # the tab's title, a catalog key
     component: Callable[[], Any] | None = None  # None: the screen's edit page

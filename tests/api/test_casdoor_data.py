@@ -56,7 +56,7 @@ def _data() -> tuple[dict, dict[str, str]]:
 
 
 def _count(data: dict) -> int:
-    return sum(len(data.get(section) or []) for section, _ in init_data.SECTIONS)
+    return sum(len(data.get(section) or []) for section, _ in init_data.sections())
 
 
 def _loaded_as_casdoor_has_it(admin: TestClient, names: dict[str, str]) -> None:
@@ -85,7 +85,7 @@ def _loaded_as_casdoor_has_it(admin: TestClient, names: dict[str, str]) -> None:
 
 def test_casdoors_init_data_loads_through_the_api_as_the_global_admin(admin):
     data, names = _data()
-    for section, kind in init_data.SECTIONS:
+    for section, kind in init_data.sections():
         for record in data.get(section) or []:
             answer = admin.post(f"/api/add-{kind}", json=record).json()
             assert answer["status"] == "ok", (section, record.get("name"), answer)

@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 from sqlmodel import func, select
 
-from iam_console import models as m
 from iam_console.commerce.payments import stripe_checkout
+from iam_console.commerce.tables import Order, Payment, Plan, Product, Subscription, Transaction
 from iam_console.db import session_scope
 from tests.api.conftest import ok_body, sign_in
 from tests.conftest import unique
@@ -84,7 +84,7 @@ def test_buy_product_pays_and_answers_the_payment(shop):
     ({"pricingName": "p"}, "give both pricingName and planName"),
 ])
 def test_bad_buy_product_input_is_refused_and_writes_nothing(shop, params, message):
-    before = (_count(m.Order, shop.org), _count(m.Payment, shop.org))
+    before = (_count(Order, shop.org), _count(Payment, shop.org))
     query = {"id": f"{shop.org}/{shop.product}", "providerName": "dummy", **params}
     query = {k: v.format(org=shop.org) for k, v in query.items()}
     body = shop.buyer.post("/api/buy-product", params=query).json()
@@ -92,15 +92,15 @@ def test_bad_buy_product_input_is_refused_and_writes_nothing(shop, params, messa
         assert body["status"] == "ok"
         return
     assert body["status"] == "error" and message in body["msg"], body
-    assert (_count(m.Order, shop.org), _count(m.Payment, shop.org)) == before
+    assert (_count(Order, shop.org), _count(Payment, shop.org)) == before
 
 
 def test_insufficient_balance_is_refused_and_writes_nothing(shop):
-    before = (_count(m.Order, shop.org), _count(m.Transaction, shop.org))
+    before = (_count(Order, shop.org), _count(Transaction, shop.org))
     body = shop.other.post("/api/buy-product", params={"id": f"{shop.org}/{shop.product}",
                                                        "providerName": "balance"}).json()
     assert body["status"] == "error" and body["msg"].startswith("Insufficient balance")
-    assert (_count(m.Order, shop.org), _count(m.Transaction, shop.org)) == before
+    assert (_count(Order, shop.org), _count(Transaction, shop.org)) == before
 
 
 def test_a_balance_has_one_currency_and_is_never_paid_into_or_from_in_another(shop, admin):
@@ -110,13 +110,13 @@ def test_a_balance_has_one_currency_and_is_never_paid_into_or_from_in_another(sh
     ok_body(admin.post("/api/add-product", json={
         "owner": shop.org, "name": yen, "isRecharge": True, "currency": "JPY", "state": "Published",
         "providers": ["dummy", "balance"]}))
-    before = (_count(m.Order, shop.org), _count(m.Transaction, shop.org))
+    before = (_count(Order, shop.org), _count(Transaction, shop.org))
     balance = ok_body(shop.other.get("/api/get-account"))["data"]["balance"]
     refused = _buy(shop, shop.other, "dummy", id=f"{shop.org}/{yen}", customPrice=100)
     assert refused["status"] == "error", refused
     assert refused["msg"] == "The balance is kept in USD: a recharge in JPY cannot be added to it"
     assert ok_body(shop.other.get("/api/get-account"))["data"]["balance"] == balance
-    assert (_count(m.Order, shop.org), _count(m.Transaction, shop.org)) == before
+    assert (_count(Order, shop.org), _count(Transaction, shop.org)) == before
     # a balance in JPY takes JPY recharges and pays JPY, but not the USD book
     ok_body(admin.post("/api/add-user", json={"owner": shop.org, "name": "yen-holder", "password": PASSWORD,
                                               "balance": 100, "balanceCurrency": "JPY"}))
@@ -159,14 +159,14 @@ def test_place_pay_and_cancel_orders(shop):
     ({"productInfos": [{"name": "{product}"}], "couponCode": "FREE"}, "Coupons are not supported"),
 ])
 def test_bad_place_order_input_is_refused(shop, body, message):
-    before = _count(m.Order, shop.org)
+    before = _count(Order, shop.org)
     if isinstance(body, dict):
         body = {**body, "productInfos": [{k: (v.format(product=shop.product) if isinstance(v, str) else v)
                                           for k, v in i.items()} for i in body["productInfos"]]}
     answer = shop.buyer.post("/api/place-order", params={"owner": shop.org},
                              **({"content": b""} if body is None else {"json": body})).json()
     assert answer["status"] == "error" and message in answer["msg"], answer
-    assert _count(m.Order, shop.org) == before
+    assert _count(Order, shop.org) == before
 
 
 def test_user_lists_are_the_users_own_or_an_admins(shop):
@@ -180,8 +180,7 @@ def test_user_lists_are_the_users_own_or_an_admins(shop):
 @pytest.fixture
 def stripe_api(monkeypatch):
     with StripeStub(STRIPE_KEY) as stub:
-        monkeypatch.setattr(stripe_checkout, "settings", dataclasses.replace(stripe_checkout.settings,
-                                                                             stripe_api=stub.url))
+        monkeypatch.setattr(stripe_checkout, "API_BASE", stub.url)
         yield stub
 
 
@@ -195,12 +194,12 @@ def test_notify_payment_verifies_the_signature_and_is_idempotent(shop, stripe_ap
     body, _ = StripeStub.signed_event(session, STRIPE_WEBHOOK)
     forged = shop.buyer.post(route, content=body, headers={"Stripe-Signature": "t=1,v1=00"}).json()
     assert forged["status"] == "error" and forged["msg"] == "The notification's signature is not valid"
-    before = _count(m.Transaction, shop.org)
+    before = _count(Transaction, shop.org)
     for _ in range(2):
         body, signature = StripeStub.signed_event(session, STRIPE_WEBHOOK)
         answer = ok_body(shop.buyer.post(route, content=body, headers={"Stripe-Signature": signature}))
         assert answer["data"]["state"] == "Paid"
-    assert _count(m.Transaction, shop.org) == before + 1
+    assert _count(Transaction, shop.org) == before + 1
     unknown = shop.buyer.post(f"/api/notify-payment/{shop.org}/payment_nope", content=b"{}").json()
     assert unknown["status"] == "error" and "does not exist" in unknown["msg"]
 
@@ -234,7 +233,7 @@ def test_money_on_the_wire_is_exact_and_bad_amounts_are_refused(shop, admin):
     name = unique("priced")
     ok_body(admin.post("/api/add-product", json={"owner": shop.org, "name": name, "price": 0.1}))
     with session_scope() as db:
-        stored = db.exec(select(m.Product).where(m.Product.owner == shop.org, m.Product.name == name)).one()
+        stored = db.exec(select(Product).where(Product.owner == shop.org, Product.name == name)).one()
     assert stored.price == Decimal("0.1")
     for price in (0.1234567, 1e12, "12", True):
         body = admin.post("/api/update-product", params={"id": f"{shop.org}/{name}"},
@@ -257,7 +256,7 @@ def test_recharge_options_are_exact_positive_amounts(shop, admin):
 
 def _stock(org: str, name: str) -> tuple[int, int]:
     with session_scope() as db:
-        product = db.exec(select(m.Product).where(m.Product.owner == org, m.Product.name == name)).one()
+        product = db.exec(select(Product).where(Product.owner == org, Product.name == name)).one()
         return product.quantity, product.sold
 
 
@@ -274,10 +273,10 @@ def test_a_purchase_takes_the_stock_as_casdoor_does(shop, admin):
     assert _stock(shop.org, name) == (1, 6)
     ok_body(shop.buyer.post("/api/buy-product", params={"id": f"{shop.org}/{name}", "providerName": "dummy"}))
     assert _stock(shop.org, name) == (0, 7)
-    before = _count(m.Order, shop.org)
+    before = _count(Order, shop.org)
     refused = shop.buyer.post("/api/buy-product", params={"id": f"{shop.org}/{name}", "providerName": "dummy"}).json()
     assert refused["status"] == "error" and refused["msg"] == f"The product: {name} is out of stock", refused
-    assert _stock(shop.org, name) == (0, 7) and _count(m.Order, shop.org) == before
+    assert _stock(shop.org, name) == (0, 7) and _count(Order, shop.org) == before
     recharge = unique("recharge")
     ok_body(admin.post("/api/add-product", json={"owner": shop.org, "name": recharge, "currency": "USD",
                                                  "isRecharge": True, "quantity": 0, "state": "Published",
@@ -296,13 +295,13 @@ def _plan_for_sale(shop: Shop, admin, **fields) -> tuple[str, str, str]:
     ok_body(admin.post("/api/add-pricing", json={"owner": shop.org, "name": pricing, "plans": [plan],
                                                  "isEnabled": True, "trialDuration": 0}))
     with session_scope() as db:
-        product = db.exec(select(m.Plan.product).where(m.Plan.owner == shop.org, m.Plan.name == plan)).one()
+        product = db.exec(select(Plan.product).where(Plan.owner == shop.org, Plan.name == plan)).one()
     return plan, pricing, product
 
 
 def _subscriptions(org: str, plan: str) -> list:
     with session_scope() as db:
-        return list(db.exec(select(m.Subscription).where(m.Subscription.owner == org, m.Subscription.plan == plan)))
+        return list(db.exec(select(Subscription).where(Subscription.owner == org, Subscription.plan == plan)))
 
 
 def test_buying_a_plan_again_renews_the_active_subscription(shop, admin):

@@ -13,6 +13,7 @@ from sqlmodel import select
 
 from iam_console import models as m
 from iam_console.commerce.kinds import subscription as subscription_rules
+from iam_console.commerce.tables import Payment, Plan, Product, Subscription
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.resources import REGISTRY
@@ -60,7 +61,7 @@ def _plan(boss, org: str, **fields) -> tuple[str, str]:
     ok_body(boss.post("/api/add-plan", json={"owner": org, "name": name, "displayName": "Gold", "price": 10,
                                              "currency": "USD", "period": "Monthly", "paymentProviders": ["pay"],
                                              "role": "gold", **fields}))
-    return name, _stored(m.Plan, org, name).product
+    return name, _stored(Plan, org, name).product
 
 
 @pytest.mark.parametrize(("field", "value"), [
@@ -69,32 +70,32 @@ def _plan(boss, org: str, **fields) -> tuple[str, str]:
 ])
 def test_a_plans_product_keeps_its_locked_fields(boss, org, field, value):
     _, product = _plan(boss, org)
-    before = _stored(m.Product, org, product)
+    before = _stored(Product, org, product)
     assert (before.tag, before.price, before.currency, before.providers, before.quantity) == (
         "auto_created_product_for_plan", 10.0, "USD", ["pay"], 999)
     message = _error(boss.post("/api/update-product", params={"id": f"{org}/{product}"},
                                json={"owner": org, "name": product, field: value}))
     assert message in (f"The field {field} of a product created for a plan cannot be changed",
                        "Only a global admin may change the owner")
-    after = _stored(m.Product, org, product)
+    after = _stored(Product, org, product)
     assert after is not None and after.model_dump() == before.model_dump()  # nothing written
     # its other fields change as any product's
     ok_body(boss.post("/api/update-product", params={"id": f"{org}/{product}"},
                       json={"owner": org, "name": product, "description": "monthly gold"}))
-    assert _stored(m.Product, org, product).description == "monthly gold"
+    assert _stored(Product, org, product).description == "monthly gold"
 
 
 def test_a_plans_product_follows_the_plan_and_goes_with_it(boss, org):
     plan, product = _plan(boss, org)
     refused = _error(boss.post("/api/delete-product", json={"owner": org, "name": product}))
     assert refused == f"The product {product} belongs to the plan {plan}: delete the plan instead"
-    assert _stored(m.Product, org, product) is not None
+    assert _stored(Product, org, product) is not None
     ok_body(boss.post("/api/update-plan", params={"id": f"{org}/{plan}"},
                       json={"owner": org, "name": plan, "price": 99, "currency": "CNY", "paymentProviders": []}))
-    mirrored = _stored(m.Product, org, product)
+    mirrored = _stored(Product, org, product)
     assert (mirrored.price, mirrored.currency, mirrored.providers) == (99.0, "CNY", [])
     ok_body(boss.post("/api/delete-plan", json={"owner": org, "name": plan}))
-    assert _stored(m.Product, org, product) is None
+    assert _stored(Product, org, product) is None
 
 
 def test_a_plan_moved_to_another_organization_takes_its_product_along(admin, boss, org):
@@ -104,11 +105,11 @@ def test_a_plan_moved_to_another_organization_takes_its_product_along(admin, bos
     plan, product = _plan(boss, org, role="")
     ok_body(admin.post("/api/update-plan", params={"id": f"{org}/{plan}"},
                        json={"owner": other, "name": plan, "paymentProviders": [], "price": 12}))
-    assert _stored(m.Plan, org, plan) is None
-    moved = _stored(m.Plan, other, plan)
+    assert _stored(Plan, org, plan) is None
+    moved = _stored(Plan, other, plan)
     assert moved is not None and moved.product == product
-    assert _stored(m.Product, org, product) is None
-    follows = _stored(m.Product, other, product)
+    assert _stored(Product, org, product) is None
+    follows = _stored(Product, other, product)
     assert follows is not None and (follows.tag, follows.price) == ("auto_created_product_for_plan", 12)
     # a product of that name in the organization it moves to: refused, nothing written
     back, back_product = _plan(boss, org, role="")
@@ -116,7 +117,7 @@ def test_a_plan_moved_to_another_organization_takes_its_product_along(admin, bos
     message = _error(admin.post("/api/update-plan", params={"id": f"{org}/{back}"},
                                 json={"owner": other, "name": back, "paymentProviders": []}))
     assert message == f"The organization {other} already has a product named {back_product}"
-    assert _stored(m.Plan, org, back) is not None and _stored(m.Product, org, back_product).tag == \
+    assert _stored(Plan, org, back) is not None and _stored(Product, org, back_product).tag == \
         "auto_created_product_for_plan"
 
 
@@ -151,7 +152,7 @@ def test_recharge_options_are_kept_as_amounts(boss, org):
     name = unique("product")
     ok_body(boss.post("/api/add-product", json={"owner": org, "name": name, "isRecharge": True,
                                                 "rechargeOptions": ["10", 25.5, 100]}))
-    assert _stored(m.Product, org, name).recharge_options == [10.0, 25.5, 100.0]
+    assert _stored(Product, org, name).recharge_options == [10.0, 25.5, 100.0]
 
 
 # --- invoices ---
@@ -174,17 +175,17 @@ CHECKS = [
 def test_the_invoice_checks_are_told_in_order_and_write_nothing(boss, org):
     name = unique("payment")
     ok_body(boss.post("/api/add-payment", json={"owner": org, "name": name, "state": "Paid"}))
-    before = _stored(m.Payment, org, name).model_dump()
+    before = _stored(Payment, org, name).model_dump()
     asked = {**INVOICE, **{key: bad for key, bad, _ in CHECKS}}  # every check failing
     for key, _, message in CHECKS:
         update = boss.post("/api/update-payment", params={"id": f"{org}/{name}"},
                            json={"owner": org, "name": name, **asked})
         assert _error(update) == message
-        assert _stored(m.Payment, org, name).model_dump() == before
+        assert _stored(Payment, org, name).model_dump() == before
         asked[key] = INVOICE[key]  # mended: the next check is told
     ok_body(boss.post("/api/update-payment", params={"id": f"{org}/{name}"}, json={"owner": org, "name": name,
                                                                                     **asked}))
-    assert _stored(m.Payment, org, name).invoice_title == "Analytical Engines"
+    assert _stored(Payment, org, name).invoice_title == "Analytical Engines"
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -195,7 +196,7 @@ def test_an_individual_invoice_is_titled_with_the_person_and_has_no_tax_id(boss,
     individual = {**INVOICE, "invoiceType": "Individual", "invoiceTitle": "Ada Lovelace", "invoiceTaxId": ""}
     name = unique("payment")
     assert _error(boss.post("/api/add-payment", json={"owner": org, "name": name, **individual, **change})) == message
-    assert _stored(m.Payment, org, name) is None
+    assert _stored(Payment, org, name) is None
     ok_body(boss.post("/api/add-payment", json={"owner": org, "name": name, **individual}))
 
 
@@ -208,14 +209,14 @@ def test_an_invoiced_payment_keeps_its_person_and_invoice(boss, org, field, valu
     name = unique("payment")
     ok_body(boss.post("/api/add-payment", json={"owner": org, "name": name, **INVOICE}))
     with session_scope() as db:
-        row = db.exec(select(m.Payment).where(m.Payment.owner == org, m.Payment.name == name)).one()
+        row = db.exec(select(Payment).where(Payment.owner == org, Payment.name == name)).one()
         row.invoice_url = "https://files.example.com/invoice.pdf"  # as issuing the invoice sets it
         db.add(row)
-    before = _stored(m.Payment, org, name).model_dump()
+    before = _stored(Payment, org, name).model_dump()
     message = _error(boss.post("/api/update-payment", params={"id": f"{org}/{name}"},
                                json={"owner": org, "name": name, field: value}))
     assert message == f"The field {field} of an invoiced payment cannot be changed"
-    assert _stored(m.Payment, org, name).model_dump() == before
+    assert _stored(Payment, org, name).model_dump() == before
     ok_body(boss.post("/api/update-payment", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "displayName": "Invoiced"}))
 
@@ -228,26 +229,26 @@ def test_the_period_is_the_plans_and_the_end_is_computed(boss, org):
     ok_body(boss.post("/api/add-subscription", json={
         "owner": org, "name": name, "user": "ann", "plan": plan, "period": "Monthly",
         "startTime": "2024-01-31T10:00:00Z", "endTime": "2030-01-01T00:00:00Z"}))
-    row = _stored(m.Subscription, org, name)
+    row = _stored(Subscription, org, name)
     assert row.period == "Yearly"
     assert row.end_time == datetime(2025, 1, 31, 10, tzinfo=UTC)
     # without a plan, its own period; a month from January 31 ends on the month's last day
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "plan": "", "period": "Monthly"}))
-    row = _stored(m.Subscription, org, name)
+    row = _stored(Subscription, org, name)
     assert (row.period, row.end_time) == ("Monthly", datetime(2024, 2, 29, 10, tzinfo=UTC))
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "startTime": "2024-12-15T00:00:00Z"}))
-    assert _stored(m.Subscription, org, name).end_time == datetime(2025, 1, 15, tzinfo=UTC)
+    assert _stored(Subscription, org, name).end_time == datetime(2025, 1, 15, tzinfo=UTC)
     # a trial's longer end (written when it was bought) stays through a save that changes neither
     # the start, the period nor the plan
     with session_scope() as db:
-        row = db.exec(select(m.Subscription).where(m.Subscription.owner == org, m.Subscription.name == name)).one()
+        row = db.exec(select(Subscription).where(Subscription.owner == org, Subscription.name == name)).one()
         row.end_time = datetime(2025, 1, 29, tzinfo=UTC)
         db.add(row)
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "description": "14 trial days", "state": "Suspended"}))
-    assert _stored(m.Subscription, org, name).end_time == datetime(2025, 1, 29, tzinfo=UTC)
+    assert _stored(Subscription, org, name).end_time == datetime(2025, 1, 29, tzinfo=UTC)
 
 
 def test_add_period():
@@ -265,42 +266,42 @@ def test_an_end_past_the_year_9999_is_refused(boss, org):
     message = _error(boss.post("/api/add-subscription", json={"owner": org, "name": name, "period": "Yearly",
                                                               "startTime": "9999-03-01T00:00:00Z"}))
     assert message == "The end time of the subscription would be past the year 9999"
-    assert _stored(m.Subscription, org, name) is None
+    assert _stored(Subscription, org, name) is None
 
 
 def test_approving_a_subscription_sets_the_approver(boss, org):
     name = unique("subscription")
     ok_body(boss.post("/api/add-subscription", json={"owner": org, "name": name, "user": "ann", "state": "Pending",
                                                      "approver": "someone", "approveTime": "2020-01-01T00:00:00Z"}))
-    row = _stored(m.Subscription, org, name)
+    row = _stored(Subscription, org, name)
     assert (row.approver, row.approve_time) == ("", None)  # only the service sets them
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "state": "Active"}))
-    row = _stored(m.Subscription, org, name)
+    row = _stored(Subscription, org, name)
     assert row.approver == "boss" and row.approve_time is not None
     # a client's approver is ignored while the state stays
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "approver": "mallory", "description": "kept"}))
-    assert _stored(m.Subscription, org, name).approver == "boss"
+    assert _stored(Subscription, org, name).approver == "boss"
     ok_body(boss.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                       json={"owner": org, "name": name, "state": "Suspended"}))
-    row = _stored(m.Subscription, org, name)
+    row = _stored(Subscription, org, name)
     assert (row.state, row.approver, row.approve_time) == ("Suspended", "", None)
 
 
 def test_only_admins_change_a_subscriptions_state(boss, org):
     name = unique("subscription")
     ok_body(boss.post("/api/add-subscription", json={"owner": org, "name": name, "user": "ann", "state": "Pending"}))
-    before = _stored(m.Subscription, org, name).model_dump()
+    before = _stored(Subscription, org, name).model_dump()
     ann = sign_in(org, "ann", PASSWORD)
     assert _error(ann.post("/api/update-subscription", params={"id": f"{org}/{name}"},
                            json={"owner": org, "name": name, "state": "Active"})) == "Unauthorized operation"
-    assert _stored(m.Subscription, org, name).model_dump() == before
+    assert _stored(Subscription, org, name).model_dump() == before
     # the kind's own rule, whatever route lets a normal user write a subscription
     with session_scope() as db:
         user = db.exec(select(m.User).where(m.User.owner == org, m.User.name == "ann")).one()
-        old = db.exec(select(m.Subscription).where(m.Subscription.owner == org, m.Subscription.name == name)).one()
-        new = m.Subscription.model_validate(old.model_dump())
+        old = db.exec(select(Subscription).where(Subscription.owner == org, Subscription.name == name)).one()
+        new = Subscription.model_validate(old.model_dump())
         new.state = "Active"
         with pytest.raises(ServiceError) as refused:
             subscription_rules.before_save(db, Actor(user=user), old, new, {"state"})

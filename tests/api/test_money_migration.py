@@ -11,6 +11,7 @@ from sqlmodel import Session, select, update
 
 from alembic import command
 from iam_console import models as m
+from iam_console.commerce.tables import Order, Payment, Plan, Product, Transaction
 from iam_console.db import alembic_config, make_engine
 from tests.api.test_migrations import empty_database  # noqa: F401  (the fixture: one empty database per backend)
 
@@ -50,12 +51,12 @@ def test_existing_amounts_are_kept_exactly(empty_database):  # noqa: F811
     engine = make_engine(empty_database)
     try:
         with Session(engine) as db:
-            assert db.exec(select(m.Product.price).where(m.Product.name == "old")).one() == Decimal("12.34")
-            assert db.exec(select(m.Payment.price).where(m.Payment.name == "old")).one() == Decimal("0.1")
-            assert db.exec(select(m.Plan.price).where(m.Plan.name == "old")).one() == Decimal("9.99")
-            assert db.exec(select(m.Transaction.amount).where(m.Transaction.name == "old")).one() \
+            assert db.exec(select(Product.price).where(Product.name == "old")).one() == Decimal("12.34")
+            assert db.exec(select(Payment.price).where(Payment.name == "old")).one() == Decimal("0.1")
+            assert db.exec(select(Plan.price).where(Plan.name == "old")).one() == Decimal("9.99")
+            assert db.exec(select(Transaction.amount).where(Transaction.name == "old")).one() \
                 == Decimal("-1234.56")
-            assert db.exec(select(m.Order.price).where(m.Order.name == "old")).one() == Decimal("300")
+            assert db.exec(select(Order.price).where(Order.name == "old")).one() == Decimal("300")
             user = db.exec(select(m.User).where(m.User.name == "old")).one()
             assert (user.balance, user.balance_credit) == (Decimal("0.3"), Decimal("2.5"))
             # arithmetic in the database is exact: 0.3 - 0.1 - 0.2 is 0, not -2.8e-17

@@ -31,6 +31,7 @@ import pytest
 from sqlmodel import delete, select
 
 from iam_console import models as m
+from iam_console.commerce.tables import Payment, Plan, Pricing, Product, Subscription
 from iam_console.core import kinds
 from iam_console.core.seed import USER_MODEL_TEXT
 from iam_console.db import session_scope
@@ -241,23 +242,23 @@ FAMILIES = [
            fields=lambda n: {"displayName": f"Cert {n}", "scope": "JWT", "type": "x509",
                              "cryptoAlgorithm": "RS256", "bitSize": 2048, "expireInYears": 20},
            change=("displayName", "Cert renamed")),
-    Family("subscription", m.Subscription,
+    Family("subscription", Subscription,
            fields=lambda n: {"displayName": f"Subscription {n}", "user": ADMIN, "period": "Monthly",
                              "state": "Active"},
            change=("description", "A subscription changed by the Node SDK")),
-    Family("plan", m.Plan,
+    Family("plan", Plan,
            fields=lambda n: {"displayName": f"Plan {n}", "price": 9.5, "currency": "USD", "period": "Monthly",
                              "isEnabled": True},
            change=("description", "A plan changed by the Node SDK")),
-    Family("pricing", m.Pricing,
+    Family("pricing", Pricing,
            fields=lambda n: {"displayName": f"Pricing {n}", "application": APP, "trialDuration": 7,
                              "isEnabled": True},
            change=("description", "A pricing changed by the Node SDK")),
-    Family("product", m.Product,
+    Family("product", Product,
            fields=lambda n: {"displayName": f"Product {n}", "currency": "USD", "price": 12.5, "quantity": 10,
                              "state": "Published"},
            change=("description", "A product changed by the Node SDK")),
-    Family("payment", m.Payment,
+    Family("payment", Payment,
            fields=lambda n: {"displayName": f"Payment {n}", "provider": "provider_payment_dummy", "type": "Dummy",
                              "currency": "USD", "price": 3.25, "user": ADMIN, "state": "Created"},
            change=("displayName", "Payment renamed")),

@@ -48,6 +48,7 @@ from casdoor.webhook import Webhook
 from sqlmodel import select
 
 from iam_console import models as m
+from iam_console.commerce import tables as shop
 from iam_console.core import kinds
 from iam_console.core.kinds.common import answer_name
 from iam_console.core.seed import USER_MODEL_TEXT
@@ -146,27 +147,27 @@ FAMILIES = [
            fields=lambda n: {"displayName": f"Cert {n}", "scope": "JWT", "type": "x509",
                              "cryptoAlgorithm": "RS256", "bitSize": 2048, "expireInYears": 20},
            change=("displayName", "Cert renamed")),
-    Family("subscription", Subscription, m.Subscription,
+    Family("subscription", Subscription, shop.Subscription,
            fields=lambda n: {"displayName": f"Subscription {n}", "user": ADMIN, "period": "Monthly",
                              "state": "Active"},
            change=("description", "A subscription changed by the SDK")),
-    Family("plan", Plan, m.Plan,
+    Family("plan", Plan, shop.Plan,
            fields=lambda n: {"displayName": f"Plan {n}", "price": 9.5, "currency": "USD", "period": "Monthly",
                              "isEnabled": True},
            change=("description", "A plan changed by the SDK")),
-    Family("pricing", Pricing, m.Pricing,
+    Family("pricing", Pricing, shop.Pricing,
            fields=lambda n: {"displayName": f"Pricing {n}", "application": "app-built-in", "trialDuration": 7,
                              "isEnabled": True},
            change=("description", "A pricing changed by the SDK")),
-    Family("product", Product, m.Product,
+    Family("product", Product, shop.Product,
            fields=lambda n: {"displayName": f"Product {n}", "currency": "USD", "price": 12.5, "quantity": 10,
                              "state": "Published"},
            change=("description", "A product changed by the SDK")),
-    Family("payment", Payment, m.Payment,
+    Family("payment", Payment, shop.Payment,
            fields=lambda n: {"displayName": f"Payment {n}", "provider": "provider_payment_dummy", "type": "Dummy",
                              "currency": "USD", "price": 3.25, "user": ADMIN, "state": "Created"},
            change=("displayName", "Payment renamed")),
-    Family("transaction", Transaction, m.Transaction,
+    Family("transaction", Transaction, shop.Transaction,
            fields=lambda n: {"displayName": f"Transaction {n}", "application": "app-built-in", "category": "",
                              "type": "", "user": ADMIN, "amount": 5.0, "currency": "USD", "state": "Paid"},
            change=("displayName", "Transaction renamed")),
@@ -174,7 +175,7 @@ FAMILIES = [
            fields=lambda n: {"displayName": f"Invitation {n}", "code": uuid.uuid4().hex[:12], "quota": 5,
                              "application": "All", "state": "Active"},
            change=("quota", 9)),
-    Family("order", Order, m.Order,
+    Family("order", Order, shop.Order,
            fields=lambda n: {"displayName": f"Order {n}", "user": ADMIN, "price": 4.0, "currency": "USD",
                              "state": "Created"},
            change=("displayName", "Order renamed")),

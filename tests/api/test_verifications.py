@@ -333,7 +333,8 @@ def test_a_failed_send_records_nothing_and_costs_no_wait(database, make_user):
         client = _client(_user(make_user, org))
         number = f"202555{uuid.uuid4().int % 10000:04d}"
         assert _send(client, number, "phone")["msg"] == "Failed to send the SMS: the gateway answered 500"
-        assert _rows(f"+1{number}") == []
+        # (another test may have sent to the same random number: only this provider's rows count)
+        assert [row for row in _rows(f"+1{number}") if row.provider == org.provider] == []
         failing.status = 200
         assert _send(client, number, "phone")["status"] == "ok"
 

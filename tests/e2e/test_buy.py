@@ -33,6 +33,7 @@ class Shop:
 
 def _shop(server, owner: str) -> Shop:
     from iam_console import models as m
+    from iam_console.commerce.tables import Plan, Pricing, Product
 
     suffix = uuid.uuid4().hex[:6]
     shop = Shop(owner, f"book-{suffix}", f"plan-{suffix}", f"pricing-{suffix}", f"plan-product-{suffix}",
@@ -41,17 +42,17 @@ def _shop(server, owner: str) -> Shop:
         for name, kind in ((f"dummy-{suffix}", "Dummy"), (f"balance-{suffix}", "Balance")):
             db.add(m.Provider(owner=owner, name=name, display_name=f"{kind} pay", category="Payment", type=kind))
         providers = [f"dummy-{suffix}", f"balance-{suffix}"]
-        db.add(m.Product(owner=owner, name=shop.product, display_name="A good book", price=Decimal("4.20"),
+        db.add(Product(owner=owner, name=shop.product, display_name="A good book", price=Decimal("4.20"),
                          currency="USD", quantity=10, state="Published", providers=providers,
                          detail="Three hundred pages"))
-        db.add(m.Product(owner=owner, name=shop.plan_product, display_name=f"Plan {suffix}", price=Decimal("9.99"),
+        db.add(Product(owner=owner, name=shop.plan_product, display_name=f"Plan {suffix}", price=Decimal("9.99"),
                          currency="USD", quantity=999, state="Published", providers=providers,
                          tag="auto_created_product_for_plan"))
         db.add(m.Role(owner=owner, name=shop.role, is_enabled=True))
-        db.add(m.Plan(owner=owner, name=shop.plan, display_name="Pro", price=Decimal("9.99"), currency="USD",
+        db.add(Plan(owner=owner, name=shop.plan, display_name="Pro", price=Decimal("9.99"), currency="USD",
                       period="Monthly", product=shop.plan_product, payment_providers=providers, is_enabled=True,
                       role=shop.role, options=["Unlimited books"]))
-        db.add(m.Pricing(owner=owner, name=shop.pricing, display_name="Reading plans", plans=[shop.plan],
+        db.add(Pricing(owner=owner, name=shop.pricing, display_name="Reading plans", plans=[shop.plan],
                          is_enabled=True, trial_duration=0))
     return shop
 
@@ -80,6 +81,7 @@ def _wait_result(page, state: str = "Paid") -> None:
 def test_buy_from_the_balance_then_the_result_shows_the_transaction(visit, page, server, api_login, accounts,
                                                                     acme_shop):
     from iam_console import models as m
+    from iam_console.commerce.tables import Product
 
     api_login(accounts.alice)
     visit(f"/products/acme/{acme_shop.product}/buy")
@@ -98,8 +100,8 @@ def test_buy_from_the_balance_then_the_result_shows_the_transaction(visit, page,
     with server_db(server) as db:
         alice = db.exec(select(m.User).where(m.User.owner == "acme", m.User.name == accounts.alice.username)).one()
         assert alice.balance == Decimal("45.8")
-        sold = db.exec(select(m.Product.sold).where(m.Product.owner == "acme",
-                                                    m.Product.name == acme_shop.product)).one()
+        sold = db.exec(select(Product.sold).where(Product.owner == "acme",
+                                                    Product.name == acme_shop.product)).one()
         assert sold == 1
 
 
@@ -118,11 +120,11 @@ def test_a_refused_purchase_is_told_in_place(visit, page, server, api_login, acc
 
 
 def _subscription_state(server, owner: str, user: str, plan: str) -> str | None:
-    from iam_console import models as m
+    from iam_console.commerce.tables import Subscription
 
     with server_db(server) as db:
-        return db.exec(select(m.Subscription.state).where(m.Subscription.owner == owner, m.Subscription.user == user,
-                                                          m.Subscription.plan == plan)).first()
+        return db.exec(select(Subscription.state).where(Subscription.owner == owner, Subscription.user == user,
+                                                          Subscription.plan == plan)).first()
 
 
 def test_select_plan_signed_in_subscribes_and_grants_the_role(visit, page, server, api_login, accounts, acme_shop):
@@ -160,11 +162,11 @@ def test_select_plan_signed_out_signs_in_and_comes_back(visit, page, server, acc
 
 
 def test_a_recharge_products_price_is_its_amounts(visit, page, server, api_login, accounts, acme_shop):
-    from iam_console import models as m
+    from iam_console.commerce.tables import Product
 
     name = f"credit-{uuid.uuid4().hex[:6]}"
     with server_db(server) as db:
-        db.add(m.Product(owner="acme", name=name, display_name="Credit", currency="USD", is_recharge=True,
+        db.add(Product(owner="acme", name=name, display_name="Credit", currency="USD", is_recharge=True,
                          recharge_options=[4.2, 1000.0], state="Published",
                          providers=[f"dummy-{acme_shop.product.removeprefix('book-')}"]))
     api_login(accounts.alice)
@@ -217,6 +219,7 @@ def test_the_payment_page_issues_and_downloads_the_invoice(visit, page, server, 
 
 def test_select_plan_signed_out_signs_up_and_comes_back(visit, page, server, acme_shop):
     from iam_console import models as m
+    from iam_console.commerce.tables import Pricing
 
     application = f"app-{acme_shop.pricing}"
     items = [{"name": name, "visible": True, "required": required, "prompted": False, "rule": "None"}
@@ -226,8 +229,8 @@ def test_select_plan_signed_out_signs_up_and_comes_back(visit, page, server, acm
         db.add(m.Application(owner="admin", name=application, organization="acme", enable_password=True,
                              enable_sign_up=True, client_id=uuid.uuid4().hex, client_secret=uuid.uuid4().hex,
                              signup_items=items))
-        pricing = db.exec(select(m.Pricing).where(m.Pricing.owner == "acme",
-                                                  m.Pricing.name == acme_shop.pricing)).one()
+        pricing = db.exec(select(Pricing).where(Pricing.owner == "acme",
+                                                  Pricing.name == acme_shop.pricing)).one()
         pricing.application = application
         db.add(pricing)
     visit(f"/select-plan/acme/{acme_shop.pricing}")

@@ -53,7 +53,7 @@ def _providers(server, suffix: str) -> tuple[str, str]:
 
 
 def test_a_product_recharge_providers_and_preview(visit, page, api_login, accounts, server):
-    from iam_console.models import Product
+    from iam_console.commerce.tables import Product
 
     suffix = uuid.uuid4().hex[:6]
     pay, mail = _providers(server, suffix)
@@ -145,7 +145,7 @@ def test_a_plans_product_is_locked_and_not_deletable(visit, page, api_login, acc
 
 
 def _payment(server, suffix: str, **fields) -> str:
-    from iam_console.models import Payment
+    from iam_console.commerce.tables import Payment
 
     name = f"pay-{suffix}"
     with server_db(server) as db:
@@ -156,7 +156,7 @@ def _payment(server, suffix: str, **fields) -> str:
 
 def test_a_global_admin_adds_a_plan_for_another_organization(visit, page, api_login, accounts, server):
     """Add on Plans, another organization, Save: the plan's product follows it there."""
-    from iam_console.models import Plan, Product
+    from iam_console.commerce.tables import Plan, Product
 
     api_login(accounts.admin)
     visit("/plans")
@@ -175,7 +175,7 @@ def test_a_global_admin_adds_a_plan_for_another_organization(visit, page, api_lo
 
 
 def test_the_invoice_fields_of_a_payment(visit, page, api_login, accounts, server):
-    from iam_console.models import Payment
+    from iam_console.commerce.tables import Payment
 
     suffix = uuid.uuid4().hex[:6]
     api_login(accounts.boss)
@@ -256,7 +256,8 @@ def _options(page, trigger) -> list[str]:
 
 
 def test_a_plan_with_its_currency_period_providers_and_role(visit, page, api_login, accounts, server):
-    from iam_console.models import Plan, Product, Role
+    from iam_console.commerce.tables import Plan, Product
+    from iam_console.models import Role
 
     suffix = uuid.uuid4().hex[:6]
     pay, mail = _providers(server, suffix)
@@ -297,7 +298,7 @@ def test_a_plan_with_its_currency_period_providers_and_role(visit, page, api_log
 
 
 def test_a_pricing_trial_and_its_page_url(visit, page, context, api_login, accounts, server):
-    from iam_console.models import Plan, Pricing
+    from iam_console.commerce.tables import Plan, Pricing
 
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
     suffix = uuid.uuid4().hex[:6]
@@ -336,7 +337,7 @@ def test_a_pricing_trial_and_its_page_url(visit, page, context, api_login, accou
 
 
 def test_subscription_badges_state_and_end(visit, page, api_login, accounts, server):
-    from iam_console.models import Plan, Subscription
+    from iam_console.commerce.tables import Plan, Subscription
 
     suffix = uuid.uuid4().hex[:6]
     start = datetime(2025, 3, 10, 9, tzinfo=UTC)
@@ -389,7 +390,7 @@ def test_subscription_badges_state_and_end(visit, page, api_login, accounts, ser
 
 
 def test_a_transaction_is_only_shown(visit, page, api_login, accounts, server):
-    from iam_console.models import Transaction
+    from iam_console.commerce.tables import Transaction
 
     suffix = uuid.uuid4().hex[:6]
     name = f"txn-{suffix}"

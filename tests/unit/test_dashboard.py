@@ -41,7 +41,7 @@ def test_series_and_cards_of_an_organization(dated_org):
     org, boss, now = dated_org
     with session_scope() as db:
         series = dashboard.counts(db, Actor(user=boss), org.name, now=now)
-    assert set(series) == {f"{kind}Counts" for kind in dashboard.SERIES} and len(series) == 14
+    assert set(series) == {f"{kind}Counts" for kind in dashboard.series()} and len(series) == 14
     users = series["userCounts"]
     assert len(users) == dashboard.DAYS == 31
     # each point counts what existed at the end of its day

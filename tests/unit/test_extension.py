@@ -4,12 +4,14 @@ join stops the start with a message naming it."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from iam_console import extension, features, scheduler
+from iam_console.commerce.extension import COMMERCE
 from iam_console.core import kinds, navigation
 from iam_console.core.kinds.common import KindRules
 from iam_console.core.resources import REGISTRY, Kind
@@ -35,6 +37,8 @@ PROBE = Extension(
 )
 CLASHING = Extension("clashing", kinds=(Kind("user", REGISTRY["user"].model),))
 ASTRAY = Extension("astray", menu=(MenuEntry("/nowhere", "/astray", "Astray"),))
+FOLLOWER = Extension("follower", menu_groups=(MenuGroup("/after-home", "After home", after="/home"),))
+MISPLACED = Extension("misplaced", menu_groups=(MenuGroup("/late", "Late", after="/nowhere"),))
 NOT_AN_EXTENSION = {"name": "dict"}
 
 
@@ -53,20 +57,68 @@ def installed(monkeypatch):
 
 
 def test_the_built_in_features_register_through_the_contract():
-    assert extension.extensions()[0] is features.CORE
-    assert set(REGISTRY) == {kind.name for kind in features.CORE.kinds} >= {"user", "product", "webhook"}
-    assert dict(kinds.RULES) == dict(features.CORE.rules)
-    assert [group.key for group in navigation.menu()] == [group.key for group in features.CORE.menu_groups]
-    assert {job.name for job in features.CORE.jobs} == {"LDAP auto sync", "syncer run", "subscription expiry",
-                                                      "record purge"}
+    assert extension.extensions()[:2] == (features.CORE, COMMERCE)
+    assert set(REGISTRY) == {kind.name for e in (features.CORE, COMMERCE) for kind in e.kinds} >= {"user", "product"}
+    assert dict(kinds.RULES) == {**features.CORE.rules, **COMMERCE.rules}
+    # commerce's group takes its place after the logs, as Casdoor's menu has it
+    assert [group.key for group in navigation.menu()] == ["/home", "/orgs", "/identity", "/auth", "/logs",
+                                                          "/business", "/admin"]
+    assert {job.name for job in (*features.CORE.jobs, *COMMERCE.jobs)} == {
+        "LDAP auto sync", "syncer run", "subscription expiry", "record purge"}
     assert "add-product" in events() and "notify-payment" in events()
+
+
+@pytest.fixture
+def without_commerce(monkeypatch):
+    """The product with the built-in features but commerce."""
+    monkeypatch.setattr(extension, "BUILT_IN", ("iam_console.features:CORE",))
+    extension.rediscover()
+    yield
+    monkeypatch.undo()
+    extension.rediscover()
+
+
+def test_nothing_outside_commerce_names_it():
+    """Commerce joins through the contract alone: no module outside its package imports it."""
+    root = Path(features.__file__).parent
+    importers = set()
+    for path in root.rglob("*.py"):
+        if path.is_relative_to(root / "commerce"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(name.startswith("iam_console.commerce") for name in names):
+                importers.add(str(path.relative_to(root)))
+    assert importers == set()
+
+
+def test_the_product_runs_without_commerce(without_commerce, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from iam_console.api.app import create_api
+    from iam_console.core import init_data, storage
+    from iam_console.home import dashboard
+
+    assert not {"product", "payment", "plan", "pricing", "subscription", "transaction", "order"} & set(REGISTRY)
+    assert "/business" not in [group.key for group in navigation.menu()]
+    assert "add-product" not in events() and "notify-payment" not in events() and "add-user" in events()
+    assert "subscription expiry" not in {job.name for e in scheduler.extensions() for job in e.jobs}
+    assert "subscription" not in dashboard.series() and "user" in dashboard.series()
+    assert "payments" not in dict(init_data.sections()) and "users" in dict(init_data.sections())
+    assert "invoice" not in storage.folders()
+    with TestClient(create_api()) as client:
+        for gone in ("get-products", "buy-product", "get-user-orders"):
+            assert client.get(f"/api/{gone}").json()["msg"] == f"The API /api/{gone} does not exist"
+        assert "does not exist" not in client.get("/api/get-users?owner=built-in").json()["msg"]
 
 
 def test_the_api_serves_every_router_the_extensions_declare():
     from iam_console.api.app import extension_routers
 
     routers = extension_routers()
-    assert len(routers) == len(features.CORE.routers) and all(hasattr(r, "routes") for r in routers)
+    assert len(routers) == len(features.CORE.routers) + len(COMMERCE.routers)
+    assert all(hasattr(r, "routes") for r in routers)
 
 
 def test_an_installed_extension_joins_every_registry(installed):
@@ -88,7 +140,7 @@ def test_a_disabled_extension_leaves_no_trace(installed, monkeypatch):
     monkeypatch.setenv(extension.DISABLED_VARIABLE, "other, probe")
     installed(("probe", "tests.unit.test_extension:PROBE"))
     assert "probe" not in REGISTRY and "/probes" not in [g.key for g in navigation.menu()]
-    assert [e.name for e in extension.extensions()] == ["core"]
+    assert [e.name for e in extension.extensions()] == ["core", "commerce"]
 
 
 @pytest.mark.parametrize(("point", "message"), [
@@ -103,6 +155,14 @@ def test_an_extension_that_cannot_join_stops_the_start_naming_it(installed, poin
     installed(point)
     with pytest.raises(ExtensionError, match=message):
         dict(REGISTRY)
+
+
+def test_a_menu_group_takes_its_place_after_the_group_it_names(installed):
+    installed(("follower", "tests.unit.test_extension:FOLLOWER"))
+    assert [group.key for group in navigation.menu()][:2] == ["/home", "/after-home"]
+    installed(("misplaced", "tests.unit.test_extension:MISPLACED"))
+    with pytest.raises(ExtensionError, match="The extension misplaced: menu group /late follows the group /nowhere"):
+        navigation.menu()
 
 
 def test_a_menu_entry_must_join_a_declared_group(installed):

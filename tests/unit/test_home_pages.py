@@ -2,7 +2,7 @@
 links to them, and the dashboard follows the header's organization selector."""
 
 from iam_console.core.navigation import Viewer, menu_for
-from iam_console.home.ui.dashboard_state import SERIES_LABELS
+from iam_console.home.ui.dashboard_state import series_labels
 from iam_console.ui import pages  # noqa: F401  (registers the pages)
 from iam_console.ui.routes import LINKABLE, reload_on_organization
 
@@ -21,4 +21,6 @@ def test_only_pages_that_follow_the_organization_reload():
 def test_chart_series_are_the_services():
     from iam_console.home import dashboard
 
-    assert tuple(SERIES_LABELS) == dashboard.SERIES
+    labels = series_labels()
+    assert tuple(labels) == dashboard.series() and len(labels) == 14
+    assert labels["user"] == "Users" and labels["subscription"] == "Subscriptions"  # the menu's labels

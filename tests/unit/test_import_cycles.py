@@ -100,3 +100,27 @@ def test_no_import_cycle_in_iam_console():
 def test_the_cycle_finder_finds_one():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+WEB = ("reflex", "fastapi", "starlette")
+
+
+def _web_layer(name: str) -> bool:
+    """The API and the console: a feature's api.py, api/ and ui/, the shells api/ and ui/, the app."""
+    parts = name.split(".")[1:]
+    return any(part in ("api", "ui") for part in parts) or parts in (["iam_console"], ["serve"])
+
+
+def test_tables_rules_and_services_import_no_web_framework():
+    """The layers inside every package: only the API and the console import a web framework."""
+    found = set()
+    for name, path in _modules().items():
+        if _web_layer(name):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found |= {(name, n) for n in names if n.split(".")[0] in WEB}
+    assert found == set()
+    assert _web_layer("iam_console.identity.ui.users") and _web_layer("iam_console.oauth.api")
+    assert not _web_layer("iam_console.identity.users") and not _web_layer("iam_console.core.crud")

@@ -17,10 +17,12 @@ import pytest
 from pypdf import PdfReader
 from sqlmodel import func, select, update
 
-from iam_console import features, scheduler
 from iam_console import models as m
+from iam_console import scheduler
 from iam_console.commerce import commerce, invoices
+from iam_console.commerce.extension import COMMERCE
 from iam_console.commerce.payments import paypal, stripe_checkout
+from iam_console.commerce.tables import Order, Payment, Plan, Pricing, Product, Subscription, Transaction
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
@@ -66,7 +68,7 @@ def shop(database, make_org, make_user) -> Shop:
 
 def product(shop: Shop, *, price: str = "3.30", quantity: int = 10, sold: int = 0, **fields) -> str:
     name = unique("product")
-    _add(m.Product(owner=shop.org, name=name, display_name=f"Display {name}", price=Decimal(price),
+    _add(Product(owner=shop.org, name=name, display_name=f"Display {name}", price=Decimal(price),
                    currency=fields.pop("currency", "USD"), quantity=quantity, sold=sold, state="Published",
                    providers=["dummy", "balance", "stripe", "paypal"], **fields))
     return name
@@ -85,7 +87,7 @@ def count(model, **where) -> int:
         return db.exec(query).one()
 
 
-def buy(shop: Shop, name: str, provider: str, actor: Actor | None = None, **options) -> m.Payment:
+def buy(shop: Shop, name: str, provider: str, actor: Actor | None = None, **options) -> Payment:
     with session_scope() as db:
         return commerce.buy_product(db, actor or shop.actor(), (shop.org, name), provider, **options)
 
@@ -100,7 +102,7 @@ def test_money_is_exact_from_the_wire_to_the_database(shop):
     name = product(shop, price="0.10", quantity=100)
     with session_scope() as db:
         order = commerce.place_order(db, shop.actor(), shop.org, [{"name": name, "quantity": 3}])
-    stored = row(m.Order, shop.org, order.name)
+    stored = row(Order, shop.org, order.name)
     assert stored.price == Decimal("0.3") and isinstance(stored.price, Decimal)  # 0.1 * 3 in floats is not 0.3
     assert to_wire(stored)["price"] == 0.3
     assert money_of(0.1) + money_of(0.2) == Decimal("0.3")
@@ -115,10 +117,10 @@ def test_dummy_pays_at_once_and_sets_off_a_transaction_and_sold(shop):
     name = product(shop, price="12.34", sold=2)
     payment = buy(shop, name, "dummy")
     assert payment.state == "Paid"
-    assert row(m.Product, shop.org, name).sold == 3
-    assert row(m.Order, shop.org, payment.order).state == "Paid"
+    assert row(Product, shop.org, name).sold == 3
+    assert row(Order, shop.org, payment.order).state == "Paid"
     with session_scope() as db:
-        (transaction,) = db.exec(select(m.Transaction).where(m.Transaction.payment == payment.name)).all()
+        (transaction,) = db.exec(select(Transaction).where(Transaction.payment == payment.name)).all()
     assert (transaction.amount, transaction.category, transaction.subtype, transaction.user) == (
         Decimal("-12.34"), "Purchase", "Dummy", shop.buyer.name)
     assert balance_of(shop.buyer) == Decimal("10")  # Dummy takes nothing
@@ -131,7 +133,7 @@ def test_a_provider_the_product_does_not_offer_is_refused_and_nothing_is_written
                               ("mailer", "The provider mailer is not a payment provider")):
         with pytest.raises(ServiceError, match=message):
             buy(shop, name, provider)
-    assert count(m.Order, owner=shop.org) == 0 and count(m.Payment, owner=shop.org) == 0
+    assert count(Order, owner=shop.org) == 0 and count(Payment, owner=shop.org) == 0
 
 
 def test_a_user_buys_only_from_their_own_organization_and_only_for_themselves(shop, make_org, make_user):
@@ -159,7 +161,7 @@ def test_balance_pays_from_the_balance_exactly(shop):
     with pytest.raises(ServiceError, match="Insufficient balance"):
         buy(shop, name, "balance")
     assert balance_of(shop.buyer) == Decimal("0.1")
-    assert count(m.Order, owner=shop.org) == 3 and row(m.Product, shop.org, name).sold == 3  # the refusal wrote nothing
+    assert count(Order, owner=shop.org) == 3 and row(Product, shop.org, name).sold == 3  # the refusal wrote nothing
 
 
 def test_concurrent_balance_purchases_never_overdraw_nor_oversell(shop, make_user):
@@ -185,13 +187,13 @@ def test_concurrent_balance_purchases_never_overdraw_nor_oversell(shop, make_use
     for thread in threads:
         thread.join()
     assert outcomes.count("paid") == 6, outcomes
-    assert row(m.Product, shop.org, name).sold == 6
+    assert row(Product, shop.org, name).sold == 6
     spent = {user.name: balance_of(user) for user in (rich, poor)}
     assert spent[poor.name] >= 0 and spent[rich.name] >= 0
     paid_poor = (Decimal("10") - spent[poor.name]) / Decimal("2.5")
     paid_rich = (Decimal("100") - spent[rich.name]) / Decimal("2.5")
     assert paid_poor <= 4 and paid_poor + paid_rich == 6
-    assert count(m.Transaction, owner=shop.org) == 6
+    assert count(Transaction, owner=shop.org) == 6
 
 
 def test_a_recharge_raises_the_balance_and_is_not_paid_from_it(shop):
@@ -199,8 +201,8 @@ def test_a_recharge_raises_the_balance_and_is_not_paid_from_it(shop):
     payment = buy(shop, name, "dummy", custom_price="25.5")
     assert balance_of(shop.buyer) == Decimal("35.5")
     with session_scope() as db:
-        categories = sorted(t.category for t in db.exec(select(m.Transaction).where(
-            m.Transaction.payment == payment.name)).all())
+        categories = sorted(t.category for t in db.exec(select(Transaction).where(
+            Transaction.payment == payment.name)).all())
     assert categories == ["Purchase", "Recharge"]
     with pytest.raises(ServiceError, match="not one of the product's recharge options"):
         buy(shop, name, "dummy", custom_price="7")
@@ -218,9 +220,9 @@ def test_a_balance_is_in_the_organizations_currency_and_keeps_it(shop, make_org,
     buyer = make_user(org)
     with session_scope() as db:
         db.add(m.Provider(owner=org, name="dummy", category="Payment", type="Dummy"))
-        db.add(m.Product(owner=org, name="yen", price=Decimal(0), currency="JPY", is_recharge=True,
+        db.add(Product(owner=org, name="yen", price=Decimal(0), currency="JPY", is_recharge=True,
                          state="Published", providers=["dummy"]))
-        db.add(m.Product(owner=org, name="dollar", price=Decimal(0), currency="USD", is_recharge=True,
+        db.add(Product(owner=org, name="dollar", price=Decimal(0), currency="USD", is_recharge=True,
                          state="Published", providers=["dummy"]))
     actor = Shop(org, buyer, buyer).actor()
     with session_scope() as db:
@@ -231,7 +233,7 @@ def test_a_balance_is_in_the_organizations_currency_and_keeps_it(shop, make_org,
             session_scope() as db:
         commerce.buy_product(db, actor, (org, "dollar"), "dummy", custom_price="100")
     assert row(m.User, org, buyer.name).balance == Decimal(100)
-    assert count(m.Order, owner=org) == 1
+    assert count(Order, owner=org) == 1
 
 
 def test_a_recharge_settled_after_the_balance_changed_currency_is_kept_for_a_refund(shop, stripe_api):
@@ -248,7 +250,7 @@ def test_a_recharge_settled_after_the_balance_changed_currency_is_kept_for_a_ref
         checked = commerce.check_payment(db, shop.actor(), shop.org, payment.name)
     assert checked.state == "Paid" and "a recharge in USD cannot be added to it" in checked.message
     assert "to be refunded" in checked.message
-    assert balance_of(shop.buyer) == Decimal("10") and count(m.Transaction, payment=payment.name) == 0
+    assert balance_of(shop.buyer) == Decimal("10") and count(Transaction, payment=payment.name) == 0
 
 
 def test_sold_out_products_are_refused(shop):
@@ -256,7 +258,7 @@ def test_sold_out_products_are_refused(shop):
     buy(shop, name, "dummy")
     with pytest.raises(ServiceError, match="out of stock"):
         buy(shop, name, "dummy")
-    assert row(m.Product, shop.org, name).sold == 1
+    assert row(Product, shop.org, name).sold == 1
 
 
 # --- plans ---
@@ -268,9 +270,9 @@ def plan(shop: Shop, *, trial: int = 0, period: str = "Monthly", role: str = "")
     product_name = product(shop, price="9.99", quantity=999)
     if new_role:
         _add(m.Role(owner=shop.org, name=role, is_enabled=True))
-    _add(m.Plan(owner=shop.org, name=plan_name, price=Decimal("9.99"), currency="USD", period=period,
+    _add(Plan(owner=shop.org, name=plan_name, price=Decimal("9.99"), currency="USD", period=period,
                 product=product_name, payment_providers=["dummy"], is_enabled=True, role=role),
-         m.Pricing(owner=shop.org, name=pricing, plans=[plan_name], is_enabled=True, trial_duration=trial))
+         Pricing(owner=shop.org, name=pricing, plans=[plan_name], is_enabled=True, trial_duration=trial))
     return product_name, plan_name, pricing, role
 
 
@@ -278,19 +280,19 @@ def test_a_plan_subscribes_grants_its_role_and_the_scheduler_takes_it_back(shop)
     product_name, plan_name, pricing, role = plan(shop)
     payment = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:
-        (sub,) = db.exec(select(m.Subscription).where(m.Subscription.payment == payment.name)).all()
+        (sub,) = db.exec(select(Subscription).where(Subscription.payment == payment.name)).all()
     assert (sub.state, sub.plan, sub.pricing, sub.user) == ("Active", plan_name, pricing, shop.buyer.name)
     assert sub.end_time == commerce.period_end(sub.start_time, "Monthly")
     member = f"{shop.org}/{shop.buyer.name}"
     assert member in row(m.Role, shop.org, role).users
     with session_scope() as db:  # other tests' subscriptions may be due by then: this one is not
         commerce.expire_subscriptions(db, sub.end_time - timedelta(seconds=1))
-    assert row(m.Subscription, shop.org, sub.name).state == "Active"
+    assert row(Subscription, shop.org, sub.name).state == "Active"
     assert member in row(m.Role, shop.org, role).users
     with session_scope() as db:
         assert commerce.expire_subscriptions(db, sub.end_time + timedelta(seconds=1)) >= 1
         assert commerce.expire_subscriptions(db, sub.end_time + timedelta(seconds=1)) == 0  # once
-    assert row(m.Subscription, shop.org, sub.name).state == "Expired"
+    assert row(Subscription, shop.org, sub.name).state == "Expired"
     assert member not in row(m.Role, shop.org, role).users
 
 
@@ -299,7 +301,7 @@ def test_a_role_stays_while_another_subscription_grants_it(shop):
     other_product, other_plan, other_pricing, _ = plan(shop, role=role)  # another plan granting the same role
     first = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:
-        sub = db.exec(select(m.Subscription).where(m.Subscription.payment == first.name)).one()
+        sub = db.exec(select(Subscription).where(Subscription.payment == first.name)).one()
         sub.end_time = sub.start_time + timedelta(days=1)
         db.add(sub)
     buy(shop, other_product, "dummy", pricing=other_pricing, plan=other_plan)
@@ -312,10 +314,10 @@ def test_a_pricing_trial_lengthens_the_first_subscription(shop):
     product_name, plan_name, pricing, _ = plan(shop, trial=7, period="Yearly")
     first = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:  # ended: the next purchase is a new subscription, not a renewal
-        db.exec(update(m.Subscription).where(m.Subscription.payment == first.name).values(state="Expired"))
+        db.exec(update(Subscription).where(Subscription.payment == first.name).values(state="Expired"))
     second = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:
-        subs = {s.payment: s for s in db.exec(select(m.Subscription).where(m.Subscription.pricing == pricing))}
+        subs = {s.payment: s for s in db.exec(select(Subscription).where(Subscription.pricing == pricing))}
     one, two = subs[first.name], subs[second.name]
     assert one.end_time == commerce.period_end(one.start_time, "Yearly") + timedelta(days=7)
     assert two.end_time == commerce.period_end(two.start_time, "Yearly")
@@ -324,11 +326,11 @@ def test_a_pricing_trial_lengthens_the_first_subscription(shop):
 def test_an_exclusive_plan_holds_one_active_subscription(shop):
     product_name, plan_name, pricing, _ = plan(shop)
     with session_scope() as db:
-        db.exec(select(m.Plan).where(m.Plan.owner == shop.org, m.Plan.name == plan_name)).one().is_exclusive = True
+        db.exec(select(Plan).where(Plan.owner == shop.org, Plan.name == plan_name)).one().is_exclusive = True
     buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with pytest.raises(ServiceError, match="already has an active subscription"):
         buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
-    assert count(m.Subscription, owner=shop.org) == 1
+    assert count(Subscription, owner=shop.org) == 1
 
 
 def test_a_plan_is_bought_through_its_pricing_and_product(shop):
@@ -343,7 +345,7 @@ def test_a_plan_is_bought_through_its_pricing_and_product(shop):
             buy(shop, product_name, "dummy", **options)
     with pytest.raises(ServiceError, match="is not the product of the plan"):
         buy(shop, other, "dummy", pricing=pricing, plan=plan_name)
-    assert count(m.Subscription, owner=shop.org) == 0
+    assert count(Subscription, owner=shop.org) == 0
 
 
 # --- Stripe ---
@@ -351,12 +353,11 @@ def test_a_plan_is_bought_through_its_pricing_and_product(shop):
 @pytest.fixture
 def stripe_api(monkeypatch):
     with StripeStub(STRIPE_KEY) as stub:
-        monkeypatch.setattr(stripe_checkout, "settings", dataclasses.replace(stripe_checkout.settings,
-                                                                             stripe_api=stub.url))
+        monkeypatch.setattr(stripe_checkout, "API_BASE", stub.url)
         yield stub
 
 
-def notify(shop: Shop, payment: m.Payment, body: bytes = b"{}", headers: dict | None = None) -> m.Payment:
+def notify(shop: Shop, payment: Payment, body: bytes = b"{}", headers: dict | None = None) -> Payment:
     with session_scope() as db:
         return commerce.notify_payment(db, shop.org, payment.name, body, headers or {})
 
@@ -379,14 +380,14 @@ def test_stripe_checkout_is_paid_on_a_signed_notification_once(shop, stripe_api)
         body = StripeStub.signed_event(session, STRIPE_WEBHOOK)[0]
         with pytest.raises(ServiceError, match="signature is not valid"):
             notify(shop, payment, body, headers)
-    assert row(m.Payment, shop.org, payment.name).state == "Created" and row(m.Product, shop.org, name).sold == 0
+    assert row(Payment, shop.org, payment.name).state == "Created" and row(Product, shop.org, name).sold == 0
     body, signature = StripeStub.signed_event(session, STRIPE_WEBHOOK)
     assert notify(shop, payment, body, {"stripe-signature": signature}).state == "Paid"
     again = StripeStub.signed_event(session, STRIPE_WEBHOOK)
     assert notify(shop, payment, again[0], {"stripe-signature": again[1]}).state == "Paid"
-    assert row(m.Product, shop.org, name).sold == 1
-    assert count(m.Transaction, payment=payment.name) == 1
-    assert row(m.Order, shop.org, payment.order).state == "Paid"
+    assert row(Product, shop.org, name).sold == 1
+    assert count(Transaction, payment=payment.name) == 1
+    assert row(Order, shop.org, payment.order).state == "Paid"
 
 
 def test_an_order_paid_twice_is_settled_once(shop, stripe_api):
@@ -403,11 +404,11 @@ def test_an_order_paid_twice_is_settled_once(shop, stripe_api):
         stripe_api.complete(payment.out_order_id)
         with session_scope() as db:
             commerce.check_payment(db, shop.actor(), shop.org, payment.name)
-    assert row(m.Payment, shop.org, first.name).message == "Paid through Stripe"
-    assert "to be refunded" in row(m.Payment, shop.org, second.name).message
-    stored = row(m.Order, shop.org, order.name)
+    assert row(Payment, shop.org, first.name).message == "Paid through Stripe"
+    assert "to be refunded" in row(Payment, shop.org, second.name).message
+    stored = row(Order, shop.org, order.name)
     assert (stored.state, stored.payment) == ("Paid", first.name)
-    assert count(m.Transaction, owner=shop.org) == 1 and row(m.Product, shop.org, name).sold == 1
+    assert count(Transaction, owner=shop.org) == 1 and row(Product, shop.org, name).sold == 1
 
 
 def test_stripe_amount_that_differs_is_an_error_and_settles_nothing(shop, stripe_api):
@@ -418,7 +419,7 @@ def test_stripe_amount_that_differs_is_an_error_and_settles_nothing(shop, stripe
     with session_scope() as db:
         checked = commerce.check_payment(db, shop.actor(), shop.org, payment.name)
     assert checked.state == "Error" and "doesn't equal to the expected price" in checked.message
-    assert count(m.Transaction, payment=payment.name) == 0 and row(m.Product, shop.org, name).sold == 0
+    assert count(Transaction, payment=payment.name) == 0 and row(Product, shop.org, name).sold == 0
 
 
 def test_stripe_expired_session_times_out(shop, stripe_api):
@@ -426,7 +427,7 @@ def test_stripe_expired_session_times_out(shop, stripe_api):
     stripe_api.expire(payment.out_order_id)
     with session_scope() as db:
         assert commerce.check_payment(db, shop.actor(), shop.org, payment.name).state == "Timeout"
-    assert row(m.Order, shop.org, payment.order).state == "Timeout"
+    assert row(Order, shop.org, payment.order).state == "Timeout"
 
 
 def test_stripe_refusal_is_a_clear_error_and_writes_nothing(shop, stripe_api):
@@ -436,7 +437,7 @@ def test_stripe_refusal_is_a_clear_error_and_writes_nothing(shop, stripe_api):
     name = product(shop)
     with pytest.raises(ServiceError, match="Stripe refused the request: Invalid API Key"):
         buy(shop, name, "stripe")
-    assert count(m.Payment, owner=shop.org) == 0 and count(m.Order, owner=shop.org) == 0
+    assert count(Payment, owner=shop.org) == 0 and count(Order, owner=shop.org) == 0
 
 
 def test_a_price_finer_than_the_currency_is_refused(shop, stripe_api):
@@ -449,7 +450,7 @@ def test_a_price_finer_than_the_currency_is_refused(shop, stripe_api):
 @pytest.fixture
 def paypal_api(monkeypatch):
     with PayPalStub(PAYPAL_ID, PAYPAL_SECRET) as stub:
-        monkeypatch.setattr(paypal, "settings", dataclasses.replace(paypal.settings, paypal_api=stub.url))
+        monkeypatch.setattr(paypal, "API_BASE", stub.url)
         yield stub
 
 
@@ -463,8 +464,8 @@ def test_paypal_order_is_captured_once_approved_and_settled_once(shop, paypal_ap
     paypal_api.approve(payment.out_order_id)
     assert notify(shop, payment, b'{"forged": "COMPLETED"}').state == "Paid"
     assert notify(shop, payment).state == "Paid"
-    assert paypal_api.captures == 1 and count(m.Transaction, payment=payment.name) == 1
-    assert row(m.Product, shop.org, name).sold == 1
+    assert paypal_api.captures == 1 and count(Transaction, payment=payment.name) == 1
+    assert row(Product, shop.org, name).sold == 1
 
 
 def test_paypal_wrong_credentials_are_a_clear_error(shop, paypal_api):
@@ -473,7 +474,7 @@ def test_paypal_wrong_credentials_are_a_clear_error(shop, paypal_api):
             .client_secret = "wrong"
     with pytest.raises(ServiceError, match="PayPal refused the request: Client Authentication failed"):
         buy(shop, product(shop), "paypal")
-    assert count(m.Payment, owner=shop.org) == 0
+    assert count(Payment, owner=shop.org) == 0
 
 
 def test_a_forged_notification_of_an_unknown_payment_changes_nothing(shop):
@@ -507,7 +508,7 @@ def test_bad_orders_are_refused(shop, items, message):
              else i for i in items] if isinstance(items, list) else items
     with session_scope() as db, pytest.raises(ServiceError, match=message):
         commerce.place_order(db, shop.actor(), shop.org, items)
-    assert count(m.Order, owner=shop.org) == 0
+    assert count(Order, owner=shop.org) == 0
 
 
 # --- invoices ---
@@ -515,13 +516,13 @@ def test_bad_orders_are_refused(shop, items, message):
 def test_an_invoice_is_a_real_pdf_made_once_after_the_checks(shop):
     payment = buy(shop, product(shop, price="42"), "dummy")
     with session_scope() as db:
-        stored = db.exec(select(m.Payment).where(m.Payment.pk == payment.pk)).one()
+        stored = db.exec(select(Payment).where(Payment.pk == payment.pk)).one()
         stored.person_name, stored.person_id_card = "Zoë Müller", "ID123456"
         db.add(stored)
     with session_scope() as db, pytest.raises(ServiceError, match="The input is not valid Email!"):
         invoices.invoice_payment(db, shop.actor(), shop.org, payment.name)
     with session_scope() as db:
-        stored = db.exec(select(m.Payment).where(m.Payment.pk == payment.pk)).one()
+        stored = db.exec(select(Payment).where(Payment.pk == payment.pk)).one()
         stored.person_email, stored.person_phone = "zoe@example.com", "+15550100"
         stored.invoice_type, stored.invoice_title = "Individual", "Zoë Müller"
         db.add(stored)
@@ -545,26 +546,25 @@ def test_an_unpaid_payment_gets_no_invoice(shop, stripe_api):
     payment = buy(shop, product(shop), "stripe")
     with session_scope() as db, pytest.raises(ServiceError, match="Please pay the order first!"):
         invoices.invoice_payment(db, shop.actor(), shop.org, payment.name)
-    assert row(m.Payment, shop.org, payment.name).invoice_url == ""
+    assert row(Payment, shop.org, payment.name).invoice_url == ""
 
 
 def test_the_scheduler_expires_subscriptions_and_takes_the_role_back(shop, monkeypatch):
     product_name, plan_name, pricing, role = plan(shop)
     payment = buy(shop, product_name, "dummy", pricing=pricing, plan=plan_name)
     with session_scope() as db:
-        sub = db.exec(select(m.Subscription).where(m.Subscription.payment == payment.name)).one()
+        sub = db.exec(select(Subscription).where(Subscription.payment == payment.name)).one()
         sub.end_time = sub.start_time - timedelta(seconds=1)
         db.add(sub)
     monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.01)
-    expiry = [job for job in features.CORE.jobs if job.name == "subscription expiry"]  # the built-in job alone
-    monkeypatch.setattr(scheduler, "extensions", lambda: (Extension("expiry", jobs=tuple(expiry)),))
+    monkeypatch.setattr(scheduler, "extensions", lambda: (Extension("expiry", jobs=COMMERCE.jobs),))  # it alone
 
     async def main() -> None:
         task = asyncio.create_task(scheduler.run_scheduled_work())
-        while row(m.Subscription, shop.org, sub.name).state == "Active":
+        while row(Subscription, shop.org, sub.name).state == "Active":
             await asyncio.sleep(0.01)
         task.cancel()
 
     asyncio.run(asyncio.wait_for(main(), 10))
-    assert row(m.Subscription, shop.org, sub.name).state == "Expired"
+    assert row(Subscription, shop.org, sub.name).state == "Expired"
     assert f"{shop.org}/{shop.buyer.name}" not in row(m.Role, shop.org, role).users

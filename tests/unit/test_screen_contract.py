@@ -103,13 +103,14 @@ def test_a_plans_product_is_locked_on_screen_as_the_kind_keeps_it():
     """The product page locks exactly the fields a plan's product keeps (commerce/kinds/product.py PLAN_LOCKED)."""
     from iam_console import models as m
     from iam_console.commerce.kinds.product import PLAN_LOCKED, PLAN_TAG
+    from iam_console.commerce.tables import Product
     from iam_console.commerce.ui.products import PRODUCTS
 
     record = {"owner": "acme", "name": "product_1", "tag": PLAN_TAG}
     locked = {f.key for f in PRODUCTS.fields if f.locked_for and f.locked_for(record)}
     locked |= {"owner"} if PRODUCTS.owner_locked(record) else set()
     locked |= {"name"} if PRODUCTS.name_locked(record) else set()
-    assert locked == {m.wire_name(m.Product, attribute) for attribute in PLAN_LOCKED}
+    assert locked == {m.wire_name(Product, attribute) for attribute in PLAN_LOCKED}
     assert PRODUCTS.protected(record, "acme/boss")
     plain = {"owner": "acme", "name": "product_2", "tag": ""}
     assert not any(f.locked_for(plain) for f in PRODUCTS.fields if f.locked_for)

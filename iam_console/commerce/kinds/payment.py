@@ -7,6 +7,7 @@ import re
 from sqlmodel import Session
 
 from iam_console import models as m
+from iam_console.commerce.tables import Payment
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.kinds.common import Choice, KindRules, fixed
@@ -22,7 +23,7 @@ INVOICE_LOCKED = ("person_name", "person_id_card", "person_email", "person_phone
                   "invoice_tax_id", "invoice_remark", "invoice_url")
 
 
-def check_invoice(row: m.Payment) -> None:
+def check_invoice(row: Payment) -> None:
     """What an invoice needs, checked in this order (the first missing one is told): on issuing
     an invoice, and on saving a payment that asks for one. An individual's invoice is titled
     with their name and has no tax ID; an organization's has a title and a tax ID."""
@@ -43,19 +44,19 @@ def check_invoice(row: m.Payment) -> None:
         raise ServiceError("The input is not invoice Tax ID!")
 
 
-def validate(db: Session, actor: Actor, row: m.Payment) -> None:
+def validate(db: Session, actor: Actor, row: Payment) -> None:
     if row.invoice_type:
         check_invoice(row)
 
 
-def protect(kind: Kind, old: m.Payment, new: m.Payment | None) -> None:
+def protect(kind: Kind, old: Payment, new: Payment | None) -> None:
     """Once invoiced (an invoice URL), the person and invoice fields stay as they were invoiced."""
     if new is None or not old.invoice_url:
         return
     for attribute in INVOICE_LOCKED:
         if getattr(new, attribute) != getattr(old, attribute):
             raise ServiceError("The field %s of an invoiced payment cannot be changed",
-                               m.wire_name(m.Payment, attribute))
+                               m.wire_name(Payment, attribute))
 
 
 RULES = KindRules(choices=(Choice("invoice_type", INVOICE_TYPES),), validate=validate, protect=protect,

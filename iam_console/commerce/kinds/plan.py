@@ -10,8 +10,8 @@ import secrets
 
 from sqlmodel import Session, select
 
-from iam_console import models as m
 from iam_console.commerce.kinds.product import PLAN_PRODUCT_QUANTITY, PLAN_TAG
+from iam_console.commerce.tables import Plan, Product
 from iam_console.core import references
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
@@ -22,15 +22,15 @@ CURRENCIES = ("USD", "CNY")
 PERIODS = ("Monthly", "Yearly")
 
 
-def _product(db: Session, plan: m.Plan, owner: str = "") -> m.Product | None:
+def _product(db: Session, plan: Plan, owner: str = "") -> Product | None:
     """The plan's product, in `owner` (the plan's organization by default)."""
     if not plan.product:
         return None
-    return db.exec(select(m.Product).where(m.Product.owner == (owner or plan.owner),
-                                           m.Product.name == plan.product)).first()
+    return db.exec(select(Product).where(Product.owner == (owner or plan.owner),
+                                           Product.name == plan.product)).first()
 
 
-def _moving(db: Session, old: m.Plan | None, plan: m.Plan) -> m.Product | None:
+def _moving(db: Session, old: Plan | None, plan: Plan) -> Product | None:
     """The product a plan moved to another organization takes along: the one made for it."""
     if old is None or old.owner == plan.owner or old.product != plan.product:
         return None
@@ -38,7 +38,7 @@ def _moving(db: Session, old: m.Plan | None, plan: m.Plan) -> m.Product | None:
     return product if product is not None and product.tag == PLAN_TAG else None
 
 
-def before_save(db: Session, actor: Actor, old: m.Plan | None, plan: m.Plan, changed: set[str]) -> None:
+def before_save(db: Session, actor: Actor, old: Plan | None, plan: Plan, changed: set[str]) -> None:
     """A plan moving to another organization: its product is checked as it will stand there
     (after_save moves it), and may not meet a product of the same name in that organization."""
     product = _moving(db, old, plan)
@@ -47,10 +47,10 @@ def before_save(db: Session, actor: Actor, old: m.Plan | None, plan: m.Plan, cha
     if _product(db, plan) is not None:
         raise ServiceError("The organization %s already has a product named %s", plan.owner, plan.product)
     references.known(db.info.setdefault(references.FOUND, {}), REGISTRY["product"],
-                     [m.Product(owner=plan.owner, name=product.name)])
+                     [Product(owner=plan.owner, name=product.name)])
 
 
-def _mirror(plan: m.Plan, product: m.Product) -> None:
+def _mirror(plan: Plan, product: Product) -> None:
     product.owner = plan.owner
     product.display_name = f"Product for Plan {plan.name}/{plan.display_name}/{plan.period}"[:100]
     product.detail = (f"This product was auto created for plan {plan.name}({plan.display_name}), "
@@ -60,10 +60,10 @@ def _mirror(plan: m.Plan, product: m.Product) -> None:
     product.providers = list(plan.payment_providers)
 
 
-def after_save(db: Session, actor: Actor, old: m.Plan | None, plan: m.Plan) -> None:
+def after_save(db: Session, actor: Actor, old: Plan | None, plan: Plan) -> None:
     product = _moving(db, old, plan) or _product(db, plan)
     if product is None and old is None and not plan.product:
-        product = m.Product(owner=plan.owner, name=f"product_{secrets.token_hex(8)}", tag=PLAN_TAG,
+        product = Product(owner=plan.owner, name=f"product_{secrets.token_hex(8)}", tag=PLAN_TAG,
                             quantity=PLAN_PRODUCT_QUANTITY, state="Published", created_time=plan.created_time)
         plan.product = product.name
         db.add(plan)
@@ -73,7 +73,7 @@ def after_save(db: Session, actor: Actor, old: m.Plan | None, plan: m.Plan) -> N
     db.flush()
 
 
-def take_along(db: Session, plan: m.Plan) -> None:
+def take_along(db: Session, plan: Plan) -> None:
     product = _product(db, plan)
     if product is not None and product.tag == PLAN_TAG:
         db.delete(product)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from iam_console import models as m
+from iam_console.commerce.tables import Pricing
 from iam_console.core.access import Actor
 from iam_console.core.kinds.common import KindRules, check_range, fixed
 
 
-def validate(db: Session, actor: Actor, row: m.Pricing) -> None:
+def validate(db: Session, actor: Actor, row: Pricing) -> None:
     check_range(row.trial_duration, 0, None, "trial duration")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from iam_console import models as m
+from iam_console.commerce.tables import Plan, Product
 from iam_console.core import builtin as b
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
@@ -20,7 +21,7 @@ PLAN_PRODUCT_QUANTITY = 999
 PLAN_LOCKED = ("owner", "name", "tag", "currency", "price", "quantity", "sold", "providers")
 
 
-def before_save(db: Session, actor: Actor, old: m.Product | None, row: m.Product, changed: set[str]) -> None:
+def before_save(db: Session, actor: Actor, old: Product | None, row: Product, changed: set[str]) -> None:
     """Recharge options are amounts: numbers, or texts of numbers (the console's list field), kept
     exactly as money is (models/base.py Money: at most 6 decimals, below 10^9), sent as numbers."""
     amounts = []
@@ -37,7 +38,7 @@ def before_save(db: Session, actor: Actor, old: m.Product | None, row: m.Product
         row.recharge_options = amounts
 
 
-def validate(db: Session, actor: Actor, row: m.Product) -> None:
+def validate(db: Session, actor: Actor, row: Product) -> None:
     """No negative price, quantity (the stock left) or sold count, as the console's form allows
     none; its providers are payment providers (that they are the organization's or shared:
     references)."""
@@ -53,7 +54,7 @@ def validate(db: Session, actor: Actor, row: m.Product) -> None:
             raise ServiceError("The provider %s is not a payment provider", other)
 
 
-def protect(kind: Kind, old: m.Product, new: m.Product | None) -> None:
+def protect(kind: Kind, old: Product, new: Product | None) -> None:
     if old.tag != PLAN_TAG or new is None:
         return
     for attribute in PLAN_LOCKED:
@@ -61,12 +62,12 @@ def protect(kind: Kind, old: m.Product, new: m.Product | None) -> None:
             raise ServiceError("The field %s of a product created for a plan cannot be changed", attribute)
 
 
-def check_delete(db: Session, row: m.Product) -> None:
+def check_delete(db: Session, row: Product) -> None:
     """A plan's product goes with its plan; one whose plan is gone (or that a client tagged
     so) may be deleted like any other."""
     if row.tag != PLAN_TAG:
         return
-    plan = db.exec(select(m.Plan.name).where(m.Plan.owner == row.owner, m.Plan.product == row.name)).first()
+    plan = db.exec(select(Plan.name).where(Plan.owner == row.owner, Plan.product == row.name)).first()
     if plan is not None:
         raise ServiceError("The product %s belongs to the plan %s: delete the plan instead", row.name, plan)
 

@@ -24,6 +24,7 @@ from datetime import datetime
 from sqlmodel import Session, select
 
 from iam_console import models as m
+from iam_console.commerce.tables import Plan, Subscription
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.kinds.common import Choice, KindRules
@@ -49,14 +50,14 @@ def add_period(start: datetime, period: str) -> datetime | None:
     return start.replace(year=year, month=month, day=min(start.day, calendar.monthrange(year, month)[1]))
 
 
-def _plan_period(db: Session, row: m.Subscription) -> str | None:
+def _plan_period(db: Session, row: Subscription) -> str | None:
     if not row.plan:
         return None
     name = row.plan.rpartition("/")[2]
-    return db.exec(select(m.Plan.period).where(m.Plan.owner == row.owner, m.Plan.name == name)).first()
+    return db.exec(select(Plan.period).where(Plan.owner == row.owner, Plan.name == name)).first()
 
 
-def before_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Subscription,
+def before_save(db: Session, actor: Actor, old: Subscription | None, row: Subscription,
                 changed: set[str]) -> None:
     if old is not None and row.state != old.state and not actor.is_admin:
         raise ServiceError(NOT_ADMIN)
@@ -83,10 +84,10 @@ def before_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Su
 
 def _plan_role(db: Session, owner: str, plan: str) -> str:
     name = plan.rpartition("/")[2]
-    return db.exec(select(m.Plan.role).where(m.Plan.owner == owner, m.Plan.name == name)).first() or ""
+    return db.exec(select(Plan.role).where(Plan.owner == owner, Plan.name == name)).first() or ""
 
 
-def granted(db: Session, sub: m.Subscription) -> tuple[str, str, str] | None:
+def granted(db: Session, sub: Subscription) -> tuple[str, str, str] | None:
     """(organization, role, user) that this subscription grants: its plan's role while it is Active."""
     if sub.state != APPROVED or not sub.user or not sub.plan:
         return None
@@ -111,11 +112,11 @@ def grant_role(db: Session, owner: str, role: str, user: str) -> None:
 def release_role(db: Session, owner: str, role: str, user: str, leaving: int | None) -> None:
     """Take the role back from the user unless another Active subscription (not `leaving`, the
     subscription's pk) of theirs grants it."""
-    others = db.exec(select(m.Subscription.pk).join(m.Plan, (m.Subscription.owner == m.Plan.owner)
-                                                    & (m.Subscription.plan == m.Plan.name))
-                     .where(m.Subscription.owner == owner, m.Subscription.user == user,
-                            m.Subscription.state == APPROVED, m.Subscription.pk != leaving,
-                            m.Plan.role == role)).first()
+    others = db.exec(select(Subscription.pk).join(Plan, (Subscription.owner == Plan.owner)
+                                                    & (Subscription.plan == Plan.name))
+                     .where(Subscription.owner == owner, Subscription.user == user,
+                            Subscription.state == APPROVED, Subscription.pk != leaving,
+                            Plan.role == role)).first()
     if others is not None:
         return
     row = _role(db, owner, role)
@@ -125,7 +126,7 @@ def release_role(db: Session, owner: str, role: str, user: str, leaving: int | N
         db.add(row)
 
 
-def after_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Subscription) -> None:
+def after_save(db: Session, actor: Actor, old: Subscription | None, row: Subscription) -> None:
     before = granted(db, old) if old is not None else None
     after = granted(db, row)
     if before == after:
@@ -137,7 +138,7 @@ def after_save(db: Session, actor: Actor, old: m.Subscription | None, row: m.Sub
         grant_role(db, *after)
 
 
-def take_along(db: Session, row: m.Subscription) -> None:
+def take_along(db: Session, row: Subscription) -> None:
     held = granted(db, row)
     if held is not None:
         release_role(db, *held, leaving=row.pk)

@@ -16,6 +16,7 @@ from sqlmodel import Session, select, update
 
 from iam_console import models as m
 from iam_console.commerce.payments.base import Check, PayAnswer, PayRequest
+from iam_console.commerce.tables import Payment
 from iam_console.core import builtin as b
 from iam_console.core.errors import ServiceError
 
@@ -75,5 +76,5 @@ class Balance:
     def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
         return None  # paid at once: a notification finds the payment final
 
-    def check(self, payment: m.Payment) -> Check:
+    def check(self, payment: Payment) -> Check:
         return Check(state=payment.state, price=payment.price, currency=payment.currency)

@@ -15,6 +15,7 @@ from typing import Protocol
 from sqlmodel import Session
 
 from iam_console import models as m
+from iam_console.commerce.tables import Payment
 from iam_console.core.errors import ServiceError
 
 # a payment's states (Casdoor's); all but Created are final
@@ -86,5 +87,5 @@ class PaymentProvider(Protocol):
     def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
         """Refuse a notification that the provider did not send (ServiceError)."""
 
-    def check(self, payment: m.Payment) -> Check:
+    def check(self, payment: Payment) -> Check:
         """Ask the provider how the payment stands."""

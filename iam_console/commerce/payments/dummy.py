@@ -8,6 +8,7 @@ from sqlmodel import Session
 
 from iam_console import models as m
 from iam_console.commerce.payments.base import Check, PayAnswer, PayRequest
+from iam_console.commerce.tables import Payment
 
 
 class Dummy:
@@ -21,5 +22,5 @@ class Dummy:
     def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
         return None  # nothing to notify: the payment was final when made
 
-    def check(self, payment: m.Payment) -> Check:
+    def check(self, payment: Payment) -> Check:
         return Check(state=payment.state, price=payment.price, currency=payment.currency)

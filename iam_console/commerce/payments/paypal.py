@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
@@ -31,9 +32,13 @@ from iam_console.commerce.payments.base import (
     decimals,
     minor_units,
 )
+from iam_console.commerce.tables import Payment
 from iam_console.core import outbound
 from iam_console.core.errors import ServiceError
-from iam_console.settings import settings
+
+# IAM_PAYPAL_API: the API base; PayPal's sandbox by default (https://api-m.paypal.com for live
+# payments), a local stand-in in tests
+API_BASE = os.environ.get("IAM_PAYPAL_API", "https://api-m.sandbox.paypal.com").rstrip("/")
 
 TIMEOUT_SECONDS = 15
 
@@ -47,7 +52,7 @@ class PayPal:
 
     def _call(self, client: httpx.Client, method: str, path: str, **options: Any) -> dict:
         try:
-            answer = client.request(method, f"{settings.paypal_api}{path}", **options)
+            answer = client.request(method, f"{API_BASE}{path}", **options)
         except httpx.HTTPError as exc:
             raise ServiceError("PayPal could not be reached: %s", str(exc)[:200]) from None
         try:
@@ -91,7 +96,7 @@ class PayPal:
     def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
         return None  # the check asks PayPal itself; the notification's body is not read
 
-    def check(self, payment: m.Payment) -> Check:
+    def check(self, payment: Payment) -> Check:
         if not payment.out_order_id:
             return Check(state=ERROR, message="The payment has no PayPal order")
         path = f"/v2/checkout/orders/{payment.out_order_id}"

@@ -9,19 +9,17 @@ from typing import ClassVar
 import reflex as rx
 
 from iam_console.core import lookup
+from iam_console.core.resources import REGISTRY
 from iam_console.home import dashboard
 from iam_console.models.base import utcnow
 from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
 from iam_console.ui.state.service import call, message
 from iam_console.ui.state.tour import Tour
 
-# chart series: (the service's key, the line's label); the labels are the menu's
-SERIES_LABELS = {
-    "organization": "Organizations", "user": "Users", "provider": "Providers", "application": "Applications",
-    "subscription": "Subscriptions", "role": "Roles", "group": "Groups", "resource": "Resources",
-    "cert": "Certs", "permission": "Permissions", "transaction": "Transactions", "model": "Models",
-    "adapter": "Adapters", "enforcer": "Enforcers",
-}
+
+def series_labels() -> dict[str, str]:
+    """The chart's series: the service's key, and the line's label (the menu's: "Users")."""
+    return {name: REGISTRY[name].plural_name.capitalize() for name in dashboard.series()}
 
 
 class Dashboard(Tour, rx.State):
@@ -61,7 +59,7 @@ class Dashboard(Tour, rx.State):
         self.scope = scope
         self.figures = dashboard.user_figures(series)
         labels = [day[5:].replace("-", "/") for day in dashboard.days(now)]  # MM/DD
-        self.chart = [{"day": label, **{key: series[f"{key}Counts"][i] for key in SERIES_LABELS}}
+        self.chart = [{"day": label, **{key: series[f"{key}Counts"][i] for key in dashboard.series()}}
                       for i, label in enumerate(labels)]
         self.ready = True
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from iam_console.home.ui.dashboard_state import SERIES_LABELS, Dashboard
+from iam_console.home.ui.dashboard_state import Dashboard, series_labels
 from iam_console.ui.components.greeting import greeting
 from iam_console.ui.components.tour import tour, tour_button
 from iam_console.ui.routes import page
@@ -51,9 +51,9 @@ def _card(key: str, label: str) -> rx.Component:
 
 def _chart() -> rx.Component:
     return rx.recharts.line_chart(
-        *[rx.recharts.line(data_key=key, name=t(label), stroke=COLOURS[i], dot=False, type_="monotone",
+        *[rx.recharts.line(data_key=key, name=t(label), stroke=COLOURS[i % len(COLOURS)], dot=False, type_="monotone",
                            is_animation_active=False)
-          for i, (key, label) in enumerate(SERIES_LABELS.items())],
+          for i, (key, label) in enumerate(series_labels().items())],
         rx.recharts.cartesian_grid(stroke_dasharray="3 3"),
         rx.recharts.x_axis(data_key="day"),
         rx.recharts.y_axis(allow_decimals=False),

@@ -130,7 +130,7 @@ def take_along(db: Session, row: m.Organization) -> None:
     for model, where in _held(row.name):
         db.exec(delete(model).where(*where))
     lookup.forget()
-    for stored in storage.FOLDERS:
+    for stored in storage.folders():
         storage.remove_after_commit(db, f"{stored}/{row.name}")
 
 

@@ -62,7 +62,7 @@ def after_save(db: Session, actor: Actor, old: m.User | None, row: m.User) -> No
 def take_along(db: Session, row: m.User) -> None:
     """A deleted account ends everywhere and leaves the lists and keys of its organization;
     its WebAuthn credentials and MFA secrets go with the row. Its history stays: audit
-    records, payments, orders, transactions, subscriptions, files."""
+    records, files, and every other kind's records that name it."""
     leftovers.end_user_access(db, row.owner, row.name)
     leftovers.release_user(db, row.owner, row.name)
 

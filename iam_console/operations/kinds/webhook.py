@@ -16,11 +16,9 @@ CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
 # the built-in features' events (iam_console/features.py): the sign-in events, then add-, update- and
 # delete- of each kind
 EVENT_KINDS = ("organization", "group", "user", "application", "provider", "resource", "cert", "role", "permission",
-               "model", "adapter", "enforcer", "session", "record", "token", "product", "payment", "plan",
-               "pricing", "subscription", "syncer", "webhook")
+               "model", "adapter", "enforcer", "session", "record", "token", "syncer", "webhook")
 BUILT_IN_EVENTS = ("signup", "login", "logout", "new-user",
-                   *(f"{verb}-{kind}" for kind in EVENT_KINDS for verb in ("add", "update", "delete")),
-                   "invoice-payment", "notify-payment")
+                   *(f"{verb}-{kind}" for kind in EVENT_KINDS for verb in ("add", "update", "delete")))
 SECRET_BYTES = 24
 
 
