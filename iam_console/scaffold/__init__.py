@@ -25,6 +25,8 @@ FILES = (
     ("$package/rules.py", "package/rules.py.tmpl"),
     ("$package/pages.py", "package/pages.py.tmpl"),
     ("$package/migrations/${revision}_$table.py", "package/migrations/revision.py.tmpl"),
+    ("$package/translations/en.json", "package/translations/en.json.tmpl"),
+    ("$package/translations/zh.json", "package/translations/zh.json.tmpl"),
     ("tests/conftest.py", "tests/conftest.py.tmpl"),
     ("tests/test_${name}_api.py", "tests/test_api.py.tmpl"),
 )

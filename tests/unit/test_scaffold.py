@@ -22,23 +22,31 @@ LONGEST = "a" * 30 + "_bcdefghi"  # 39 characters; with the trailing letter belo
 FILES = {
     "pyproject.toml", "README.md", "iam_support_ticket/__init__.py", "iam_support_ticket/models.py",
     "iam_support_ticket/rules.py", "iam_support_ticket/pages.py",
-    "iam_support_ticket/migrations/0001_support_ticket.py", "tests/conftest.py", "tests/test_support_ticket_api.py",
+    "iam_support_ticket/migrations/0001_support_ticket.py", "iam_support_ticket/translations/en.json",
+    "iam_support_ticket/translations/zh.json", "tests/conftest.py", "tests/test_support_ticket_api.py",
 }
 # what the generated declaration and screen say, read in a process of its own
 READ_BACK = """
-import json, sys
+import json, pathlib
 from iam_support_ticket import EXTENSION as e
 import iam_support_ticket.pages
 from iam_console.core.resources import Ownership
 from iam_console.ui.screens import SCREENS
 kind = e.kinds[0]
 screen = SCREENS["support_ticket"]
+from iam_console.i18n import FOLDER
+# a label missing from the merged English catalog stops the console's build (iam_console/ui/text.py)
+own = pathlib.Path(e.translations)
+keys = {*json.loads((FOLDER / "en.json").read_text()), *json.loads((own / "en.json").read_text())}
+labels = {screen.title, screen.edit_title, *(c.label for c in screen.columns), *(f.label for f in screen.fields),
+          *(m.label for m in e.menu)}
 print(json.dumps({
     "name": e.name, "kinds": [k.name for k in e.kinds], "ownership": kind.ownership is Ownership.ORGANIZATION,
     "columns": sorted(kind.model.model_fields), "table": kind.model.__tablename__, "rules": sorted(e.rules),
     "validates": e.rules["support_ticket"].validate is not None, "pages": list(e.pages),
     "menu": [[m.group, m.route, m.label, m.seen_by] for m in e.menu], "migrations": e.migrations,
     "screen": [screen.list_route, screen.edit_route, screen.title, [f.key for f in screen.fields]],
+    "missing labels": sorted(labels - keys), "zh": json.loads((own / "zh.json").read_text()),
 }))
 """
 
@@ -69,6 +77,7 @@ def test_the_project_holds_an_extension_as_the_contract_declares_one(tmp_path, c
         "menu": [["/admin", "/support-tickets", "Support tickets", "admins"]],
         "migrations": str(target / "iam_support_ticket" / "migrations"),
         "screen": ["/support-tickets", "/support-tickets/{owner}/{name}", "Support tickets", ["displayName", "text"]],
+        "missing labels": [], "zh": {"Text": "文本", "The display name cannot be empty": "显示名称不能为空"},
     }
 
     revision = (target / "iam_support_ticket/migrations/0001_support_ticket.py").read_text()
