@@ -1,5 +1,6 @@
 # `make run` builds the front end and serves the console on http://localhost:$(IAM_PORT) (the production
 # command, docs/deployment.md); `make test` runs the whole suite.
+# tests/e2e_scaffold runs on its own: its server's build rewrites .web, which tests/e2e's serves.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -63,6 +64,7 @@ test: migrate lint $(NODE_SDK)
 	$(PY) -m pytest -q tests/unit tests/api
 	$(PY) -m pytest -q tests/fuzz
 	$(PY) -m pytest -q tests/e2e
+	$(PY) -m pytest -q tests/e2e_scaffold
 	$(PY) -m pytest -q tests/scale
 
 clean:

@@ -30,6 +30,13 @@ def include_name(name, type_, parent_names) -> bool:
     return not (type_ == "index" and name and name.endswith("_trgm"))
 
 
+def include_object(object_, name, type_, reflected, compare_to) -> bool:
+    """Leave out the models of the tables another's revisions make (include_name sees only the
+    database's names): the product's revisions never create an extension's table, nor an
+    extension's the product's."""
+    return not (type_ == "table" and not reflected and OWNERS.get(name, "core") != OWNER)
+
+
 def run_migrations_offline() -> None:
     context.configure(url=config.attributes.get("database_url", settings.database_url),
                       target_metadata=target_metadata, literal_binds=True, render_as_batch=True,
@@ -43,6 +50,7 @@ def run_migrations_online() -> None:
     with engine.connect() as connection:
         context.configure(connection=connection, target_metadata=target_metadata,
                           render_as_batch=True, compare_type=True, include_name=include_name,
+                          include_object=include_object,
                           version_table=VERSION_TABLE)
         with context.begin_transaction():
             context.run_migrations()
