@@ -1,6 +1,7 @@
 # `make run` builds the front end and serves the console on http://localhost:$(IAM_PORT) (the production
 # command, docs/deployment.md); `make test` runs the whole suite.
-# tests/e2e_scaffold runs on its own: its server's build rewrites .web, which tests/e2e's serves.
+# The suites run in two lanes at once (tests/suites.py); tests/e2e_scaffold runs after tests/e2e, not
+# with it: its server's build rewrites .web, which tests/e2e's serves.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -61,11 +62,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: migrate lint $(NODE_SDK)
-	$(PY) -m pytest -q tests/unit tests/api
-	$(PY) -m pytest -q tests/fuzz
-	$(PY) -m pytest -q tests/e2e
-	$(PY) -m pytest -q tests/e2e_scaffold
-	$(PY) -m pytest -q tests/scale
+	$(PY) -m tests.suites $(PYTEST_ARGS)
 
 clean:
 	rm -rf .web .states

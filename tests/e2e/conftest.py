@@ -248,8 +248,9 @@ def engine(server: Server):
     created.dispose()
 
 
-@pytest.fixture(scope="session")
-def browser():
+@contextlib.contextmanager
+def chromium() -> Iterator:
+    """Debian's Chromium under Playwright (skipped without it, a failure under CI)."""
     if not Path(CHROMIUM).exists():
         reason = f"{CHROMIUM} is missing: the browser tests need Debian's chromium package"
         if os.environ.get("CI") == "true":
@@ -263,6 +264,12 @@ def browser():
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with chromium() as launched:
+        yield launched
 
 
 # Reflex talks to the server over a websocket that opens once React has

@@ -28,8 +28,6 @@ from playwright.sync_api import expect
 from tests.e2e.axe import serious
 from tests.e2e.conftest import (
     ADMIN,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     LOG_TAIL_LINES,
     PROJECT_DIR,
     STARTUP_TIMEOUT,
@@ -41,6 +39,7 @@ from tests.e2e.conftest import (
     _free_port,
     _server_env,
     _stop,
+    chromium,
     wait_serving,
 )
 from tests.e2e.steps import save
@@ -125,19 +124,8 @@ def server(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        reason = f"{CHROMIUM} is missing: the browser tests need Debian's chromium package"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
