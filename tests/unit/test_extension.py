@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from sqlmodel import Session, select
 
 from iam_console import extension, features, scheduler
+from iam_console import models as m
 from iam_console.commerce.extension import COMMERCE
 from iam_console.core import kinds, navigation
 from iam_console.core.kinds.common import KindRules
 from iam_console.core.resources import REGISTRY, Kind
+from iam_console.core.seed import ensure_first_start_data
 from iam_console.db import make_engine, migrate
 from iam_console.extension import Extension, ExtensionError, Job, MenuEntry, MenuGroup
 from iam_console.i18n import catalog
@@ -111,6 +114,15 @@ def test_the_product_runs_without_commerce(without_commerce, tmp_path):
         for gone in ("get-products", "buy-product", "get-user-orders"):
             assert client.get(f"/api/{gone}").json()["msg"] == f"The API /api/{gone} does not exist"
         assert "does not exist" not in client.get("/api/get-users?owner=built-in").json()["msg"]
+    # the first start adds the product's own shared providers, not commerce's payment providers
+    url = f"sqlite:///{tmp_path / 'plain.db'}"
+    migrate(url)
+    engine = make_engine(url)
+    with Session(engine) as db:
+        ensure_first_start_data(db, "first-start-1")
+        assert set(db.exec(select(m.Provider.name).where(m.Provider.owner == "admin")).all()) == {
+            "provider_captcha_default"}
+    engine.dispose()
 
 
 def test_the_api_serves_every_router_the_extensions_declare():
