@@ -29,6 +29,13 @@ def include_name(name, type_, parent_names) -> bool:
     return not (type_ == "index" and name and name.endswith("_trgm"))
 
 
+def include_object(obj, name, type_, reflected, compare_to) -> bool:
+    """The models' side of the same rule: the tables (and their indexes) of another's models are
+    not these revisions' to make (an installed extension's table is not the product's)."""
+    table = name if type_ == "table" else getattr(getattr(obj, "table", None), "name", None)
+    return table is None or OWNERS.get(table, "core") == OWNER
+
+
 def run_migrations_offline() -> None:
     context.configure(url=config.attributes.get("database_url", settings.database_url),
                       target_metadata=target_metadata, literal_binds=True, render_as_batch=True,
@@ -42,6 +49,7 @@ def run_migrations_online() -> None:
     with engine.connect() as connection:
         context.configure(connection=connection, target_metadata=target_metadata,
                           render_as_batch=True, compare_type=True, include_name=include_name,
+                          include_object=include_object,
                           version_table=VERSION_TABLE)
         with context.begin_transaction():
             context.run_migrations()

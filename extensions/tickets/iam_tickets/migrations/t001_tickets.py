@@ -24,7 +24,7 @@ def upgrade() -> None:
         sa.Column("title", sa.String(200), nullable=False, server_default=""),
         sa.Column("content", sa.Text(), nullable=False),
         sa.Column("state", sa.String(50), nullable=False, server_default=""),
-        sa.Column("messages", sa.JSON(), nullable=True),
+        sa.Column("messages", sa.JSON(), nullable=False),
         sa.UniqueConstraint("owner", "name", name="uq_ticket_owner_name"),
     )
     op.create_index("ix_ticket_owner_created", "ticket", ["owner", "created_time", "pk"])
