@@ -3,7 +3,9 @@
 - who: an ordinary user reads, opens and updates only their own tickets (the kind's
   `user_attr`, core/policy.py); their organization's admins all of its tickets; only admins
   delete one;
-- the user of a new ticket is the signed-in user who opens it, whatever the body says;
+- the user of a new ticket is the signed-in user who opens it; an admin (or an application's
+  client, which has no user of its own) may open one for a user of the organization by naming
+  them, checked as a reference (Casdoor makes every new ticket its opener's);
 - an ordinary user changes the title and content of their ticket, and its state only to
   Closed; its name, user and organization stay;
 - the state is one of Open, In Progress, Resolved and Closed;
@@ -30,7 +32,7 @@ def before_save(db: Session, actor: Actor, old: Ticket | None, row: Ticket, chan
     row.updated_time = utcnow()
     if old is None:
         row.messages = []
-        if actor.user is not None:  # an application's client names the user itself (checked as a reference)
+        if actor.user is not None and not (actor.is_admin and row.user):
             row.user = actor.id
         row.state = row.state or OPEN
         return
