@@ -99,7 +99,7 @@ UPLOADS = ("/api/upload-users", "/api/upload-roles", "/api/upload-permissions", 
 # An extension's extra route that acts on one record of a kind, named by ?id=owner/name, says so
 # in its description (`acts_on_record`): the route is then held to the kind's access rules by the
 # tests that walk the route table (tests/api/test_isolation.py aims it at another organization's
-# record with the body's example), without their naming it (docs/extending.md, "Routers").
+# record with the body's example), without their naming it (docs/extending.md, "Extra routes").
 RECORD_ROUTE = "x-iam-record"
 
 
