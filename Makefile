@@ -1,13 +1,17 @@
 # `make run` builds the front end and serves the console on http://localhost:$(IAM_PORT) (the production
 # command, docs/deployment.md); `make test` runs the whole suite.
-# The suites run in two lanes at once (tests/suites.py); tests/e2e_scaffold runs after tests/e2e, not
-# with it: its server's build rewrites .web, which tests/e2e's serves.
+# The suites run in two lanes at once (tests/suites.py); the browser suites (tests/e2e, then
+# tests/e2e_scaffold, then the extensions') run one after the other: each server's build rewrites
+# .web, which the one before serves.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 BUN_VERSION := 1.4.5
 UV_VERSION := 0.13.9
 NODE_SDK := tests/node/node_modules
+# the extensions kept in this repository (extensions/<name>/, each a pip-installable project with
+# its own tests/): `make setup` installs each editable into .venv, `make test` runs their tests
+EXTENSIONS := $(patsubst %/pyproject.toml,%,$(wildcard extensions/*/pyproject.toml))
 export PATH := $(CURDIR)/bunpkg/node_modules/.bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 
@@ -25,6 +29,16 @@ $(VENV)/.installed: requirements.txt
 		$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
+# editable: a change to an extension's code is live without reinstalling; its entry point
+# (iam_console.extensions) is what makes the server load it (docs/extending.md)
+$(VENV)/.extensions: $(VENV)/.installed $(addsuffix /pyproject.toml,$(EXTENSIONS))
+	@for extension in $(EXTENSIONS); do \
+		echo "Installing the extension $$extension into $(VENV) (editable)"; \
+		{ UV_NATIVE_TLS=1 $(VENV)/bin/uv pip install --quiet --python $(VENV)/bin/python -e $$extension 2>/dev/null || \
+			$(VENV)/bin/pip install --quiet --disable-pip-version-check -e $$extension; } || exit 1; \
+	done
+	@touch $@
+
 # Reflex downloads bun from GitHub, which is out of reach here: take it from npm
 # into bunpkg/ unless a working bun is already on PATH.
 bun:
@@ -33,7 +47,7 @@ bun:
 		mkdir -p bunpkg && npm install --prefix bunpkg --no-audit --no-fund --silent bun@$(BUN_VERSION); }
 	@bun --version >/dev/null
 
-setup: $(VENV)/.installed bun
+setup: $(VENV)/.installed $(VENV)/.extensions bun
 
 # tests/api/test_sdk_node.py drives the API with casdoor-nodejs-sdk, and tests/e2e/axe.py injects
 # axe-core; both are installed from the lock file into tests/node/node_modules. Without npm the SDK

@@ -30,11 +30,11 @@ def include_name(name, type_, parent_names) -> bool:
     return not (type_ == "index" and name and name.endswith("_trgm"))
 
 
-def include_object(object_, name, type_, reflected, compare_to) -> bool:
-    """Leave out the models of the tables another's revisions make (include_name sees only the
-    database's names): the product's revisions never create an extension's table, nor an
-    extension's the product's."""
-    return not (type_ == "table" and not reflected and OWNERS.get(name, "core") != OWNER)
+def include_object(obj, name, type_, reflected, compare_to) -> bool:
+    """The models' side of the same rule: the tables (and their indexes) of another's models are
+    not these revisions' to make (an installed extension's table is not the product's)."""
+    table = name if type_ == "table" else getattr(getattr(obj, "table", None), "name", None)
+    return table is None or OWNERS.get(table, "core") == OWNER
 
 
 def run_migrations_offline() -> None:

@@ -1,10 +1,12 @@
 """`make test`: every suite, in two lanes that run at once, so that the whole run takes about as
 long as the browser suites alone.
 
-- The service lane: the unit and HTTP tests, then the schema fuzzing. They use the shared
-  PostgreSQL, MariaDB and Redis databases, and no front end.
-- The browser lane: the browser tests, then the scaffold's (each builds the front end into the
-  project's .web/ and serves it, one after the other).
+- The service lane: the unit and HTTP tests, then each extension's of extensions/ (its tests/
+  but its browser tests), then the schema fuzzing. They use the shared PostgreSQL, MariaDB and
+  Redis databases, and no front end.
+- The browser lane: the browser tests, then the scaffold's, then each extension's (tests/e2e of
+  its tests/): each builds the front end into the project's .web/ and serves it, one after the
+  other.
 - Then, once both lanes are done, the scale tests: they serve .web/ too, and use the shared
   databases.
 
@@ -21,9 +23,12 @@ import time
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
+EXTENSION_TESTS = tuple(sorted(str(path.relative_to(PROJECT)) for path in PROJECT.glob("extensions/*/tests")))
 LANES = {
-    "service": (("tests/unit", "tests/api"), ("tests/fuzz",)),
-    "browser": (("tests/e2e",), ("tests/e2e_scaffold",)),
+    "service": (("tests/unit", "tests/api"),
+                *((tests, f"--ignore={tests}/e2e") for tests in EXTENSION_TESTS), ("tests/fuzz",)),
+    "browser": (("tests/e2e",), ("tests/e2e_scaffold",),
+                *((f"{tests}/e2e",) for tests in EXTENSION_TESTS if (PROJECT / tests / "e2e").is_dir())),
 }
 AFTER_BOTH = (("tests/scale",),)
 

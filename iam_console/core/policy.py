@@ -6,7 +6,8 @@
   (providers and certs owned by 'admin') read-only; never moves a record to
   another owner;
 - ordinary user: their own account, their organization and its applications
-  (read), and the permissions they submitted;
+  (read), the permissions they submitted, and the records of a kind declaring
+  `user_attr` that name them (an extension's tickets);
 - anonymous: nothing here ('Please login first').
 """
 
@@ -64,6 +65,8 @@ def _user_scope(actor: Actor, kind: Kind) -> list[sa.ColumnElement]:
         return [model.owner == org, model.submitter == actor.name]
     if kind.name == "session":
         return [model.owner == org, model.name == actor.name]
+    if kind.user_attr:
+        return [model.owner == org, getattr(model, kind.user_attr) == actor.id]
     raise _deny()
 
 
@@ -175,5 +178,12 @@ def _check_user_write(actor: Actor, kind: Kind, old: Named | None, new: Named | 
             theirs = row is not None and (row.submitter == me or (old is None and not row.submitter))
             if row is not None and (row.owner != org or not theirs):
                 raise ServiceError(NOT_THEIR_PERMISSION)
+        return
+    if kind.user_attr and new is not None:
+        for row in (old, new):
+            # a new record naming no one is theirs (the kind's rules fill the user in)
+            named = None if row is None else getattr(row, kind.user_attr)
+            if row is not None and (row.owner != org or not (named == actor.id or (old is None and not named))):
+                raise _deny()
         return
     raise _deny()

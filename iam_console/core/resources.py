@@ -58,6 +58,11 @@ class Kind:
     references: tuple[Ref, ...] = ()  # fields naming other records
     counted: bool = False  # its rows per owner are counted by database triggers (core/counts.py)
     charted: bool = False  # a series of the dashboard's chart (home/dashboard.py)
+    # the attribute naming the user a record is about, as owner/name (a ticket's user): an ordinary
+    # user reads the records of their organization that name them, adds records naming them (or
+    # no one: the kind's rules then fill it in) and updates their own, as far as the kind's rules
+    # allow; deleting stays the admins' (core/policy.py, docs/security.md)
+    user_attr: str = ""
 
     @property
     def plural_name(self) -> str:

@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 from alembic import command
 from iam_console.core.seed import ensure_first_start_data
 from iam_console.db import alembic_config, make_engine, migrate, session_scope
+from iam_console.extension import extensions
 from iam_console.models import Cert, User
 from tests.conftest import require_service
 
@@ -51,6 +52,9 @@ def empty_database(request, tmp_path):
 def test_history_upgrades_an_empty_database(empty_database):
     migrate(empty_database)
     command.check(alembic_config(empty_database))  # raises if the models and the schema differ
+    for extension in extensions():  # and each installed extension's, on its own branch
+        if extension.migrations:
+            command.check(alembic_config(empty_database, extension))
     engine = make_engine(empty_database)
     try:
         with session_scope(engine) as db:

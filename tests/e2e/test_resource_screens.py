@@ -1,5 +1,5 @@
-"""The list and edit machinery: the generated walk every screen with a list joins
-with one declaration (WALKS: add, add mode, Cancel, save, rename, a failed save
+"""The list and edit machinery: the generated walk every screen with a list joins,
+an extension's by its declaration alone (WALKS: add, add mode, Cancel, save, rename, a failed save
 reverting the name, Save & Exit, delete with its confirmation, paging, sorting and
 search, axe-core on its pages), then what the walk cannot say generically: paging
 details, protections, and what an organization admin and an ordinary user see."""
@@ -44,7 +44,8 @@ def _row(page, text: str):
 
 @dataclass(frozen=True)
 class Walk:
-    """One screen's place in the generated walk: a new screen joins with one line in WALKS."""
+    """One screen's place in the generated walk (WALKS): a screen NAMED does not name is walked as its
+    declaration says (walk_of)."""
 
     screen: str  # the key of ui.screens.SCREENS
     text_field: str = ""  # a plain text field the walk edits and expects back after a reload
@@ -61,8 +62,10 @@ class Walk:
     view_only: bool = False
 
 
-# every screen with a list page of its own; the LDAP servers are listed on their organization's page
-WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
+# the built-in screens with a list page of its own (the LDAP servers are listed on their
+# organization's page), each with what its walk needs; any other screen (an extension's) is walked
+# as `walk_of` reads its declaration
+NAMED = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk("group", "displayName"),
          Walk("invitation", "displayName"), Walk("cert", "displayName"), Walk("application", "displayName"),
          Walk("provider", "displayName"), Walk("token", "scope"), Walk("enforcer", "displayName"),
          Walk("resource", addable=False),
@@ -74,11 +77,35 @@ WALKS = [Walk("organization", "displayName"), Walk("user", "displayName"), Walk(
          Walk("subscription", "displayName"), Walk("transaction", view_only=True)]
 
 
+def walk_of(screen) -> Walk:
+    """A screen's walk from its declaration: Add and the edit page unless its list has no Add, a
+    read-only or view-only list as declared, and the first plain text field its viewer may edit."""
+    text = next((f.key for f in screen.fields if f.widget == "input" and not (
+        f.derived or f.virtual or f.global_admin_only or f.locked_for or f.shown_when or f.enabled_when
+        or f.check or f.copy_to)), "")
+    return Walk(screen.key, text, addable=screen.addable and screen.has_edit_page and not screen.read_only,
+                read_only=screen.read_only, view_only=screen.view_only)
+
+
+def _walks() -> list[Walk]:
+    from iam_console.ui import pages  # noqa: F401  (declares the screens, every extension's too)
+    from iam_console.ui.screens import SCREENS
+
+    named = {w.screen for w in NAMED}
+    return NAMED + [walk_of(s) for key, s in sorted(SCREENS.items())
+                    if key not in named and s.columns and s.list_page]
+
+
+WALKS = _walks()
+
+
 def test_every_screen_with_a_list_is_walked():
-    from iam_console.ui import pages  # noqa: F401  (declares the screens)
     from iam_console.ui.screens import SCREENS
 
     assert {w.screen for w in WALKS} == {key for key, s in SCREENS.items() if s.columns and s.list_page}
+    assert {w.screen for w in NAMED} <= set(SCREENS)  # no walk of a screen that is gone
+    for walk in WALKS:  # an editable walk edits a field, and its type says so
+        assert walk.text_field or not walk.addable or walk.view_only, walk
 
 
 def _seed(server, screen, owner: str, names: list[str]) -> None:
