@@ -2,6 +2,7 @@
 
 import pytest
 
+from iam_console.commerce.extension import COMMERCE
 from iam_console.core.navigation import (
     MenuGroup,
     MenuItem,
@@ -15,7 +16,7 @@ from iam_console.features import CORE
 
 # the built-in features' entries: the menu of the product as it ships, whatever else is installed
 # (an installed extension's entries: tests/unit/test_extension.py and its own tests)
-EVERY_ROUTE = frozenset(entry.route for entry in CORE.menu)
+EVERY_ROUTE = frozenset(entry.route for entry in (*CORE.menu, *COMMERCE.menu))
 
 
 def keys(groups):
