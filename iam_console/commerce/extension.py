@@ -1,9 +1,11 @@
 """Commerce, declared through the extension contract (iam_console/extension.py) as an installed
-extension declares itself: its kinds and their rules, its menu group and pages, its routes, its job,
-its webhook events, its first-start providers and its invoices folder. Nothing outside this
-package names it (docs/extending.md, "The built-in features")."""
+extension declares itself: its kinds and their rules, its menu group and pages, its routes, its
+job, its webhook events, its catalogs, its first-start providers and its invoices folder. Nothing
+outside this package names it (docs/extending.md, "How extensions are found")."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from sqlmodel import Session
 
@@ -73,6 +75,7 @@ COMMERCE = Extension(
     routers=("iam_console.commerce.api:router",),
     jobs=(Job("subscription expiry", expire_subscriptions),),
     webhook_events=EVENTS,
+    translations=str(Path(__file__).parent / "translations"),
     seed=first_start,
     file_folders=(invoices.INVOICE_FOLDER,),
 )

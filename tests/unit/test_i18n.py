@@ -1,17 +1,28 @@
-"""The catalog: Chinese covers every English key; formats keep their placeholders."""
+"""The catalog: in every extension's catalogs (the built-in features' too), Chinese covers every
+English key, and formats keep their placeholders."""
 
 import json
 import re
 from pathlib import Path
 
+import pytest
+
+from iam_console.extension import extensions
 from iam_console.i18n import catalog, language_from_header, translate
 
-HERE = Path(__file__).resolve().parents[2] / "iam_console" / "i18n"
+FOLDERS = {extension.name: Path(extension.translations) for extension in extensions() if extension.translations}
 
 
-def test_chinese_translates_every_key_with_the_same_placeholders():
-    english = json.loads((HERE / "en.json").read_text())
-    chinese = json.loads((HERE / "zh.json").read_text())
+def test_the_catalogs_are_the_extensions():
+    assert {"core", "commerce"} <= set(FOLDERS)
+    merged = {key for folder in FOLDERS.values() for key in json.loads((folder / "en.json").read_text())}
+    assert set(catalog("en")) == merged
+
+
+@pytest.mark.parametrize("name", sorted(FOLDERS))
+def test_chinese_translates_every_key_with_the_same_placeholders(name):
+    english = json.loads((FOLDERS[name] / "en.json").read_text())
+    chinese = json.loads((FOLDERS[name] / "zh.json").read_text())
     assert set(chinese) == set(english)
     for key, text in chinese.items():
         assert re.findall(r"%[sd]", key) == re.findall(r"%[sd]", text), key
