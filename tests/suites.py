@@ -38,8 +38,10 @@ def _command(paths: tuple[str, ...], options: list[str]) -> list[str]:
 
 
 def _lane(suites: tuple[tuple[str, ...], ...], options: list[str], log: Path) -> subprocess.Popen:
-    """The suites one after the other in a shell of their own, stopping at the first failing one."""
-    script = " && ".join(subprocess.list2cmdline(_command(paths, options)) for paths in suites)
+    """The suites one after the other in a shell of their own, each whatever the one before did;
+    the lane fails if one of them did."""
+    steps = (f"{subprocess.list2cmdline(_command(paths, options))} || failed=1" for paths in suites)
+    script = "failed=0; " + "; ".join(steps) + "; exit $failed"
     with log.open("wb") as out:
         return subprocess.Popen(["bash", "-c", script], cwd=PROJECT, stdout=out, stderr=subprocess.STDOUT)
 

@@ -23,6 +23,17 @@ def test_a_failing_suite_fails_the_run_and_every_suite_still_reports(tmp_path, m
     assert out.count("1 passed") == 2  # the lane's suite and the one after both
 
 
+def test_a_lane_goes_on_after_a_failing_suite(tmp_path, monkeypatch, capfd):
+    (tmp_path / "test_fine.py").write_text("def test_fine():\n    pass\n")
+    (tmp_path / "test_broken.py").write_text("def test_broken():\n    assert 1 == 2\n")
+    monkeypatch.setattr(suites, "PROJECT", tmp_path)
+    monkeypatch.setattr(suites, "LANES", {"browser": (("test_broken.py",), ("test_fine.py",))})
+    monkeypatch.setattr(suites, "AFTER_BOTH", ())
+    assert suites.main(["-p", "no:cacheprovider"]) == 1
+    out = capfd.readouterr().out
+    assert out.index("assert 1 == 2") < out.index("1 passed")  # the second suite ran after the first failed
+
+
 def test_every_suite_passing_passes_the_run(tmp_path, monkeypatch, capfd):
     (tmp_path / "test_fine.py").write_text("def test_fine():\n    pass\n")
     monkeypatch.setattr(suites, "PROJECT", tmp_path)
