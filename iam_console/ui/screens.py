@@ -319,6 +319,11 @@ def screen(declared: Screen) -> Screen:
     return declared
 
 
+def time_text(value: Any) -> str:
+    """A stored time (RFC 3339) as the console shows it: without the T and the Z."""
+    return str(value or "").replace("T", " ").removesuffix("Z")
+
+
 def cell(column: Column, value: Any) -> str:
     """A record's value as the list shows it (the state holds only strings)."""
     if value is None:
@@ -326,7 +331,7 @@ def cell(column: Column, value: Any) -> str:
     if column.kind == "bool":
         return "true" if value else "false"
     if column.kind == "time":
-        return str(value).replace("T", " ").removesuffix("Z")
+        return time_text(value)
     text = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
     return text[:column.cut] + "…" if column.cut and len(text) > column.cut else text
 

@@ -13,7 +13,7 @@ from iam_console.core import crud
 from iam_console.core.kinds import choices
 from iam_console.core.resources import REGISTRY
 from iam_console.ui.components.editing import field_label
-from iam_console.ui.screens import Column, Field, Screen, screen
+from iam_console.ui.screens import Column, Field, Screen, screen, time_text
 from iam_console.ui.state.editing import Editing
 from iam_console.ui.state.service import call, say
 from iam_console.ui.text import t
@@ -46,7 +46,7 @@ class TicketThread(rx.State):
                           quiet=True)
         messages = [] if read.failed or read.value is None else read.value.get("messages") or []
         self.rows = [{"author": str(m.get("author", "")), "text": str(m.get("text", "")),
-                      "timestamp": format_time_text(m.get("timestamp")), "isAdmin": "true" if m.get("isAdmin") else ""}
+                      "timestamp": time_text(m.get("timestamp")), "isAdmin": "true" if m.get("isAdmin") else ""}
                      for m in messages if isinstance(m, dict)]
 
     @rx.event
@@ -68,11 +68,6 @@ class TicketThread(rx.State):
         self.draft = ""
         await self._read()
         return rx.toast.success(await say(self, "Successfully sent"))
-
-
-def format_time_text(value: Any) -> str:
-    """A message's time as the lists show times (its RFC 3339 text, without the T and Z)."""
-    return str(value or "").replace("T", " ").removesuffix("Z")
 
 
 def _message(row: rx.Var) -> rx.Component:
