@@ -291,11 +291,18 @@ TRACK_SOCKET = """
 """
 
 
-@pytest.fixture
-def context(browser, server):
-    created = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800})
+def console_context(browser, base_url: str):
+    """A fresh browser context on the console: the viewport, the waits and the socket tracking
+    every browser test uses."""
+    created = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 800})
     created.set_default_timeout(15_000)
     created.add_init_script(TRACK_SOCKET)
+    return created
+
+
+@pytest.fixture
+def context(browser, server):
+    created = console_context(browser, server.base_url)
     try:
         yield created
     finally:

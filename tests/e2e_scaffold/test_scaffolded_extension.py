@@ -31,7 +31,6 @@ from tests.e2e.conftest import (
     LOG_TAIL_LINES,
     PROJECT_DIR,
     STARTUP_TIMEOUT,
-    TRACK_SOCKET,
     VENV_BIN,
     Server,
     Visitor,
@@ -40,6 +39,7 @@ from tests.e2e.conftest import (
     _server_env,
     _stop,
     chromium,
+    console_context,
     wait_serving,
 )
 from tests.e2e.steps import save
@@ -132,9 +132,7 @@ def browser():
 
 @pytest.fixture
 def page(browser, server):
-    context = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(15_000)
-    context.add_init_script(TRACK_SOCKET)
+    context = console_context(browser, server.base_url)
     try:
         yield context.new_page()
     finally:
