@@ -3,6 +3,7 @@ this package registers them. An extension's tables are its own (its kinds' model
 `Extension.tables`, iam_console/extension.py): commerce's are in iam_console/commerce/tables.py."""
 
 from iam_console.applications.tables import Application, Cert, Provider
+from iam_console.audit.tables import Record
 from iam_console.authorization.tables import (
     Adapter,
     AuthzChange,
@@ -16,11 +17,12 @@ from iam_console.authorization.tables import (
 from iam_console.federation.tables import Web3Nonce
 from iam_console.identity.directory import Group, Invitation, Ldap
 from iam_console.identity.tables import Organization, User
-from iam_console.models.audit import AuthSession, MfaSetup, PendingSignIn, Record, SamlRequest, Session, Throttle
 from iam_console.models.base import Named, Row, detached_copy, to_wire, wire_name
 from iam_console.models.credentials import Key, Resource, Token, UpstreamState, Verification, WebAuthnChallenge
 from iam_console.models.stats import RowCount, UserGroup
 from iam_console.operations.tables import Syncer, Webhook, WebhookEvent
+from iam_console.saml.tables import SamlRequest
+from iam_console.signin.tables import AuthSession, MfaSetup, PendingSignIn, Session, Throttle
 
 __all__ = [
     "Adapter",

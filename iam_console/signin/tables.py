@@ -1,14 +1,13 @@
-"""Sign-in sessions and the audit trail."""
+"""Sign-in state: console sessions, the sign-ins in flight and their second factors, and the throttles."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
 
 import sqlalchemy as sa
 from sqlmodel import Field
 
-from iam_console.models.base import Named, Row, UTCDateTime, created, json_list, long_text, text
+from iam_console.models.base import Row, UTCDateTime, created, json_list, text
 
 
 class Session(Row, table=True):
@@ -54,43 +53,6 @@ class AuthSession(Row, table=True):
     impersonator: str = text(200)
 
 
-class Record(Named, table=True):
-    """One audited request: every write, sign-in and sign-out."""
-
-    __tablename__ = "record"
-    # records are not unique by name; the integer key is Casdoor's "id". Each filter of the
-    # list (organization, user, action, method; a time range on any of them) is an equality on
-    # the first column of an index in the list's order (docs/architecture.md, "The audit trail")
-    __table_args__ = (
-        sa.Index("ix_record_owner_created", "owner", "created_time", "pk"),
-        sa.Index("ix_record_organization_created", "organization", "created_time", "pk"),
-        sa.Index("ix_record_created", "created_time", "pk"),
-        sa.Index("ix_record_user_created", "user", "created_time", "pk"),
-        # MySQL's index keys stop at 3072 bytes: the 1000-character action is indexed by its start
-        sa.Index("ix_record_action_created", "action", "created_time", "pk", mysql_length={"action": 255}),
-        sa.Index("ix_record_method_created", "method", "created_time", "pk"),
-    )
-    json_aliases: ClassVar[dict[str, str]] = {"pk": "id"}
-    json_hidden: ClassVar[frozenset[str]] = frozenset()
-    json_exact_search: ClassVar[frozenset[str]] = frozenset({"organization", "user", "action", "method"})
-
-    organization: str = text(100)
-    client_ip: str = text(100)
-    user: str = text(255)  # an owner/name id: two names of 100 and the slash
-    method: str = text(100)
-    request_uri: str = text(1000)
-    action: str = text(1000)
-    language: str = text(100)
-    object: str = long_text()
-    response: str = long_text()
-    status_code: int = 0
-    detail: str = long_text()
-    is_triggered: bool = False
-
-
-
-
-
 class PendingSignIn(Row, table=True):
     """A sign-in whose password was right and whose second factor is still owed.
 
@@ -109,24 +71,6 @@ class PendingSignIn(Row, table=True):
     created_time: datetime = created()
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
     attempts: int = 0
-
-
-class SamlRequest(Row, table=True):
-    """An AuthnRequest this server sent to a SAML provider, waiting for its Response. The
-    Response's InResponseTo must name one, once: the ACS deletes it as it accepts the Response
-    (saml/saml_sp.py)."""
-
-    __tablename__ = "saml_request"
-    __table_args__ = (sa.UniqueConstraint("request_id", name="uq_saml_request_request_id"),
-                      sa.Index("ix_saml_request_expires_at", "expires_at"))
-
-    request_id: str = text(100)
-    provider_owner: str = text(100)
-    provider_name: str = text(100)
-    application: str = text(100)  # the application signed in to
-    return_to: str = text(1000)  # the same-site path the browser goes to after sign-in
-    created_time: datetime = created()
-    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
 class MfaSetup(Row, table=True):
