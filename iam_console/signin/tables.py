@@ -1,13 +1,24 @@
-"""Sign-in state: console sessions, the sign-ins in flight and their second factors, and the throttles."""
+"""Sign-in state: console sessions, sign-ins in flight and their second factors, verification
+codes, WebAuthn challenges and the throttles."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 import sqlalchemy as sa
 from sqlmodel import Field
 
-from iam_console.models.base import Row, UTCDateTime, created, json_list, text
+from iam_console.models.base import (
+    Named,
+    Row,
+    UTCDateTime,
+    big_int,
+    created,
+    json_list,
+    named_keys,
+    text,
+)
 
 
 class Session(Row, table=True):
@@ -101,3 +112,55 @@ class Throttle(Row, table=True):
     key: str = text(200)
     count: int = 0
     expires: int = Field(default=0, sa_type=sa.BigInteger)
+
+
+class Verification(Named, table=True):
+    """Casdoor's VerificationRecord: a code sent by email or SMS (signin/verifications.py)."""
+
+    __tablename__ = "verification"
+    __table_args__ = named_keys(
+        "verification",
+        sa.Index("ix_verification_owner_receiver", "owner", "receiver", "created_time"),
+        # the resend limit and the code check find a receiver's (and a user's) latest code
+        sa.Index("ix_verification_receiver_time", "receiver", "time"),
+        sa.Index("ix_verification_user_time", "user", "time"),
+    )
+    # the server's count of checks against the code, not part of Casdoor's object
+    json_hidden: ClassVar[frozenset[str]] = frozenset({"pk", "attempts"})
+    # a code not yet used signs someone in or resets a password
+    json_own_admin_secrets: ClassVar[frozenset[str]] = frozenset({"code"})
+
+    remote_addr: str = text(100)
+    type: str = text(100)
+    user: str = text(100)
+    provider: str = text(100)
+    receiver: str = text(255)  # an email address or a phone number
+    code: str = text(100)
+    time: int = big_int()  # unix seconds, as in Casdoor
+    is_used: bool = False
+    attempts: int = 0  # checks made against this code: it is void after the limit
+
+
+class WebAuthnChallenge(Row, table=True):
+    """A WebAuthn ceremony (signin/webauthn.py): the challenge the server sent, found by
+    the SHA-256 of the random cookie set with it, never by anything the client echoes back.
+    Marked used by the first finish; kept until expires_at, so that the ceremonies of the
+    last few minutes can be counted per client address."""
+
+    __tablename__ = "webauthn_challenge"
+    __table_args__ = (
+        sa.UniqueConstraint("token_hash", name="uq_webauthn_challenge_token_hash"),
+        sa.Index("ix_webauthn_challenge_expires", "expires_at"),
+        sa.Index("ix_webauthn_challenge_ip", "client_ip", "expires_at"),
+    )
+
+    token_hash: str = text(64)
+    purpose: str = text(20)  # "signup" (registration) | "signin" (authentication)
+    challenge: str = text(100)  # base64url
+    owner: str = text(100)  # the user it was issued for
+    user_name: str = text(100)
+    application: str = text(100)  # signin: the application named at begin
+    session_id: str = text(100)  # signup: the console session that asked for it
+    client_ip: str = text(100)
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    used: bool = False
