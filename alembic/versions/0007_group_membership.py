@@ -25,7 +25,7 @@ down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-LENGTH = 255  # iam_console.models.stats.GROUP_ID_LENGTH, frozen here
+LENGTH = 255  # iam_console.identity.tables.GROUP_ID_LENGTH, frozen here
 
 
 def _sqlite_members(row: str, table: str = "") -> str:

@@ -1,4 +1,4 @@
-"""Organizations and users."""
+"""Organizations, users, and the group membership kept by triggers on "user"."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import ClassVar
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlmodel import Field, SQLModel
 
 from iam_console.models.base import Named, json_dict, json_list, long_text, moment, money, named_keys, text
 
@@ -198,3 +200,20 @@ class User(Named, table=True):
     ip_whitelist: str = text(500)
     application_scopes: list = json_list()
 
+
+# the longest group id the membership table keeps: a group's owner and name are 100 each
+GROUP_ID_LENGTH = 255
+
+
+class UserGroup(SQLModel, table=True):
+    """One row per entry of a user's `groups` list (Casdoor's "owner/name"), kept
+    by triggers on "user" (migration 0007). The list stays the one source of
+    truth: nothing writes here but the triggers. Not an API resource."""
+
+    __tablename__ = "user_group"
+    __table_args__ = (sa.Index("ix_user_group_user_pk", "user_pk"),)
+
+    # case-sensitive on MySQL/MariaDB too, as the entries are on the other databases
+    group_id: str = Field(primary_key=True, sa_type=sa.String(GROUP_ID_LENGTH).with_variant(
+        mysql.VARCHAR(GROUP_ID_LENGTH, collation="utf8mb4_bin"), "mysql", "mariadb"))
+    user_pk: int = Field(primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False})

@@ -14,12 +14,12 @@ from iam_console.authorization.tables import (
     Permission,
     Role,
 )
+from iam_console.core.tables import RowCount
 from iam_console.federation.tables import UpstreamState, Web3Nonce
 from iam_console.files.tables import Resource
 from iam_console.identity.directory import Group, Invitation, Ldap
-from iam_console.identity.tables import Organization, User
+from iam_console.identity.tables import Organization, User, UserGroup
 from iam_console.models.base import Named, Row, detached_copy, to_wire, wire_name
-from iam_console.models.stats import RowCount, UserGroup
 from iam_console.oauth.tables import Key, Token
 from iam_console.operations.tables import Syncer, Webhook, WebhookEvent
 from iam_console.saml.tables import SamlRequest
