@@ -27,9 +27,10 @@ AWAITED = {"id", "ja", "ko", "ru", "vi", "pt"}
 PLACEHOLDER = re.compile(r"%[sd]|\{\w*\}")
 # calls whose first argument is a catalog key: the pages' t(), states' say(), translate(), and the
 # errors the API answers with (core/errors.py ServiceError and its kinds)
-# (by the argument that holds the key: envelope.error(request, key), MenuEntry(group, route, label))
+# (by the argument that holds the key: envelope.error(request, key), MenuEntry(group, route, label),
+# a screen's Column(key, label), Field(key, label) and a row table's Cell(key, label))
 KEY_ARGUMENT = {"t": 0, "say": 0, "translate": 0, "ServiceError": 0, "BindRefused": 0, "OutboundError": 0,
-                "error": 1, "MenuGroup": 1, "MenuEntry": 2}
+                "error": 1, "MenuGroup": 1, "MenuEntry": 2, "Column": 1, "Field": 1, "Cell": 1}
 # Reflex components that show their text arguments, and the properties read out or shown
 SHOWING = {"text", "heading", "button", "badge", "link", "label", "callout", "title", "description", "span",
            "p", "strong", "em", "th", "legend", "option"}
@@ -93,6 +94,13 @@ def scan_code() -> tuple[set[str], set[str], dict[str, set[str]]]:
     return constants, keys, bare
 
 
+def browser_test_page_keys() -> set[str]:
+    """The keys the browser tests' own pages look up (IAM_EXTRA_PAGES, tests/e2e/conftest.py): the
+    console's build fails on one no catalog has."""
+    pages = [*(ROOT / "tests" / "e2e").glob("*_pages.py"), ROOT / "tests" / "e2e" / "state_probe.py"]
+    return {key for path in pages for key in scan(path.read_text(encoding="utf-8"))[1]}
+
+
 def unused(catalog: set[str], constants: set[str]) -> list[str]:
     return sorted(key for key in catalog if key not in constants)
 
@@ -151,6 +159,7 @@ def test_every_key_is_used_and_every_shown_string_is_a_key():
     constants, keys, bare = scan_code()
     assert unused(english, constants) == [], "keys no code uses"
     assert sorted(keys - english) == [], "strings the code shows that no catalog has"
+    assert sorted(browser_test_page_keys() - english) == [], "strings the browser tests' pages show that no catalog has"
     assert bare == {}, "texts shown without the catalog (t(...))"
 
 
@@ -161,9 +170,10 @@ def test_the_check_catches_an_unused_key_and_an_untranslated_string():
     constants, _, _ = scan_code()
     assert unused(english | {"A planted key nobody uses"}, constants) == ["A planted key nobody uses"]
     planted = 'rx.button(t("Planted and untranslated"))\nraise ServiceError("Planted %s", 1)\n' \
-              'error(request, "Planted too")\nrx.text("Shown bare", placeholder="Bare too")\nPrefs.tr["Planted tr"]\n'
+              'error(request, "Planted too")\nrx.text("Shown bare", placeholder="Bare too")\nPrefs.tr["Planted tr"]\n' \
+              'Cell("length", "Planted label")\n'
     _, keys, bare = scan(planted)
-    assert keys - english == {"Planted and untranslated", "Planted %s", "Planted too", "Planted tr"}
+    assert keys - english == {"Planted and untranslated", "Planted %s", "Planted too", "Planted tr", "Planted label"}
     assert bare == {"Shown bare", "Bare too"}
 
 
