@@ -55,6 +55,7 @@ class SignedIn:
     application: Application
     expires_at: datetime
     persistent: bool  # False: a browser-session cookie
+    session_id: str = ""  # the session's public id: the `sid` of the ID tokens given in it
 
 
 def hash_token(token: str) -> str:
@@ -378,7 +379,8 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
           client_ip=client_ip, obj={"application": application.name, "organization": organization.name,
                                     "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
-    return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin)
+    return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin,
+                    session_id=session_id)
 
 
 # --- the second factor ---
@@ -470,6 +472,7 @@ def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
 class SignedOut:
     user_id: str  # owner/name
     homepage: str  # the application's homepage: where the console goes next, if set
+    session_id: str = ""  # the ended session's id: its applications are told (oauth/logout.py)
 
 
 def sign_out(db: Session, token: str, client_ip: str = "") -> SignedOut | None:
@@ -481,7 +484,7 @@ def sign_out(db: Session, token: str, client_ip: str = "") -> SignedOut | None:
           client_ip=client_ip)
     homepage = db.exec(select(Application.homepage_url).where(
         Application.owner == b.ADMIN_OWNER, Application.name == row.application)).first()
-    return SignedOut(f"{row.owner}/{row.user_name}", homepage or "")
+    return SignedOut(f"{row.owner}/{row.user_name}", homepage or "", row.session_id)
 
 
 def account_for_token(db: Session, token: str) -> tuple[User, AuthSession] | None:
