@@ -313,7 +313,9 @@ def front_channel_page(frames: list[str], next_url: str) -> HTMLResponse:
                       for uri in frames)
     onward = (f'<p><a href="{html.escape(next_url)}">Continue</a></p>' if next_url
               else "<p>You may close this window.</p>")
-    script = (f"let left = {len(frames)}, gone = false; const next = {json.dumps(next_url)};"
+    # the URL as a script's string: no "</script>" (nor any markup) can close the element early
+    target = json.dumps(next_url).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    script = (f"let left = {len(frames)}, gone = false; const next = {target};"
               "function go() { if (!gone && next) { gone = true; location.replace(next); } }"
               "function loaded() { if (--left <= 0) go(); }"
               f"setTimeout(go, {FRAME_WAIT_MS});")

@@ -30,7 +30,7 @@ from iam_console.applications import redirects
 from iam_console.core import builtin as b
 from iam_console.core import lookup, outbound
 from iam_console.core.errors import ServiceError
-from iam_console.models import Application, AuthSession, Cert, Token, User
+from iam_console.models import Application, AuthSession, Cert, Token, User, WebhookEvent
 from iam_console.oauth import jwt_tokens
 from iam_console.operations import webhooks
 from iam_console.settings import settings
@@ -90,7 +90,7 @@ def logout_token(claims: dict[str, Any], cert: Cert, algorithm: str, organizatio
                             "events": {EVENT_CLAIM: {}}}, cert, algorithm, organization, typ=TOKEN_TYPE)
 
 
-def send(application: Application, cert: Cert, algorithm: str, event: Any) -> webhooks.Attempt:
+def send(application: Application, cert: Cert, algorithm: str, event: WebhookEvent) -> webhooks.Attempt:
     """One attempt: the logout token, signed now, POSTed to the application's back-channel URI through
     the outbound guard (redirects are not followed)."""
     claims = json.loads(event.payload)["claims"]
@@ -105,7 +105,7 @@ def send(application: Application, cert: Cert, algorithm: str, event: Any) -> we
     return webhooks.Attempt(answer.status_code, answer.text)
 
 
-def receiver(db: Session, event: Any) -> webhooks.Receiver | str:
+def receiver(db: Session, event: WebhookEvent) -> webhooks.Receiver | str:
     """The worker's way to an event's application (operations/webhooks.py KINDS): its current
     back-channel URI and cert, or why the notice cannot go."""
     application = lookup.application(db, event.webhook.partition("/")[2])

@@ -361,14 +361,17 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
     user.last_signin_time = now
     user.last_signin_ip = client_ip[:100]
     db.add(user)
-    if previous_token:  # rotate: the id the browser had before sign-in dies here
-        _close(db, previous_token)
+    before = _close(db, previous_token) if previous_token else None  # rotate: the browser's old cookie dies here
     if auto_signin:
         hours = application.cookie_expire_in_hours or b.DEFAULT_COOKIE_EXPIRE_HOURS
     else:
         hours = b.SESSION_HOURS_WITHOUT_AUTO_SIGNIN
     token = secrets.token_urlsafe(32)
-    session_id = secrets.token_hex(16)
+    # the same account signing in again in the same browser keeps the session's public id: the `sid`
+    # its ID tokens carry, so that its logout still reaches the applications it signed in to before
+    # (oauth/logout.py); the cookie's secret is new all the same
+    same = before is not None and (before.owner, before.user_name) == (user.owner, user.name)
+    session_id = before.session_id if same else secrets.token_hex(16)
     expires_at = now + timedelta(hours=hours)
     db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner,
                        user_name=user.name, application=application.name, expires_at=expires_at,

@@ -198,6 +198,12 @@ def test_sid_is_the_browser_sessions_kept_by_refresh_and_new_for_another_session
     _, refreshed = token_call(grant_type="refresh_token", client_id=world.app.client_id,
                               client_secret=world.app.client_secret, refresh_token=tokens["refresh_token"])
     assert _segment(refreshed["id_token"], 1)["sid"] == sid
+    # signing in again in the same browser (a new cookie) to another application: the same session
+    cookie = browser.cookies[SESSION_COOKIE]
+    second = make_app(world.org, grant_types=SDK_GRANTS)
+    code, verifier = code_for(second, world.org, client=browser)
+    _, theirs = exchange(second, code, verifier)
+    assert browser.cookies[SESSION_COOKIE] != cookie and _segment(theirs["id_token"], 1)["sid"] == sid
 
     other = TestClient(api)
     code, verifier = code_for(world.app, world.org, client=other)
@@ -268,26 +274,29 @@ def _page(response) -> _Frames:
     return parsed
 
 
-def test_the_end_session_page_frames_the_front_channel_uri_then_goes_on(make_org, make_user):
-    front = "https://rp.example/front-logout?from=idp"
-    world = _world(make_org, make_user, frontchannel_logout_uri=front)
+def test_the_end_session_page_frames_each_applications_front_channel_uri_then_goes_on(make_org, make_user):
+    world = _world(make_org, make_user, frontchannel_logout_uri="https://rp.example/front-logout?from=idp")
+    other = make_app(world.org, grant_types=SDK_GRANTS, frontchannel_logout_uri="http://other.example:8080/fc")
+    unrelated = make_app(world.org, grant_types=SDK_GRANTS, frontchannel_logout_uri="https://unrelated.example/fc")
     browser = TestClient(api, follow_redirects=False)
     code, verifier = code_for(world.app, world.org, client=browser)
     _, tokens = exchange(world.app, code, verifier)
+    exchange(other, *code_for(other, world.org, client=browser))  # the same browser session signs in to both
+    exchange(unrelated, *code_for(unrelated, world.org))  # another browser's session
     sid = _segment(tokens["id_token"], 1)["sid"]
 
     response = browser.get("/api/logout", params={"id_token_hint": tokens["id_token"], "state": "s&1",
                                                   "post_logout_redirect_uri": REDIRECT})
     page = _page(response)
-    (frame,) = page.frames
-    src = urlsplit(frame["src"])
-    assert f"{src.scheme}://{src.netloc}{src.path}" == "https://rp.example/front-logout"
-    assert parse_qs(src.query) == {"from": ["idp"], "iss": [ISSUER], "sid": [sid]}
-    assert "hidden" in frame and frame["title"]
+    sources = {f"{u.scheme}://{u.netloc}{u.path}": parse_qs(u.query) for u in
+               (urlsplit(frame["src"]) for frame in page.frames)}
+    assert sources == {"https://rp.example/front-logout": {"from": ["idp"], "iss": [ISSUER], "sid": [sid]},
+                       "http://other.example:8080/fc": {"iss": [ISSUER], "sid": [sid]}}
+    assert all("hidden" in frame and frame["title"] for frame in page.frames)
     assert page.links == [f"{REDIRECT}?state=s%261"]
     assert json.dumps(f"{REDIRECT}?state=s%261") in response.text  # where the script goes once the frames load
     policy = response.headers["content-security-policy"]
-    assert "frame-src https://rp.example;" in policy and "frame-ancestors 'none'" in policy
+    assert "frame-src http://other.example:8080 https://rp.example;" in policy and "frame-ancestors 'none'" in policy
     assert SESSION_COOKIE in response.headers["set-cookie"]  # the cookie is cleared
 
 
