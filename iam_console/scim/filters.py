@@ -15,8 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from scim2_models import InvalidFilterException, ScimFilter
 from scim2_models.path import (
-    AttrPath,
     AttributeBinding,
+    AttrPath,
     CompareOperator,
     Comparison,
     FilterVisitor,

@@ -68,7 +68,7 @@ class Photo(ComplexAttribute):
 
 class GroupMembership(ComplexAttribute):
     value: Annotated[str | None, Mutability.read_only, CaseExact.true] = None
-    ref: Annotated[Reference["Group"] | None, Mutability.read_only] = Field(
+    ref: Annotated[Reference["Group"] | None, Mutability.read_only] = Field(  # noqa: UP037 (the type named)
         None, serialization_alias="$ref", validation_alias="$ref")
     display: Annotated[str | None, Mutability.read_only] = None
 
@@ -103,7 +103,7 @@ class User(Resource[Any]):
 
 class GroupMember(ComplexAttribute):
     value: Annotated[str | None, Mutability.immutable, CaseExact.true] = None
-    ref: Annotated[Reference["User"] | None, Mutability.immutable] = Field(
+    ref: Annotated[Reference["User"] | None, Mutability.immutable] = Field(  # noqa: UP037 (the type named)
         None, serialization_alias="$ref", validation_alias="$ref")
     type: Annotated[str | None, Mutability.immutable] = Field(None, examples=["User"])
     display: Annotated[str | None, Mutability.read_only] = None
