@@ -61,7 +61,7 @@ def _caller(db: Session, request: Request) -> Actor:
         found = credentials.from_bearer(db, token.strip())
     except ServiceError:
         raise UnauthorizedException(detail="The access token is invalid or expired") from None
-    outbound.note_caller(found.organization)
+    outbound.note_caller(provisioning.organization_of(found))  # a client's, else 403
     return found
 
 
