@@ -4,8 +4,8 @@ Revision ID: 0026_scim
 Revises: 0025
 Create Date: 2026-11-29
 
-group.external_id: the identifier a SCIM provisioning client gives a group (`externalId`, RFC 7643
-§3.1), kept as users keep theirs (docs/api.md, "SCIM 2.0"). A plain ADD COLUMN with an empty
+group.external_id: the identifier a SCIM provisioning client gives a group (its `externalId`),
+kept as users keep theirs (docs/api.md, "SCIM 2.0"). A plain ADD COLUMN with an empty
 default: existing groups have none.
 """
 from collections.abc import Sequence

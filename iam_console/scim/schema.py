@@ -134,7 +134,7 @@ PROVIDER = ScimProvider(
     models=[User, EnterpriseUser, Group],
     resource_types=[ResourceType.from_resource(UserResource), ResourceType.from_resource(Group)],
     config=CONFIG,
-    # the interoperability profile's strict reading (attributes we do not declare are refused),
+    # the strict reading (attributes we do not declare are refused),
     # and a remove's value read as what to remove, as Microsoft Entra sends member removals
     policy=ScimPolicy(remove_value_as_filter=ScimPolicy.RemoveValue.apply),
 )

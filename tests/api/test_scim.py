@@ -385,3 +385,22 @@ def test_lists_page_and_sort(scim):
     searched = scim.post("Users/.search", json={"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
                                                 "filter": 'userName sw "PAGE"', "count": 1})
     assert searched.json()["totalResults"] == 5 and searched.json()["itemsPerPage"] == 1
+
+
+def test_what_is_read_only_stays_so(scim, org):
+    user = add_user(scim)
+    group = add_group(scim, user)
+    for path in ("id", "groups", "meta"):
+        error_of(patch(scim, f"Users/{user['id']}", {"op": "replace", "path": path, "value": "x"}), 400, "mutability")
+    error_of(patch(scim, f"Groups/{group['id']}", {"op": "replace", "path": f'members[value eq "{user["id"]}"].value',
+                                                    "value": "x"}), 400, "mutability")
+    error_of(patch(scim, f"Users/{user['id']}", {"op": "replace", "path": 'emails[value eq "none@x.com"].value',
+                                                  "value": "a@b.com"}), 400, "noTarget")
+    error_of(scim.post("Groups", json={"schemas": [GROUP_SCHEMA], "displayName": unique("nested"),
+                                       "members": [{"value": group["id"], "type": "Group"}]}), 400, "invalidValue")
+    # a read-only attribute in a PUT is ignored (RFC 7643 §7): the id stays the server's
+    replaced = scim.put(f"Users/{user['id']}", json={"schemas": [USER_SCHEMA], "userName": user["userName"],
+                                                     "id": "other", "displayName": "Replaced"})
+    assert replaced.status_code == 200 and replaced.json()["id"] == user["id"]
+    assert stored_user(org, user["userName"]).display_name == "Replaced"
+    assert scim.get(f"Groups/{group['id']}").json()["members"][0]["value"] == user["id"]
