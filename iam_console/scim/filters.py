@@ -59,6 +59,7 @@ class Target:
     model: type[m.Named]
     fields: dict[str, str]
     owner: str
+    dialect: str = ""  # the database's (SQLite's LIKE needs a second look at case)
 
 
 def _key(binding: AttributeBinding, resource: type) -> str:
@@ -71,7 +72,16 @@ def _escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def compare(column: sa.ColumnElement, op: CompareOperator, value: Any, case_exact: bool) -> sa.ColumnElement:
+def _exactly(column: sa.ColumnElement, op: CompareOperator, value: str) -> sa.ColumnElement:
+    """SQLite's LIKE ignores ASCII case: co, sw and ew of a case-exact attribute are checked again
+    with its case-sensitive functions (PostgreSQL's LIKE keeps case already)."""
+    return {CompareOperator.co: sa.func.instr(column, value) > 0,
+            CompareOperator.sw: sa.func.substr(column, 1, len(value)) == value,
+            CompareOperator.ew: sa.func.substr(column, -len(value)) == value}[op]
+
+
+def compare(column: sa.ColumnElement, op: CompareOperator, value: Any, case_exact: bool,
+            dialect: str = "") -> sa.ColumnElement:
     """One comparison of a column with a value, as RFC 7644 §3.4.2.2 defines its operators."""
     if value is None:  # "eq null" asks for the attribute's absence
         missing = column.is_(None) if not isinstance(column.type, sa.String) else column == ""
@@ -80,12 +90,10 @@ def compare(column: sa.ColumnElement, op: CompareOperator, value: Any, case_exac
         raise InvalidFilterException(detail=f"The operator {op.value} cannot compare with null")
     if isinstance(value, str) and not case_exact:
         column, value = sa.func.lower(column), value.lower()
-    if op is CompareOperator.co:
-        return column.like(f"%{_escaped(value)}%", escape="\\")
-    if op is CompareOperator.sw:
-        return column.like(f"{_escaped(value)}%", escape="\\")
-    if op is CompareOperator.ew:
-        return column.like(f"%{_escaped(value)}", escape="\\")
+    patterns = {CompareOperator.co: "%{}%", CompareOperator.sw: "{}%", CompareOperator.ew: "%{}"}
+    if op in patterns:
+        matched = column.like(patterns[op].format(_escaped(value)), escape="\\")
+        return sa.and_(matched, _exactly(column, op, value)) if case_exact and dialect == "sqlite" else matched
     return {CompareOperator.eq: column.__eq__, CompareOperator.ne: column.__ne__, CompareOperator.gt: column.__gt__,
             CompareOperator.ge: column.__ge__, CompareOperator.lt: column.__lt__,
             CompareOperator.le: column.__le__}[op](value)
@@ -138,7 +146,7 @@ class _Clauses(FilterVisitor[sa.ColumnElement]):
             if op not in (CompareOperator.eq, CompareOperator.ne) or not isinstance(value, bool):
                 raise InvalidFilterException(detail="active is compared with eq or ne and true or false")
             return m.User.is_forbidden == ((not value) if op is CompareOperator.eq else value)
-        return compare(self._column(key), op, value, binding.case_exact)
+        return compare(self._column(key), op, value, binding.case_exact, self.target.dialect)
 
     def visit_comparison(self, node: Comparison) -> sa.ColumnElement:
         key, binding = self._resolved(node.attr_path, True)

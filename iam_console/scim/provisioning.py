@@ -37,7 +37,7 @@ from iam_console.core import crud, policy, query
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.resources import REGISTRY
-from iam_console.identity import groups
+from iam_console.identity import groups, users
 from iam_console.scim import filters, mapping
 from iam_console.scim.schema import MAX_COUNT, MAX_MEMBERS, PROVIDER, Group, UserResource
 
@@ -128,10 +128,18 @@ def _read_user(db: Session, actor: Actor, organization: str, ident: str) -> User
     return _users(db, organization, [_user_row(db, actor, organization, ident)])[0]
 
 
+def _check_password(db: Session, organization: str, fields: dict[str, Any]) -> None:
+    """A password a client sets passes set-password's checks (the organization's options)."""
+    if "password" in fields:
+        with _as_scim():
+            users.check_new_password(db, organization, fields["password"])
+
+
 def _save_user(db: Session, actor: Actor, organization: str, row: m.User, fields: dict[str, Any],
                request: crud.Request) -> None:
     if fields.get("name") != row.name and crud.exists(db, REGISTRY["user"], organization, fields["name"]):
         raise UniquenessException(detail=f"The userName {fields['name'][:100]} is taken")
+    _check_password(db, organization, fields)
     with _as_scim():
         crud.update_record(db, actor, REGISTRY["user"], organization, row.name, fields, request)
 
@@ -151,6 +159,7 @@ def create_user(db: Session, actor: Actor, body: Any, request: crud.Request) -> 
         fields = {**mapping.user_fields(resource), "owner": organization}
     if crud.exists(db, REGISTRY["user"], organization, fields["name"]):
         raise UniquenessException(detail=f"The userName {fields['name'][:100]} is taken")
+    _check_password(db, organization, fields)
     with _as_scim():
         crud.add_record(db, actor, REGISTRY["user"], fields, request)
     row = db.exec(select(m.User).where(m.User.owner == organization, m.User.name == fields["name"])).one()
@@ -324,7 +333,7 @@ def search(db: Session, actor: Actor, endpoint: str, request: SearchRequest) -> 
     """One page of the organization's users or groups matching the filter, in the asked order."""
     organization = organization_of(actor)
     resource, model, fields = ENDPOINTS[endpoint]
-    target = filters.Target(resource, model, fields, organization)
+    target = filters.Target(resource, model, fields, organization, db.get_bind().dialect.name)
     scope = _user_scope(actor, organization) if model is m.User else _group_scope(actor, organization)
     where = [*scope, *filters.where(str(request.filter or ""), target)]
     start = request.start_index or 1

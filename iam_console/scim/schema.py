@@ -86,7 +86,9 @@ class User(Resource[Any]):
 
     __schema__ = URN("urn:ietf:params:scim:schemas:core:2.0:User")
 
-    user_name: Annotated[str | None, Uniqueness.server, Required.true] = None
+    # case-sensitive, as our user names are (Casdoor's): "Alice" and "alice" are two users, and
+    # `userName eq` is a lookup of the organization's name index
+    user_name: Annotated[str | None, Uniqueness.server, Required.true, CaseExact.true] = None
     name: Name | None = None
     display_name: str | None = None
     profile_url: Reference[External] | None = None

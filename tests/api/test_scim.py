@@ -280,6 +280,7 @@ def test_bad_bodies_write_nothing(scim, org):
             ({"schemas": [USER_SCHEMA], "displayName": "no userName"}, "invalidValue"),
             ({"schemas": [USER_SCHEMA], "userName": "a/b"}, "invalidValue"),
             ({"schemas": [USER_SCHEMA], "userName": name, "userType": "not a type"}, "invalidValue"),
+            ({"schemas": [USER_SCHEMA], "userName": name, "password": "abc"}, "invalidValue"),
             ([1, 2], "invalidSyntax")):
         error_of(scim.post("Users", json=body), 400, scim_type)
     error_of(scim.post("Users", content=b"{not json", headers={"Content-Type": SCIM_JSON}), 400, "invalidSyntax")
@@ -383,8 +384,10 @@ def test_lists_page_and_sort(scim):
     only = scim.get("Users", params={"attributes": "userName"}).json()["Resources"][0]
     assert set(only) == {"id", "userName", "schemas"}, only
     searched = scim.post("Users/.search", json={"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
-                                                "filter": 'userName sw "PAGE"', "count": 1})
+                                                "filter": 'userName sw "page"', "count": 1})
     assert searched.json()["totalResults"] == 5 and searched.json()["itemsPerPage"] == 1
+    # user names are case-sensitive (the schema says caseExact), as our users' names are
+    assert scim.get("Users", params={"filter": 'userName sw "PAGE"'}).json()["totalResults"] == 0
 
 
 def test_what_is_read_only_stays_so(scim, org):
@@ -404,3 +407,24 @@ def test_what_is_read_only_stays_so(scim, org):
     assert replaced.status_code == 200 and replaced.json()["id"] == user["id"]
     assert stored_user(org, user["userName"]).display_name == "Replaced"
     assert scim.get(f"Groups/{group['id']}").json()["members"][0]["value"] == user["id"]
+
+
+def test_a_password_a_client_sets_signs_in(api_server, scim, org):  # noqa: F811
+    user = add_user(scim, password="First-pass-1")
+    assert "password" not in user
+
+    def signs_in(password: str) -> bool:
+        return web.post(f"{api_server}/api/login", json={"organization": org, "username": user["userName"],
+                                                         "password": password}).json()["status"] == "ok"
+
+    assert signs_in("First-pass-1")
+    changed = patch(scim, f"Users/{user['id']}", {"op": "replace", "path": "password", "value": "Second-pass-2"})
+    assert changed.status_code == 200 and "password" not in changed.json()
+    assert signs_in("Second-pass-2") and not signs_in("First-pass-1")
+    assert stored_user(org, user["userName"]).password not in ("", "Second-pass-2")  # hashed
+    # deactivated, the account cannot sign in; active again, it can
+    assert patch(scim, f"Users/{user['id']}", {"op": "replace", "path": "active", "value": False}).json()[
+        "active"] is False
+    assert not signs_in("Second-pass-2")
+    patch(scim, f"Users/{user['id']}", {"op": "replace", "value": {"active": True}})
+    assert signs_in("Second-pass-2")
