@@ -202,7 +202,7 @@ def read_resource(endpoint: str):
     async def handler(request: Request, ident: str) -> Response:
         async def work(db: Session, actor: Actor) -> Response:
             params = _parameters(endpoint, request)
-            resource = provisioning.read(db, actor, endpoint, ident)
+            resource = provisioning.read(db, actor, endpoint, ident, params)
             asked = [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]
             if resource.meta.version in asked or "*" in asked:
                 return Response(status_code=304, headers={"ETag": resource.meta.version})

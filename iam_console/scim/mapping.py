@@ -37,17 +37,11 @@ def location(endpoint: str, ident: str) -> str:
     return f"{settings.origin}{BASE_PATH}/{endpoint}/{ident}"
 
 
-def _version(resource: Any, changed: datetime | None) -> str:
-    shown = resource.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE, mode="json")
-    shown.pop("meta", None)
-    digest = hashlib.sha256(json.dumps([shown, str(changed)], sort_keys=True).encode()).hexdigest()[:24]
-    return f'W/"{digest}"'
-
-
-def _meta(resource: Any, kind: str, ident: str, row: m.Named, changed: datetime | None) -> None:
+def _meta(resource: Any, kind: str, ident: str, row: m.Named, changed: datetime | None, basis: Any) -> None:
+    """meta, its version a weak ETag of `basis`: what the resource shows, or what it is made of."""
+    digest = hashlib.sha256(json.dumps([basis, str(changed)], sort_keys=True, default=str).encode()).hexdigest()
     resource.meta = Meta(resource_type=kind, created=row.created_time, last_modified=changed or row.created_time,
-                         location=location(f"{kind}s", ident))
-    resource.meta.version = _version(resource, changed)
+                         location=location(f"{kind}s", ident), version=f'W/"{digest[:24]}"')
 
 
 def _one(value: str, kind: type) -> list | None:
@@ -68,7 +62,8 @@ def user_resource(row: m.User, groups: Iterable[tuple[str, str]]) -> UserResourc
     )
     if row.affiliation:
         resource[EnterpriseUser] = EnterpriseUser(organization=row.affiliation)
-    _meta(resource, "User", row.uuid, row, row.updated_time)
+    _meta(resource, "User", row.uuid, row, row.updated_time,
+          resource.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE, mode="json"))
     return resource
 
 
@@ -106,14 +101,18 @@ def group_name(display_name: str) -> str:
     return display_name.replace("/", "-").lstrip()[:NAME_LENGTH]
 
 
-def group_resource(row: m.Group, members: Iterable[tuple[str, str]]) -> Group:
-    """The group as a resource; `members`: (id, display name) of its users."""
+def group_resource(row: m.Group, members: Iterable[tuple[str, str]] | None, membership: tuple) -> Group:
+    """The group as a resource; `members`: (id, display name) of its users, or None to leave them out
+    (a list that excludes them reads no member). Its version is made of its fields and `membership`,
+    a fingerprint of its members (how many, their latest change: a user joining or leaving is
+    changed), so that it is the same whether the members are listed or not."""
     resource = Group(
         id=row.name, external_id=row.external_id or None, display_name=row.display_name or row.name,
         members=[GroupMember(value=ident, ref=location("Users", ident), type="User", display=display or None)
-                 for ident, display in members] or None,
+                 for ident, display in members or ()] or None,
     )
-    _meta(resource, "Group", row.name, row, row.updated_time)
+    _meta(resource, "Group", row.name, row, row.updated_time,
+          [row.name, row.display_name, row.external_id, *membership])
     return resource
 
 

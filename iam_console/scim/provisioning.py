@@ -215,23 +215,42 @@ def _member_rows(organization: str, group: str) -> Any:
                                 groups.member_filter(organization, group).clause)
 
 
-def _member_count(db: Session, organization: str, group: str) -> int:
-    return db.exec(select(func.count()).select_from(_member_rows(organization, group).subquery())).one()
+def _membership(db: Session, organization: str, group: str) -> tuple[int, str]:
+    """How many users the group holds, and the latest change of one of them."""
+    members = groups.member_filter(organization, group).clause
+    count, latest = db.exec(select(func.count(), func.max(m.User.updated_time)).where(
+        m.User.owner == organization, m.User.is_deleted == sa.false(), members)).one()
+    return count, str(latest)
 
 
-def _group(db: Session, organization: str, row: m.Group) -> Group:
+def _group(db: Session, organization: str, row: m.Group, listed: bool = True) -> Group:
+    """The group as a resource, its members `listed` (up to MAX_MEMBERS) or not."""
     members = db.exec(select(m.User.uuid, m.User.display_name).where(
         m.User.owner == organization, m.User.is_deleted == sa.false(),
-        groups.member_filter(organization, row.name).clause).order_by(m.User.pk).limit(MAX_MEMBERS)).all()
-    return mapping.group_resource(row, [(uuid, display) for uuid, display in members])
+        groups.member_filter(organization, row.name).clause).order_by(m.User.pk).limit(MAX_MEMBERS)).all() \
+        if listed else None
+    return mapping.group_resource(row, members, _membership(db, organization, row.name))
 
 
 def _writable_group(db: Session, organization: str, row: m.Group) -> Group:
     """The group as a write starts from: all its members listed, or a refusal."""
-    if _member_count(db, organization, row.name) > MAX_MEMBERS:
+    resource = _group(db, organization, row)
+    if len(resource.members or ()) >= MAX_MEMBERS and _membership(db, organization, row.name)[0] > MAX_MEMBERS:
         raise TooManyException(detail=f"The group has more than {MAX_MEMBERS} members: "
                                       "change them through the users (update-user)")
-    return _group(db, organization, row)
+    return resource
+
+
+def members_shown(params: Any) -> bool:
+    """Whether an answer with these attributes/excludedAttributes shows the members of a group."""
+    def named(paths: Any) -> bool:
+        return any(str(path).lower().rsplit(":", 1)[-1].split(".")[0].split("[")[0] == "members"
+                   for path in paths or ())
+    if params is None:
+        return True
+    if params.attributes:
+        return named(params.attributes)
+    return not named(params.excluded_attributes)
 
 
 def _set_members(db: Session, actor: Actor, organization: str, group: str, before: list[str], after: list[str],
@@ -308,7 +327,7 @@ def delete_group(db: Session, actor: Actor, ident: str, if_match: str, request: 
     """The group's members leave it first (as Casdoor's SCIM server does), then it goes."""
     organization = organization_of(actor)
     row = _group_row(db, actor, organization, ident)
-    _match(_group(db, organization, row), if_match)
+    _match(_group(db, organization, row, listed=False), if_match)
     while True:  # in batches: a group may be large
         members = db.exec(_member_rows(organization, row.name).order_by(m.User.pk).limit(MAX_MEMBERS)).all()
         if not members:
@@ -346,11 +365,13 @@ def search(db: Session, actor: Actor, endpoint: str, request: SearchRequest) -> 
     page = query.run(db, model, where, listed)
     if model is m.User:
         return Listing(page.total or 0, start, _users(db, organization, page.rows))
-    return Listing(page.total or 0, start, [_group(db, organization, row) for row in page.rows])
+    listed = members_shown(request)
+    return Listing(page.total or 0, start, [_group(db, organization, row, listed) for row in page.rows])
 
 
-def read(db: Session, actor: Actor, endpoint: str, ident: str) -> Any:
+def read(db: Session, actor: Actor, endpoint: str, ident: str, params: Any = None) -> Any:
+    """One user or group; `params`, the attributes asked for, may leave a group's members unread."""
     organization = organization_of(actor)
     if endpoint == "Users":
         return _read_user(db, actor, organization, ident)
-    return _group(db, organization, _group_row(db, actor, organization, ident))
+    return _group(db, organization, _group_row(db, actor, organization, ident), members_shown(params))

@@ -324,6 +324,15 @@ def test_patch_adds_replaces_and_removes_members(scim, org):
     assert members() == [bob["id"]]
     assert scim.get("Groups", params={"filter": f'members eq "{bob["id"]}"'}).json()["totalResults"] == 1
     assert scim.get("Users", params={"filter": f'groups eq "{group["id"]}"'}).json()["Resources"][0]["id"] == bob["id"]
+    # members left out of an answer are not read, and the version stays the group's
+    full, bare = scim.get(path), scim.get(path, params={"excludedAttributes": "members"})
+    tag = full.headers["etag"]
+    assert "members" not in bare.json() and bare.headers["etag"] == tag == full.json()["meta"]["version"]
+    listed = scim.get("Groups", params={"excludedAttributes": "members"}).json()["Resources"]
+    assert [(g["id"], g["meta"]["version"], "members" in g) for g in listed] == [(group["id"], tag, False)]
+    # a member's joining or leaving is a new version
+    patch(scim, path, {"op": "add", "path": "members", "value": [{"value": cid["id"]}]})
+    assert scim.get(path).headers["etag"] != tag
 
 
 def test_patch_adds_replaces_and_removes_the_email(scim, org):
