@@ -7,6 +7,7 @@ Answers are application/scim+json; refusals are SCIM error bodies."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -14,6 +15,7 @@ from fastapi.responses import JSONResponse
 from scim2_models import (
     Context,
     Error,
+    InvalidValueException,
     ListResponse,
     NotFoundException,
     NotImplementedException,
@@ -39,6 +41,7 @@ MEDIA_TYPE = "application/scim+json"
 ENDPOINTS = ("Users", "Groups")
 DISCOVERY = ("ServiceProviderConfig", "ResourceTypes", "Schemas")
 router = APIRouter(tags=["scim"])
+log = logging.getLogger("iam_console")
 
 
 def answer(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -98,12 +101,18 @@ def _listing(listing: provisioning.Listing, endpoint: str, params: Any) -> JSONR
 
 
 async def _serve(request: Request, work) -> Response:
-    """Authenticate, then `work(db, actor)` in one transaction; a refusal undoes it all."""
+    """Authenticate, then `work(db, actor)` in one transaction; a refusal undoes it all and answers
+    a SCIM error, whatever raised it (the API's own handlers answer Casdoor's envelope)."""
     try:
         with session_scope() as db:
             return await work(db, _caller(db, request))
     except SCIMException as exc:
         return refusal(exc)
+    except ServiceError as exc:
+        return refusal(InvalidValueException(detail=str(exc)))
+    except Exception:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return refusal(_Internal(detail="Internal server error"))
 
 
 def _route(path: str, methods: list[str], names: tuple[str, ...] = ("",)):
@@ -268,3 +277,7 @@ def elsewhere(_: str):
 
 class _MethodNotAllowed(SCIMException):
     status = 405
+
+
+class _Internal(SCIMException):
+    status = 500

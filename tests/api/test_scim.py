@@ -22,6 +22,7 @@ from sqlmodel import select
 from iam_console import models as m
 from iam_console.core import builtin as b
 from iam_console.db import session_scope
+from iam_console.scim import provisioning
 from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_oauth import make_app
 from tests.api.test_webhook_events import deliver_all
@@ -437,3 +438,12 @@ def test_a_password_a_client_sets_signs_in(api_server, scim, org):  # noqa: F811
     assert not signs_in("Second-pass-2")
     patch(scim, f"Users/{user['id']}", {"op": "replace", "value": {"active": True}})
     assert signs_in("Second-pass-2")
+
+
+def test_an_unexpected_failure_is_a_scim_error_too(scim, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(provisioning, "search", broken)
+    body = error_of(scim.get("Users"), 500)
+    assert "database" not in body["detail"]  # the caller learns nothing of the internals
