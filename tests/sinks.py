@@ -57,6 +57,9 @@ def _wait(find, timeout: float, what: str):
         time.sleep(0.05)
 
 
+wait_until = _wait  # find() until it answers something other than None, for at most timeout seconds
+
+
 class SmtpSink:
     def __init__(self, username: str = "", password: str = "") -> None:
         self.credentials = (username, password) if username else None

@@ -29,6 +29,7 @@ from iam_console.api.app import api
 from iam_console.api.callers import SESSION_COOKIE
 from iam_console.db import session_scope
 from iam_console.oauth import logout
+from iam_console.oauth.api import front_channel_page
 from iam_console.operations import webhooks
 from iam_console.signin.auth import hash_token
 from tests.api.conftest import ok_body
@@ -37,7 +38,7 @@ from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_oauth import PASSWORD, REDIRECT, code_for, exchange, make_app, token_call
 from tests.api.test_sdk_node import NODE_DIR, NODE_TIMEOUT_SECONDS, node  # noqa: F401
 from tests.conftest import unique
-from tests.sinks import HttpSink, _wait
+from tests.sinks import HttpSink, wait_until
 
 ISSUER = "http://testserver"  # IAM_ORIGIN of the tests (tests/conftest.py)
 DRIVER = NODE_DIR / "oidc_logout.mjs"
@@ -108,7 +109,7 @@ def notices(application: str) -> list[m.WebhookEvent]:
 
 def settled_notice(application: str) -> m.WebhookEvent:
     """The application's one notice, once the worker has reached an outcome that is final."""
-    return _wait(lambda: next((e for e in notices(application) if e.state in (webhooks.SUCCESS, webhooks.FAILED)),
+    return wait_until(lambda: next((e for e in notices(application) if e.state in (webhooks.SUCCESS, webhooks.FAILED)),
                               None), DELIVERY_SECONDS * 3, f"the notice to {application}")
 
 
@@ -246,7 +247,7 @@ def test_an_internal_address_is_refused_by_the_outbound_guard(worker, make_org, 
         _, tokens = exchange(world.app, code, verifier)
         response = browser.get("/api/logout", params={"id_token_hint": tokens["id_token"]})
         assert ok_body(response)["data"] == f"{world.org}/{USER}"  # the answer never waits for the notice
-        event = _wait(lambda: next((e for e in notices(world.app.name) if e.attempt_count), None),
+        event = wait_until(lambda: next((e for e in notices(world.app.name) if e.attempt_count), None),
                       DELIVERY_SECONDS, "the refused attempt")
         assert event.last_error == REFUSED % "127.0.0.2" and event.state == webhooks.RETRYING
         assert internal.connections == 0 and not internal.calls
@@ -312,6 +313,16 @@ def test_post_logout_redirect_uri_must_equal_a_registered_uri(make_org, make_use
     page = _page(response)
     assert len(page.frames) == 1 and page.links == [] and "You may close this window" in response.text
     assert 'const next = "";' in response.text
+
+
+def test_the_front_channel_pages_markup_cannot_be_broken_out_of():
+    """Whatever a registered URI holds stays an attribute's value or a script's string."""
+    response = front_channel_page(['https://rp.example/fc?a="><script>x</script>'],
+                                  "https://rp.example/after?s=</script><script>alert(1)</script>&t=1")
+    text = response.body.decode()
+    assert text.count("<script>") == 1 and text.count("</script>") == 1
+    assert 'src="https://rp.example/fc?a=&quot;&gt;&lt;script&gt;x&lt;/script&gt;"' in text
+    assert '"https://rp.example/after?s=\\u003c/script\\u003e\\u003cscript\\u003ealert(1)' in text
 
 
 # --- the application's fields ---
