@@ -52,7 +52,7 @@ def _policy_lines(text: str) -> list[list[str]]:
     """A policy text as Casbin's CSV files hold it: `p, alice, data1, read` a line."""
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if len(lines) > MAX_POLICY_LINES:
-        raise ServiceError("The policy text has more than %s lines", MAX_POLICY_LINES)
+        raise ServiceError("The policy text has more than %d lines", MAX_POLICY_LINES)
     return [[value.strip() for value in row] for row in csv.reader(lines, skipinitialspace=True)]
 
 

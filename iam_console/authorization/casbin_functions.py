@@ -52,7 +52,7 @@ def _text(text: Any) -> str:
     if not isinstance(text, str):
         raise ServiceError("A text matched against a Casbin pattern must be a text, not %s", type(text).__name__)
     if len(text) > MAX_TEXT:
-        raise ServiceError("A text matched against a Casbin pattern has more than %s characters", MAX_TEXT)
+        raise ServiceError("A text matched against a Casbin pattern has more than %d characters", MAX_TEXT)
     return text
 
 

@@ -407,7 +407,7 @@ def _rules_of(body: Any) -> list[tuple[str, list[str]]]:
     if not isinstance(body, list) or not body:
         raise ServiceError("The body must be a non-empty list of policy rules")
     if len(body) > MAX_RULES:
-        raise ServiceError("A batch holds at most %s policy rules", MAX_RULES)
+        raise ServiceError("A batch holds at most %d policy rules", MAX_RULES)
     return [rule_of(item) for item in body]
 
 

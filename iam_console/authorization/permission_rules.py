@@ -47,7 +47,7 @@ def padded_model(text: str) -> Model:
     model = parse_model(text or DEFAULT_MODEL)
     tokens = [t.strip() for t in model["p"]["p"].value.split(",")]
     if len(tokens) > FIELDS:
-        raise ServiceError("The policy definition of a permission's model has at most %s fields", FIELDS)
+        raise ServiceError("The policy definition of a permission's model has at most %d fields", FIELDS)
     if len(tokens) == FIELDS and tokens[-1] != "permissionId":
         raise ServiceError("The sixth field of a permission's policy definition must be permissionId")
     if len(tokens) < FIELDS:

@@ -47,7 +47,7 @@ def trimmed(line: list[str]) -> list[str]:
 def _values(line: list[str]) -> dict[str, str]:
     ptype, *values = line
     if len(values) > FIELDS:
-        raise ServiceError("A policy rule has at most %s values", FIELDS)
+        raise ServiceError("A policy rule has at most %d values", FIELDS)
     values = [str(v) for v in values] + [""] * (FIELDS - len(values))
     return {"ptype": ptype, **{f"v{i}": v for i, v in enumerate(values)}}
 

@@ -8,13 +8,14 @@ one that was charged or is to be."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from babel import Locale, UnknownLocaleError
-from babel.dates import format_datetime
-from babel.numbers import format_currency, format_decimal
+from babel.dates import format_datetime, format_skeleton, format_time
+from babel.numbers import format_currency, format_decimal, format_percent
+from babel.units import format_unit
 
 DEFAULT_LANGUAGE = "en"
 
@@ -67,3 +68,42 @@ def money_text(amount: Any, currency: str, language: str = DEFAULT_LANGUAGE) -> 
     if not currency:
         return format_decimal(value, locale=locale, decimal_quantization=False)
     return format_currency(value, currency.upper(), locale=locale, decimal_quantization=False)
+
+
+def decimal_text(number: float, language: str = DEFAULT_LANGUAGE, places: int = 1) -> str:
+    """A measure with a fixed number of decimals, in the language's signs: 1,234.5 in English,
+    1.234,5 in German."""
+    return format_decimal(number, format="#,##0." + "0" * places, locale=_locale(language))
+
+
+def percent_text(percent: float, language: str = DEFAULT_LANGUAGE) -> str:
+    """A percentage (12.5 for 12.5 %), rounded to one decimal, as the language writes it: "12.5%"
+    in English, "12,5 %" in French."""
+    share = Decimal(str(round(float(percent), 1))) / 100  # the language's own pattern, one decimal kept
+    return format_percent(share, locale=_locale(language), decimal_quantization=False)
+
+
+BINARY_UNITS = ("byte", "kilobyte", "megabyte", "gigabyte", "terabyte")
+
+
+def size_text(size: int, language: str = DEFAULT_LANGUAGE) -> str:
+    """A size in bytes in binary steps (1,024) with the language's unit names: "268.4 MB",
+    "268,4 Mo" in French."""
+    amount, unit = float(size), BINARY_UNITS[0]
+    for unit in BINARY_UNITS:
+        if amount < 1024 or unit == BINARY_UNITS[-1]:
+            break
+        amount /= 1024
+    pattern = "#,##0" if unit == "byte" else "#,##0.0"
+    return format_unit(amount, f"digital-{unit}", length="short", format=pattern, locale=_locale(language))
+
+
+def clock_text(moment: datetime, language: str = DEFAULT_LANGUAGE) -> str:
+    """A time of day in UTC as the language writes it: "2:21:54 PM" in English, "14:21:54" in
+    German."""
+    return format_time(moment, "medium", tzinfo=UTC, locale=_locale(language))
+
+
+def day_text(day: date, language: str = DEFAULT_LANGUAGE) -> str:
+    """A day of the year without the year, short: "11/29" in English, "29.11." in German."""
+    return format_skeleton("Md", day, locale=_locale(language))

@@ -14,4 +14,6 @@ from iam_console.ui.state.prefs import Prefs
 def t(key: str) -> rx.Var:
     if key not in catalog(DEFAULT_LANGUAGE):
         raise KeyError(f"missing from iam_console/i18n/en.json: {key!r}")
+    if not isinstance(catalog(DEFAULT_LANGUAGE)[key], str):
+        raise KeyError(f"a counted message is said with its count (Prefs.say), not t(): {key!r}")
     return Prefs.tr[key]

@@ -105,7 +105,7 @@ def test_an_over_long_entry_is_refused_at_save(admin):
     name = unique("application")
     answer = admin.post("/api/add-application", json={"owner": "admin", "name": name, "organization": "built-in",
                                                        "redirectUris": ["https://app.example.com/" + "x" * 980]}).json()
-    assert answer["status"] == "error" and "is longer than 1000 characters" in answer["msg"], answer
+    assert answer["status"] == "error" and "is longer than 1,000 characters" in answer["msg"], answer
 
 
 def test_an_account_items_regex_runs_on_re2(admin, make_org, make_user, compiled):

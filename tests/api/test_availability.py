@@ -99,7 +99,7 @@ def test_an_organization_beyond_its_outbound_calls_is_refused_and_the_others_are
             slow.release()
         pending.join(15)
     assert refused["status"] == "error"
-    assert f"The organization {orgs['a']} already has 1 outbound calls in progress" in refused["msg"], refused
+    assert f"The organization {orgs['a']} already has 1 outbound call in progress" in refused["msg"], refused
     assert other["status"] == "ok", other
     assert len(fast.calls) == 1
     assert answer["status"] == "ok", answer

@@ -327,7 +327,7 @@ def test_eight_million_empty_rows_are_refused_at_the_row_limit(org, org_admin):
     empty = with_sheet_data(workbook(["name"]), itertools.chain([HEADER_ROW], rows))
     assert len(empty) < 100_000
     body = upload(org_admin, "/api/upload-users", empty).json()
-    assert body["status"] == "error" and body["msg"] == "The workbook has more than 200000 rows after the first", body
+    assert body["status"] == "error" and body["msg"] == "The workbook has more than 200,000 rows after the first", body
     assert count(m.User, org) == 1
 
 
@@ -353,7 +353,7 @@ def test_a_workbook_that_takes_too_long_to_read_is_refused(org, org_admin, monke
     wide = with_sheet_data(workbook(["name"]), itertools.chain([HEADER_ROW], rows))
     body = upload(org_admin, "/api/upload-users", wide).json()
     assert body["status"] == "error", body
-    assert body["msg"] == "The workbook takes more than 1 seconds of processor time to read", body
+    assert body["msg"] == "The workbook takes more than 1 second of processor time to read", body
     assert count(m.User, org) == 1
 
 

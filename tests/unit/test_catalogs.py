@@ -1,7 +1,8 @@
 """The catalog check (docs/extending.md, "Languages"): every offered language has a catalog with
 every English key in each extension that ships translations, the same placeholders, and a
-translation rather than the English (but for the words listed in catalog_same/<lang>.txt); every
-key is used by the code, and every string the code shows through the catalog is a key."""
+translation rather than the English (but for the words listed in catalog_same/<lang>.txt); a
+counted message has exactly its language's CLDR plural forms, each with the key's placeholders;
+every key is used by the code, and every string the code shows through the catalog is a key."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from iam_console.core.builtin import LANGUAGES
 from iam_console.extension import extensions
-from iam_console.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES
+from iam_console.i18n import COUNT, DEFAULT_LANGUAGE, LANGUAGE_NAMES, plural_categories
 
 ROOT = Path(__file__).resolve().parents[2]
 SAME = Path(__file__).parent / "catalog_same"
@@ -114,12 +115,32 @@ def same_allowed(language: str) -> set[str]:
     return set(path.read_text(encoding="utf-8").splitlines()) - {""} if path.is_file() else set()
 
 
-def problems(english: dict[str, str], translated: dict[str, str], allowed: set[str]) -> list[str]:
+def plural_problems(key: str, forms: object, language: str) -> list[str]:
+    """What is wrong with a counted message's forms: exactly the language's CLDR categories, each
+    with the key's placeholders, and the key's count is its one %d (i18n/__init__.py COUNT)."""
+    if not isinstance(forms, dict):
+        return [f"not plural forms: {key!r} -> {forms!r}"]
+    found = [] if _placeholders(key).count(COUNT) == 1 else [f"a counted key needs exactly one {COUNT}: {key!r}"]
+    if set(forms) != (wanted := plural_categories(language)):
+        found.append(f"plural forms {sorted(forms)} are not {language}'s {sorted(wanted)}: {key!r}")
+    found += [f"placeholders differ: {key!r} -> {form!r}" for form in forms.values()
+              if not isinstance(form, str) or _placeholders(key) != _placeholders(form)]
+    return found
+
+
+def problems(english: dict[str, object], translated: dict[str, object], allowed: set[str],
+             language: str = DEFAULT_LANGUAGE) -> list[str]:
     """What is wrong with a language's catalog against the English one (a key without a letter,
     "%s", is the same in every language)."""
     found = [f"missing: {key!r}" for key in english if key not in translated]
     found += [f"not an English key: {key!r}" for key in translated if key not in english]
     for key, text in translated.items():
+        if key in english and isinstance(english[key], dict):
+            found += plural_problems(key, text, language)
+            text = text.get("other") if isinstance(text, dict) else text
+        elif key in english and not isinstance(text, str):
+            found.append(f"plural forms for a message without a count: {key!r}")
+            continue
         if key in english and _placeholders(key) != _placeholders(text):
             found.append(f"placeholders differ: {key!r} -> {text!r}")
         if key in english and text == key and key not in allowed and re.search("[A-Za-z]", PLACEHOLDER.sub("", key)):
@@ -140,13 +161,21 @@ def test_the_catalog_translates_every_key(extension, language):
     assert path.is_file(), f"{path} is missing"
     english = _english(FOLDERS[extension])
     translated = json.loads(path.read_text(encoding="utf-8"))
-    assert problems(english, translated, same_allowed(language)) == []
+    assert problems(english, translated, same_allowed(language), language) == []
+
+
+@pytest.mark.parametrize("extension", sorted(FOLDERS))
+def test_english_counted_messages_have_the_english_plural_forms(extension):
+    english = _english(FOLDERS[extension])
+    for key, value in english.items():
+        assert value == key or plural_problems(key, value, DEFAULT_LANGUAGE) == [], key
+        assert not isinstance(value, dict) or value["other"] == key, key
 
 
 @pytest.mark.parametrize("language", [code for code in LANGUAGES if code != DEFAULT_LANGUAGE])
 def test_the_same_words_list_only_keys_left_the_same(language):
     english = {key for folder in FOLDERS.values() for key in _english(folder)}
-    merged: dict[str, str] = {}
+    merged: dict[str, object] = {}
     for folder in FOLDERS.values():
         path = folder / f"{language}.json"
         merged |= json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
@@ -188,3 +217,19 @@ def test_the_check_catches_a_broken_catalog():
         "placeholders differ: '{count} users' -> '{n} utilisateurs'",
     ]
     assert problems(english, {k: v for k, v in broken.items() if k != "Save"}, {"Name"})[0] == "missing: 'Save'"
+
+
+def test_the_check_catches_wrong_plural_forms():
+    english = {"Wait %d minutes": {"one": "Wait %d minute", "other": "Wait %d minutes"}, "Save": "Save"}
+    broken = {"Wait %d minutes": {"one": "Подождите %d минуту", "other": "Подождите минуты"},
+              "Save": {"other": "Сохранить"}}
+    assert problems(english, broken, allowed=set(), language="ru") == [
+        "plural forms ['one', 'other'] are not ru's ['few', 'many', 'one', 'other']: 'Wait %d minutes'",
+        "placeholders differ: 'Wait %d minutes' -> 'Подождите минуты'",
+        "placeholders differ: 'Wait %d minutes' -> 'Подождите минуты'",
+        "plural forms for a message without a count: 'Save'",
+    ]
+    assert plural_problems("Wait %s minutes", {"one": "a %s", "other": "b %s"}, "en") == [
+        "a counted key needs exactly one %d: 'Wait %s minutes'"]
+    assert problems(english, {"Wait %d minutes": "Подождите %d минут", "Save": "Сохранить"}, set(), "ru") == [
+        "not plural forms: 'Wait %d minutes' -> 'Подождите %d минут'"]

@@ -1,10 +1,20 @@
 """Dates, counts and money as each language writes them (iam_console/i18n/formats.py, by Babel),
 and which language the console shows (i18n shown_language)."""
 
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from iam_console.i18n import shown_language
-from iam_console.i18n.formats import count_text, direction, money_text, time_text
+from iam_console.i18n.formats import (
+    clock_text,
+    count_text,
+    day_text,
+    decimal_text,
+    direction,
+    money_text,
+    percent_text,
+    time_text,
+)
 
 
 def test_counts_are_grouped_as_each_language_groups_digits():
@@ -33,6 +43,16 @@ def test_money_keeps_every_decimal_and_the_languages_signs():
     assert money_text(None, "USD", "en") == "" and money_text(True, "USD", "en") == ""
     assert money_text(3, "", "de") == "3"
     assert money_text(3, "usd", "xx-not-a-locale") == "$3.00"  # an unknown language is English
+
+
+def test_measures_percentages_clocks_and_days_are_the_languages():
+    assert decimal_text(1234.56, "en") == "1,234.6" and decimal_text(1234.56, "de") == "1.234,6"
+    assert decimal_text(0, "en") == "0.0"
+    assert percent_text(12.5, "en") == "12.5%" and percent_text(12.54, "fr") == "12,5\xa0%"
+    assert percent_text(100, "de") == "100\xa0%"
+    moment = datetime(2026, 11, 29, 14, 21, 54, tzinfo=UTC)
+    assert clock_text(moment, "en") == "2:21:54\u202fPM" and clock_text(moment, "de") == "14:21:54"
+    assert day_text(date(2026, 11, 29), "en") == "11/29" and day_text(date(2026, 11, 29), "de") == "29.11."
 
 
 def test_direction_is_the_languages_own():

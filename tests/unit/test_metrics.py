@@ -7,8 +7,8 @@ import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 from iam_console import __version__
+from iam_console.i18n.formats import size_text
 from iam_console.operations import metrics, system_info
-from iam_console.operations.ui.sysinfo_state import size
 
 
 class Clock:
@@ -107,4 +107,6 @@ def test_the_release_and_how_far_ahead_the_checkout_is():
 
 
 def test_sizes_read_in_binary_units():
-    assert [size(v) for v in (512, 2048, 268_435_456, 25_276_502_016)] == ["512 B", "2.0 KB", "256.0 MB", "23.5 GB"]
+    assert [size_text(v) for v in (512, 2048, 268_435_456, 25_276_502_016)] == [
+        "512 byte", "2.0 kB", "256.0 MB", "23.5 GB"]
+    assert size_text(268_435_456, "fr") == "256,0\u202fMo"  # the language's decimal sign and unit

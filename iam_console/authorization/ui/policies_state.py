@@ -70,6 +70,7 @@ class EnforcerPolicies(Paging, Rows, rx.State):
     async def _turned(self) -> Any:
         """The page shown: a row being edited on another page is dropped, as Cancel would."""
         enforcer, page, size = self._enforcer, self.page, self.page_size
+        await self._read_language()
         done = await call(self, lambda db, actor: enforcement.policy_page(db, actor, enforcer, page, size),
                           failed="Failed to sync policies: %s")
         if done.failed:

@@ -4,6 +4,7 @@ state keeps 4 numbers and 31 chart points."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import ClassVar
 
 import reflex as rx
@@ -11,6 +12,7 @@ import reflex as rx
 from iam_console.core import lookup
 from iam_console.core.resources import REGISTRY
 from iam_console.home import dashboard
+from iam_console.i18n.formats import count_text, day_text
 from iam_console.models.base import utcnow
 from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
 from iam_console.ui.state.service import call, message
@@ -26,7 +28,7 @@ class Dashboard(Tour, rx.State):
     TOUR_STEPS: ClassVar[int] = 6  # the steps components/tour.py's DASHBOARD_TOUR shows
     ready: bool = False
     scope: str = ""  # the organization the figures are for; "" = every organization
-    figures: dict[str, int] = {}  # total, today, week, month
+    figures: dict[str, str] = {}  # total, today, week, month, as the viewer's language writes counts
     chart: list[dict[str, str | int]] = []  # 31 points: day, then one count per series
     error: str = ""
     tour_done: str = rx.LocalStorage("0", name="iam_tour_done", sync=True)
@@ -34,7 +36,8 @@ class Dashboard(Tour, rx.State):
     @rx.event
     async def load(self):
         """on_load (after the guard), and again when the header's organization changes."""
-        chosen = (await self.get_state(Prefs)).organization
+        prefs = await self.get_state(Prefs)
+        chosen, language = prefs.organization, prefs.lang
         self.error = ""
         now = utcnow()
 
@@ -57,8 +60,8 @@ class Dashboard(Tour, rx.State):
             return rx.redirect(found.value) if found.value else None
         scope, series, self.tour_enabled = found.value
         self.scope = scope
-        self.figures = dashboard.user_figures(series)
-        labels = [day[5:].replace("-", "/") for day in dashboard.days(now)]  # MM/DD
+        self.figures = {key: count_text(value, language) for key, value in dashboard.user_figures(series).items()}
+        labels = [day_text(date.fromisoformat(day), language) for day in dashboard.days(now)]  # 11/29, 29.11.
         self.chart = [{"day": label, **{key: series[f"{key}Counts"][i] for key in dashboard.series()}}
                       for i, label in enumerate(labels)]
         self.ready = True

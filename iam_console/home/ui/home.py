@@ -42,7 +42,7 @@ def _card(key: str, label: str) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.text(t(label), size="2", color_scheme="gray"),
-            rx.heading(Dashboard.figures[key].to_string(), size="8", id=f"card-{key}-value"),
+            rx.heading(Dashboard.figures[key], size="8", id=f"card-{key}-value"),
             spacing="1",
         ),
         id=f"card-{key}", flex="1", min_width="12em",

@@ -14,7 +14,6 @@ from iam_console.ui.components.listing import pager
 from iam_console.ui.routes import page
 from iam_console.ui.screens import Column, Field, Messages, Screen, screen
 from iam_console.ui.state.editing import Editing
-from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.text import t
 
 
@@ -136,7 +135,7 @@ def _sync_page() -> rx.Component:
                     id="ldap-exit"),
             width="100%", align="center", spacing="2",
         ),
-        rx.text(Prefs.tr["%s selected"].replace("%s", LdapSync.selected.length().to_string()), size="2",
+        rx.text(LdapSync.selected_text, size="2",
                 id="ldap-selected"),
         rx.cond(LdapSync.error != "", rx.callout(LdapSync.error, icon="triangle-alert", color_scheme="red",
                                                  id="ldap-error")),

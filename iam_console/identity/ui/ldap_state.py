@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import reflex as rx
 
+from iam_console.i18n import translate
 from iam_console.identity import ldap
 from iam_console.ui.state.listing import Paging
 from iam_console.ui.state.prefs import Prefs
@@ -54,6 +55,11 @@ class LdapSync(Paging, rx.State):
     error: str = ""
 
     @rx.var
+    def selected_text(self) -> str:
+        """"3 selected" in the viewer's language (a counted message: i18n translate)."""
+        return translate("%d selected", self._language, len(self.selected))
+
+    @rx.var
     def selectable_on_page(self) -> list[str]:
         return [r["uuid"] for r in self.rows if r["__synced"] != "true"]
 
@@ -71,6 +77,7 @@ class LdapSync(Paging, rx.State):
         self.page, self.page_size, self.sort_field, self.sort_order, self.group_id = 1, PAGE_SIZE, "", "", ""
         self.rows, self.total, self.selected, self.error, self.server_name = [], 0, [], "", ""
         self.confirming = False
+        await self._read_language()
         owner, ident = self.organization, self.ldap_id
         named = await call(self, lambda db, actor: ldap.server(db, actor, owner, ident).server_name,
                            forbidden_page=True, quiet=True)
@@ -178,5 +185,5 @@ class LdapSync(Paging, rx.State):
             if messages:
                 return [*messages, LdapSync.load]
             # all went well, on to the organization's users
-            return [rx.toast.success(prefs.say("Successfully synced %s users", result.added)),
+            return [rx.toast.success(prefs.say("Successfully synced %d users", result.added)),
                     rx.redirect(f"/organizations/{quote(organization, safe='')}/users")]

@@ -100,7 +100,9 @@ class UserEdit(rx.State):
         self.access_secret = MASKED if record.get("accessSecret") else ""
         properties = record.get("properties") if isinstance(record.get("properties"), dict) else {}
         self.id_card_images = [{"label": label, "url": _text(properties.get(key))} for key, label in ID_CARD_PICTURES]
-        (await self.get_state(Properties))._load(record)
+        properties_table = await self.get_state(Properties)
+        await properties_table._read_language()
+        properties_table._load(record)
         self.group_options = []
         ids = [g for g in record.get("groups") or [] if isinstance(g, str)]
         sections = [await self.get_state(part) for part in (ContactReset, WebauthnSection, MfaSection, LinkedSection)]

@@ -29,7 +29,7 @@ def _core(usage: rx.Var, index: rx.Var) -> rx.Component:
     return rx.hstack(
         rx.text(label, size="2", width="5em"),
         rx.progress(value=usage.to(int), max=100, aria_label=label, flex="1"),
-        rx.text(usage.to_string() + " %", size="2", width="4.5em", text_align="right"),
+        rx.text(SystemInfo.cpu_text[index], size="2", width="4.5em", text_align="right"),
         align="center", width="100%", class_name="sysinfo-core",
     )
 

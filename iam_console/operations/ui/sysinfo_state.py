@@ -9,23 +9,15 @@ from typing import ClassVar
 import reflex as rx
 
 from iam_console.core import lookup, policy
+from iam_console.i18n.formats import clock_text, count_text, decimal_text, percent_text, size_text
 from iam_console.models.base import utcnow
 from iam_console.operations import metrics, system_info
+from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import call, message, say
 from iam_console.ui.state.tour import Tour
 
 POLL_MS = 2000
 HISTORY_POINTS = 30  # the chart's last minute
-
-
-def size(value: int) -> str:
-    """Bytes in binary units, one decimal: 268.4 MB, 23.5 GB."""
-    amount = float(value)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if amount < 1024 or unit == "TB":
-            return f"{amount:.1f} {unit}" if unit != "B" else f"{int(amount)} B"
-        amount /= 1024
-    return ""
 
 
 def percent(part: int, whole: int) -> float:
@@ -38,8 +30,10 @@ class SystemInfo(Tour, rx.State):
     ready: bool = False
     error: str = ""
     cpu: list[float] = []  # per core, %
+    cpu_text: list[str] = []  # the same, as the viewer's language writes a percentage
     memory_used: int = 0  # this worker's resident memory, bytes
     memory_total: int = 0
+    memory_text: str = ""  # "268.4 MB / 23.5 GB" in the viewer's language
     latency: list[dict[str, str]] = []  # name, method, count, latency (ms)
     throughput: list[dict[str, str]] = []  # name, method, throughput (requests a second)
     total_throughput: str = "0"
@@ -50,10 +44,6 @@ class SystemInfo(Tour, rx.State):
     @rx.var
     def memory_percent(self) -> float:
         return percent(self.memory_used, self.memory_total)
-
-    @rx.var
-    def memory_text(self) -> str:
-        return f"{size(self.memory_used)} / {size(self.memory_total)}"
 
     @rx.event
     async def load(self):
@@ -85,13 +75,17 @@ class SystemInfo(Tour, rx.State):
             self.error = await say(self, "System info failed to get: %s", await message(self, found.error))
             return None
         host, api = found.value
+        language = (await self.get_state(Prefs)).lang  # figures as the viewer writes them (i18n/formats.py)
         self.error = ""
         self.cpu = host["cpuUsage"]
+        self.cpu_text = [percent_text(usage, language) for usage in self.cpu]
         self.memory_used, self.memory_total = host["memoryUsed"], host["memoryTotal"]
-        self.latency = [{**row, "count": str(row["count"])} for row in api["apiLatency"]]
-        self.throughput = [{**row, "throughput": f"{row['throughput']:.1f}"} for row in api["apiThroughput"]]
-        self.total_throughput = f"{api['totalThroughput']:.1f}"
-        point = {"time": utcnow().strftime("%H:%M:%S"),
+        self.memory_text = f"{size_text(self.memory_used, language)} / {size_text(self.memory_total, language)}"
+        self.latency = [{**row, "count": count_text(row["count"], language)} for row in api["apiLatency"]]
+        self.throughput = [{**row, "throughput": decimal_text(row["throughput"], language)}
+                           for row in api["apiThroughput"]]
+        self.total_throughput = decimal_text(api["totalThroughput"], language)
+        point = {"time": clock_text(utcnow(), language),
                  "cpu": round(sum(self.cpu) / len(self.cpu), 1) if self.cpu else 0.0,
                  "memory": percent(self.memory_used, self.memory_total)}
         self.history = [*self.history, point][-HISTORY_POINTS:]

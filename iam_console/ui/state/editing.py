@@ -242,7 +242,7 @@ class Editing(Rows, Picking, rx.State):
             # code is never cut short: a text over the limit is refused, the editor keeps it
             if len(value) > CODE_LIMIT:
                 prefs = await self.get_state(Prefs)
-                return rx.toast.error(prefs.say("The text is too long: at most %s characters", str(CODE_LIMIT)))
+                return rx.toast.error(prefs.say("The text is too long: at most %d characters", CODE_LIMIT))
         else:
             value = "" if value == EMPTY_CHOICE else value[:TEXT_LIMIT]
         refused = await self._refused(field, {**self.values, key: value}, self.flags)

@@ -33,6 +33,16 @@ class Paging(rx.State, mixin=True):
     page: int = 1
     page_size: int = 10
     jump_to: str = ""
+    _language: str = DEFAULT_LANGUAGE  # the viewer's, as of the last load (_read_language)
+
+    @rx.var
+    def total_text(self) -> str:
+        """The total as the viewer's language writes it (i18n/formats.py)."""
+        return count_text(self.total, self._language)
+
+    async def _read_language(self) -> str:
+        self._language = (await self.get_state(Prefs)).lang
+        return self._language
 
     @rx.var
     def page_count(self) -> int:
@@ -65,7 +75,6 @@ class Paging(rx.State, mixin=True):
 
 
 class Lists(Paging, mixin=True):
-    total_text: str = "0"  # the total as the viewer's language writes it (i18n/formats.py)
     """A Screen's records, a page at a time, with sorting, search, Add and Delete.
     A state using it says which screen (`screen_key`) and may narrow the list with the
     hooks below: `scope_organization` (whose records), `_scope_params` (more filters of
@@ -153,8 +162,7 @@ class Lists(Paging, mixin=True):
             shown = params | self.column_filters | scope
             unpaged = {k: v for k, v in shown.items() if v and k not in ("p", "pageSize")}
             self.export_href = f"{screen.export}?{urlencode(unpaged)}" if unpaged else screen.export
-        self.total = page.total or 0
-        self.total_text = count_text(self.total, language)
+        self.total, self._language = page.total or 0, language
         self.page = page.page or self.page
 
     async def _refresh(self):

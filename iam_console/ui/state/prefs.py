@@ -30,7 +30,9 @@ class Prefs(rx.State):
 
     @rx.var
     def tr(self) -> dict[str, str]:
-        return catalog(self.lang if self.lang in LANGUAGE_NAMES else DEFAULT_LANGUAGE)
+        """The texts pages show as they are; a counted message is said with its count (say)."""
+        shown = catalog(self.lang if self.lang in LANGUAGE_NAMES else DEFAULT_LANGUAGE)
+        return {key: text for key, text in shown.items() if isinstance(text, str)}
 
     def _settle(self):
         """Work out the language shown and tell the page (<html lang dir>, read by assets/iam.js
