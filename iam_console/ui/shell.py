@@ -112,6 +112,15 @@ def language_menu(every: bool = False) -> rx.Component:
     )
 
 
+def public_page(*children: rx.Component) -> rx.Component:
+    """A page shown before or outside the console (sign-up, forgot password, prompt, authorize,
+    plans): themed, with every language in the menu at its top end (docs/extending.md,
+    "Languages"). The sign-in page places its own, as its application's sign-in items say."""
+    corner = rx.box(language_menu(every=True), position="absolute", top="1em", inset_inline_end="1em",
+                    z_index="1", id="public-language")
+    return themed(corner, *children)
+
+
 def _organization_selector() -> rx.Component:
     """The global admin's; not on the group tree, which has its own."""
     return rx.cond(

@@ -18,7 +18,7 @@ from iam_console.commerce import commerce
 from iam_console.core import navigation
 from iam_console.i18n.formats import money_text
 from iam_console.ui.routes import page
-from iam_console.ui.shell import themed
+from iam_console.ui.shell import public_page
 from iam_console.ui.state.account import Account
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import call, message
@@ -84,7 +84,7 @@ def _plan(card: rx.Var) -> rx.Component:
 
 
 def select_plan_page() -> rx.Component:
-    return themed(rx.center(rx.vstack(
+    return public_page(rx.center(rx.vstack(
         rx.heading(rx.cond(SelectPlan.ready, SelectPlan.pricing["displayName"].to(str), t("Choose a plan")),
                    size="7", as_="h1"),
         rx.cond(SelectPlan.error != "", rx.callout(SelectPlan.error, icon="triangle-alert", color_scheme="red",

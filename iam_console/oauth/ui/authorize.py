@@ -31,7 +31,7 @@ from iam_console.signin.ui.login import pending_mfa_script
 from iam_console.signin.ui.second_factor_parts import second_factor_form
 from iam_console.signin.ui.second_factor_state import SecondStep
 from iam_console.ui.routes import page
-from iam_console.ui.shell import themed
+from iam_console.ui.shell import public_page
 from iam_console.ui.state.account import Account
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import with_db
@@ -304,7 +304,7 @@ def _refused() -> rx.Component:
 
 @page("/login/oauth/authorize", "Sign in", guarded=False, on_load=Authorize.prepare)
 def authorize_page() -> rx.Component:
-    return themed(rx.center(
+    return public_page(rx.center(
         rx.cond(
             Authorize.checked,
             rx.card(rx.cond(Authorize.error != "", _refused(),

@@ -21,7 +21,7 @@ from iam_console.signin import recovery
 from iam_console.signin.ui.captcha_parts import captcha_fields
 from iam_console.signin.ui.captcha_state import Captcha
 from iam_console.ui.routes import page
-from iam_console.ui.shell import themed
+from iam_console.ui.shell import public_page
 from iam_console.ui.state.account import client_ip
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import call, count_down, in_thread, message, say
@@ -189,7 +189,7 @@ def _password_step() -> rx.Component:
 
 def forget_page() -> rx.Component:
     steps = rx.match(Forget.step, (ACCOUNT, _account_step()), (CODE, _code_step()), _password_step())
-    return themed(rx.center(rx.card(rx.vstack(
+    return public_page(rx.center(rx.card(rx.vstack(
         rx.hstack(rx.icon("key-round", size=28), rx.heading(t("Retrieve password"), size="6"), align="center"),
         rx.cond(Forget.organization != "",
                 rx.text(Prefs.tr["Organization: %s"].replace("%s", Forget.organization), color_scheme="gray")),

@@ -16,7 +16,7 @@ from iam_console.federation.ui.provider_buttons import full_load
 from iam_console.oauth.ui.authorize import Authorize
 from iam_console.signin import prompt
 from iam_console.ui.routes import page
-from iam_console.ui.shell import themed
+from iam_console.ui.shell import public_page
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import call, message, with_db
 from iam_console.ui.text import t
@@ -139,7 +139,7 @@ def _link(link: rx.Var) -> rx.Component:
 
 
 def prompt_page() -> rx.Component:
-    return themed(rx.center(rx.card(rx.vstack(
+    return public_page(rx.center(rx.card(rx.vstack(
         rx.heading(t("Complete your profile"), size="6"),
         rx.text(t("The application asks for these before you go on."), size="2", color_scheme="gray"),
         rx.cond(Prompt.error != "", rx.callout(Prompt.error, icon="triangle-alert", color_scheme="red",

@@ -29,7 +29,7 @@ from iam_console.signin import signup, verifications
 from iam_console.signin.ui.captcha_parts import captcha_fields
 from iam_console.signin.ui.captcha_state import Captcha
 from iam_console.ui.routes import page
-from iam_console.ui.shell import themed
+from iam_console.ui.shell import public_page
 from iam_console.ui.state.account import client_ip
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import call, count_down, in_thread, message, say, with_db
@@ -251,7 +251,7 @@ def signup_page() -> rx.Component:
                 rx.link(t("sign in now"), href=rx.cond(Signup.organization != "", "/login/" + Signup.organization,
                                                        "/login"), id="signup-signin"), size="2"),
         spacing="3", width="100%")
-    return themed(rx.center(rx.card(rx.vstack(
+    return public_page(rx.center(rx.card(rx.vstack(
         rx.hstack(rx.icon("user-plus", size=28), rx.heading(t("Sign Up"), size="6"), align="center"),
         rx.cond(Signup.organization != "",
                 rx.text(Prefs.tr["Organization: %s"].replace("%s", Signup.organization), color_scheme="gray")),

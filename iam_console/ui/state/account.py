@@ -195,7 +195,11 @@ class Account(rx.State):
         target = navigation.after_logout(str(result.get("data2") or ""), self.owner)
         self._reset()
         self.show_page = False
+        # the tab stops showing the account's (and its organization's) language: the browser's
+        # pick, else Accept-Language's, from now on (docs/extending.md, "Languages")
+        prefs.account_language = prefs.organization_language = ""
+        shown = prefs._settle()
         toast = rx.toast.success(prefs.say("Logged out successfully"))
         if target.startswith(("http://", "https://")):
-            return [toast, rx.call_script(f"window.location.assign({json.dumps(target)})")]
-        return [toast, rx.redirect(target)]
+            return [shown, toast, rx.call_script(f"window.location.assign({json.dumps(target)})")]
+        return [shown, toast, rx.redirect(target)]
