@@ -209,11 +209,7 @@ class Lists(Paging, mixin=True):
 
         def add(db, actor):
             owner = self._owner(actor, chosen) or actor.organization
-            record = defaults.new_record(db, actor, screen.key, owner) | self._new_fields(owner)
-            _, answered = crud.add_answer(db, actor, screen.kind, record, request)
-            once = answered if isinstance(answered, dict) else {}
-            return record, [[key, label, str(once[key])] for key, label in screen.shown_once
-                            if once.get(key) and once[key] != wire.MASK]
+            return add_new(db, actor, screen, owner, self._new_fields(owner), request)
 
         added = await call(self, add, failed=screen.messages.add_failed)
         if added.failed:
@@ -315,6 +311,17 @@ class Listing(Lists, rx.State):
         a visit (or a new organization in the header) starts at the first page, unfiltered."""
         self._start(screen_key, _route_organization(self.router.url.path, SCREENS[screen_key]))
         return await self._refresh()
+
+
+def add_new(db, actor, screen: Screen, owner: str, fields: dict[str, Any],
+            request: crud.Request = crud.NO_REQUEST) -> tuple[dict[str, Any], list[list[str]]]:
+    """The list's Add: a record of `owner` with generated defaults (and `fields`), added as add-X
+    adds it; and what its answer holds that is shown once (Screen.shown_once), [key, label, value]."""
+    record = defaults.new_record(db, actor, screen.key, owner) | fields
+    _, answered = crud.add_answer(db, actor, screen.kind, record, request)
+    once = answered if isinstance(answered, dict) else {}
+    return record, [[key, label, str(once[key])] for key, label in screen.shown_once
+                    if once.get(key) and once[key] != wire.MASK]
 
 
 def _route_organization(path: str, screen: Screen) -> str:
