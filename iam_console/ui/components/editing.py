@@ -192,11 +192,10 @@ def _shown_once() -> rx.Component:
                       width="100%", spacing="2"),
             columns="12em 1fr", spacing="3", width="100%")
 
-    return rx.cond(Editing.shown_once.length() > 0, rx.callout.root(
-        rx.callout.icon(rx.icon("key-round")),
-        rx.vstack(rx.callout.text(t("Copy it now: it is shown only this once.")),
-                  rx.foreach(Editing.shown_once, item), spacing="2", width="100%"),
-        color_scheme="amber", width="100%", id="edit-shown-once"))
+    return rx.cond(Editing.shown_once.length() > 0, rx.card(rx.vstack(
+        rx.callout(t("Copy it now: it is shown only this once."), icon="key-round", color_scheme="orange",
+                   width="100%"),
+        rx.foreach(Editing.shown_once, item), spacing="3", width="100%"), width="100%", id="edit-shown-once"))
 
 
 def _unsaved_marker() -> rx.Component:
