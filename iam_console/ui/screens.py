@@ -291,7 +291,7 @@ class Screen:
     row_buttons: tuple[RowAction, ...] = ()  # declared buttons of every row (Replay, Pay)
     # what add-X answers in data2 that is shown once (an access key's secret: only its hash is kept):
     # (data2 key, catalog label); the edit page the list's Add opens shows it with Copy, and no
-    # page shows it again (docs/architecture.md, "Shown once")
+    # page shows it again (docs/architecture.md, "Adding a screen")
     shown_once: tuple[tuple[str, str], ...] = ()
     # a kind outside the registry, served by a module of its own rather than the generic routes
     # (the webhook event log): the screen reads it with `reads` and deletes with `remove`
