@@ -95,7 +95,7 @@ REPLAY = next(a for a in WEBHOOK_EVENTS.row_buttons if a.key == "replay")
 
 
 def test_webhook_events_are_listed_to_their_organizations_admins_only(tenants):
-    (org_a, boss_a, alice_a), (org_b, boss_b, _) = tenants["a"], tenants["b"]
+    (org_a, boss_a, alice_a), (org_b, _, _) = tenants["a"], tenants["b"]
     ours, theirs = _event(org_a, "Failed"), _event(org_b, "Failed")
     params = {"p": "1", "pageSize": "50"}
     with session_scope() as db:
@@ -181,3 +181,12 @@ def test_the_pay_page_is_the_buyers_and_their_admins_and_pays_as_pay_order(tenan
     assert shown["providers"] == []  # nothing left to pay
     with pytest.raises(ServiceError, match="does not exist"), session_scope() as db:
         commerce.order_to_pay(db, _actor(boss_a), org_a, "no-such-order")
+
+
+def test_an_events_webhook_links_to_its_page_and_another_features_receiver_to_none():
+    from iam_console.oauth import logout  # noqa: F401  (declares its event kind, as the scheduler does)
+    from iam_console.operations.ui.webhook_events import _webhook_page
+
+    assert _webhook_page({"webhook": "admin/hook-1", "eventType": "update-user"}) == "/webhooks/hook-1"
+    assert _webhook_page({"webhook": "admin/app-1", "eventType": "backchannel-logout"}) == ""
+    assert _webhook_page({"webhook": "", "eventType": "update-user"}) == ""

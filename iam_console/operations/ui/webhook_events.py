@@ -42,8 +42,11 @@ def _remove(db, actor, ident: str) -> str:
 
 
 def _webhook_page(record: dict[str, Any]) -> str:
-    """The event's webhook is named by its id (admin/name); its page by its name."""
-    return f"/webhooks/{str(record.get('webhook', '')).partition('/')[2]}" if record.get("webhook") else ""
+    """The event's webhook is named by its id (admin/name); its page by its name. Another feature's
+    event (a back-channel logout notice: webhooks.KINDS) names its receiver there, which is no webhook."""
+    if not record.get("webhook") or record.get("eventType") in webhooks.KINDS:
+        return ""
+    return f"/webhooks/{str(record['webhook']).partition('/')[2]}"
 
 
 WEBHOOK_EVENTS = screen(Screen(
