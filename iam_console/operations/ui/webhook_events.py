@@ -53,7 +53,7 @@ WEBHOOK_EVENTS = screen(Screen(
     key="webhook_event", title="Webhook Events", list_route="/webhook-events", edit_route="", addable=False,
     source=EVENT, reads=_read, remove=_remove, messages=Messages(unaffected_delete_fails=True),
     row_buttons=(RowAction("replay", "Replay", shown_for=lambda r: r.get("state") != webhooks.SUCCESS,
-                           run=_replay, failed="Failed to replay webhook event: %s"),),
+                           run=_replay, failed="Failed to replay: %s"),),
     columns=(
         Column("name", "Name"),
         Column("webhook", "Webhook", link=_webhook_page),
