@@ -13,8 +13,8 @@ from typing import Any
 import reflex as rx
 
 from iam_console.commerce import commerce
-from iam_console.commerce.money_text import money_text
 from iam_console.commerce.ui.buy import go_to, path_record
+from iam_console.i18n.formats import money_text
 from iam_console.ui.screens import Cell, Column, Field, Route, RowAction, Screen, screen
 from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import in_thread, message
