@@ -103,6 +103,13 @@ class Application(Named, table=True):
     ssl_mode: str = text(100)
     ssl_cert: str = text(100)
     registration_access_token: str = text(255)
+    # RFC 9126, 9101, 9449 (docs/api.md "Standards"): authorization requests only pushed; access
+    # tokens only DPoP-bound; DPoP proofs only with a fresh server nonce; the client's public keys
+    # (a JWK Set) that its request objects are signed with
+    require_pushed_authorization_requests: bool = False
+    require_dpop: bool = False
+    require_dpop_nonce: bool = False
+    jwks: dict = json_dict()
 
 
 class Provider(Named, table=True):

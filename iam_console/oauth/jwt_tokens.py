@@ -201,6 +201,7 @@ class Grant:
     nonce: str = ""
     resource: str = ""
     signin_method: str = ""
+    jkt: str = ""  # the DPoP key the access token is bound to (RFC 9449): its `cnf`
 
     @property
     def scopes(self) -> set[str]:
@@ -217,6 +218,8 @@ def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
         "signinMethod": grant.signin_method,
     }
+    if grant.jkt and token_type == ACCESS:
+        claims["cnf"] = {"jkt": grant.jkt}
     return {k: v for k, v in claims.items() if v != ""}
 
 
