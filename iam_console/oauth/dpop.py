@@ -40,7 +40,7 @@ _THUMBPRINTED = {"RSA": ("e", "kty", "n"), "EC": ("crv", "kty", "x", "y")}
 
 class ProofError(OAuthError):
     """invalid_dpop_proof or use_dpop_nonce. At the token endpoint (RFC 9449 §5) a 400 in JSON;
-    at a resource (userinfo, §7.1) a 401 with its WWW-Authenticate: DPoP challenge."""
+    at a resource (userinfo, RFC 9449 §7.1) a 401 with its WWW-Authenticate: DPoP challenge."""
 
     def __init__(self, error: str, description: str, *, resource: bool = False, nonce: str = "") -> None:
         super().__init__(error, description, 401 if resource else 400)

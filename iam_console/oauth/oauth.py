@@ -171,8 +171,8 @@ class Authorization:
 
 def _unpacked(db: Session, application: Application, req: AuthorizeRequest, *,
               pushing: bool) -> tuple[AuthorizeRequest, str]:
-    """The request a request_uri (PAR) or request object (JAR) stands for (RFC 9126 §4, RFC 9101
-    §5: their parameters alone count), and the pushed request's hash."""
+    """The request a request_uri (PAR) or request object (JAR) stands for (their parameters alone
+    count: RFC 9126 §4, RFC 9101 §5), and the pushed request's hash."""
     uri_hash = ""
     if req.request_uri:
         if pushing:
