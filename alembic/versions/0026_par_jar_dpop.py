@@ -1,7 +1,7 @@
 """PAR, JAR and DPoP
 
 Revision ID: 0026_par_jar_dpop
-Revises: 0025
+Revises: 0026_logout
 Create Date: 2026-11-29
 
 - pushed_request: the authorization requests clients pushed (RFC 9126, oauth/pushed.py), found by
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0026_par_jar_dpop"
-down_revision: str | None = "0025"
+down_revision: str | None = "0026_logout"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
