@@ -12,7 +12,7 @@ import base64
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -201,6 +201,11 @@ class Grant:
     nonce: str = ""
     resource: str = ""
     signin_method: str = ""
+    # a token exchange's (oauth/exchange.py): the audiences it names instead of the client and its
+    # resource, the `act` claim of the delegation, and the subject token's expiry, never outlived
+    audience: tuple[str, ...] = ()
+    act: dict[str, Any] = field(default_factory=dict)
+    not_after: datetime | None = None
 
     @property
     def scopes(self) -> set[str]:
@@ -208,16 +213,16 @@ class Grant:
 
 
 def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str, Any]:
-    audience = [grant.application.client_id] + ([grant.resource] if grant.resource else [])
+    audience = list(grant.audience) or [grant.application.client_id] + ([grant.resource] if grant.resource else [])
     subject = grant.user.uuid if grant.user else f"{b.ADMIN_OWNER}/{grant.application.name}"
     claims = {
         "iss": settings.origin, "sub": subject, "aud": audience,
         "exp": int(expires_at.timestamp()), "nbf": int(grant.issued_at.timestamp()),
         "iat": int(grant.issued_at.timestamp()), "jti": f"{b.ADMIN_OWNER}/{grant.token_name}",
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
-        "signinMethod": grant.signin_method,
+        "signinMethod": grant.signin_method, "act": grant.act,
     }
-    return {k: v for k, v in claims.items() if v != ""}
+    return {k: v for k, v in claims.items() if v != "" and v != {}}
 
 
 def _user_record(db: Session, user: User) -> dict[str, Any]:

@@ -18,7 +18,15 @@ from iam_console.core.errors import ServiceError
 from iam_console.models import Application, AuthSession, Token, User
 from iam_console.models.base import format_time, utcnow
 from iam_console.oauth import jwt_tokens
-from iam_console.oauth.oauth import DEVICE_GRANT, RESPONSE_TYPES, STANDARD_SCOPES, OAuthError, digest, revoke_row
+from iam_console.oauth.oauth import (
+    DEVICE_GRANT,
+    EXCHANGE_GRANT,
+    RESPONSE_TYPES,
+    STANDARD_SCOPES,
+    OAuthError,
+    digest,
+    revoke_row,
+)
 from iam_console.settings import settings
 from iam_console.signin import auth
 
@@ -26,16 +34,21 @@ from iam_console.signin import auth
 
 def live_token(db: Session, token_text: str) -> Token | None:
     """The row of a live access token (not expired, not revoked, signed with its application's cert)."""
+    found = live_claims(db, token_text)
+    return found[0] if found else None
+
+
+def live_claims(db: Session, token_text: str) -> tuple[Token, Application, dict[str, Any]] | None:
+    """A live access token's row, application and claims (live_token's checks)."""
     if not token_text or len(token_text) > 20_000:
         return None
     row = db.exec(select(Token).where(Token.access_token_hash == digest(token_text))).first()
     if row is None or not _alive(row):
         return None
     try:
-        verified(db, row, token_text)
+        return row, *verified(db, row, token_text)
     except jwt_tokens.InvalidToken:
         return None
-    return row
 
 
 def verified(db: Session, row: Token, token_text: str, *, refresh: bool = False,
@@ -86,7 +99,8 @@ def introspect(db: Session, application: Application, token_text: str, hint: str
     return {"active": True, "scope": row.scope, "client_id": owner_app.client_id,
             "username": row.user or row.application, "token_type": "Bearer" if kind == "access_token" else kind,
             "exp": claims.get("exp"), "iat": claims.get("iat"), "nbf": claims.get("nbf"), "sub": claims.get("sub"),
-            "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti")}
+            "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti"),
+            **({"act": claims["act"]} if "act" in claims else {})}
 
 
 def revoke(db: Session, application: Application, token_text: str, hint: str = "") -> None:
@@ -180,11 +194,13 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
 
 ISSUER_REL = "http://openid.net/specs/connect/1.0/issuer"
 
-def discovery(application: Application | None = None) -> dict[str, Any]:
+def discovery(application: Application | None = None, registration_endpoint: str = "") -> dict[str, Any]:
     """The OpenID Provider metadata. An application's own document (served, as Casdoor does, at
     /.well-known/<application>/openid-configuration) differs in two members: `jwks_uri` is the
     application's key set, which holds its cert's key alone, and `scopes_supported` adds its
-    custom scopes. The issuer is the same: it is the `iss` of every token."""
+    custom scopes. The issuer is the same: it is the `iss` of every token.
+    `registration_endpoint`: where clients register themselves, when an organization lets them
+    (oauth/registration.py endpoint)."""
     origin = settings.origin
     scopes = sorted(STANDARD_SCOPES)
     jwks_uri = f"{origin}/.well-known/jwks"
@@ -205,7 +221,7 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
         "response_types_supported": list(RESPONSE_TYPES),
         "response_modes_supported": ["query", "fragment"],
         "grant_types_supported": ["authorization_code", "password", "client_credentials", "refresh_token",
-                                  "token", "id_token", DEVICE_GRANT],
+                                  "token", "id_token", DEVICE_GRANT, EXCHANGE_GRANT],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": list(jwt_tokens.ALGORITHMS),
         "scopes_supported": scopes,
@@ -218,4 +234,5 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
         "code_challenge_methods_supported": ["S256"],
         "request_parameter_supported": False,
         "claims_parameter_supported": False,
+        **({"registration_endpoint": registration_endpoint} if registration_endpoint else {}),
     }
