@@ -101,7 +101,7 @@ def _strings(body: dict[str, Any], name: str, default: list[str], limit: int) ->
 
 def metadata(body: Any) -> dict[str, Any]:
     """The client metadata the server registers from a request's body (RFC 7591 §2), checked;
-    members it does not know are ignored, as §2 asks."""
+    members it does not know are ignored, as RFC 7591 asks."""
     if not isinstance(body, dict):
         raise RegistrationError("invalid_client_metadata", "The body must be a JSON object")
     grants = _strings(body, "grant_types", ["authorization_code"], len(GRANTS))

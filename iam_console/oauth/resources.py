@@ -11,7 +11,7 @@ the Bearer-token API): `resource` is the origin. /.well-known/oauth-protected-re
 describes the declared resource <origin>/<path> (RFC 9728 §3.1 inserts the well-known segment
 between a resource's host and its path), and a declared resource on another host is described at
 /.well-known/oauth-protected-resource?resource=<its URI>, the address its server names in its
-WWW-Authenticate challenge (§5.1)."""
+WWW-Authenticate challenge (RFC 9728 §5.1)."""
 
 from __future__ import annotations
 

@@ -146,6 +146,8 @@ APPLICATIONS = screen(Screen(
         Field("signupHtml", "Signup HTML", "code", language="html", addon=code_preview("signupHtml")),
         Field("signinHtml", "Signin HTML", "code", language="html", addon=code_preview("signinHtml")),
         Field("grantTypes", "Grant types", "checks", options=GRANT_TYPES),
+        # which audiences the token exchange grant may name (client ids, resource URIs)
+        Field("tokenExchangeAudiences", "Token exchange audiences", "list"),
         Field("samlReplyUrl", "SAML reply URL"),
         Field("enableSamlCompress", "Enable SAML compression", "switch"),
         Field("enableSamlC14n10", "Enable SAML C14N10", "switch"),
