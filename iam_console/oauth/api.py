@@ -10,13 +10,17 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
+# imported, the token exchange joins the token endpoint, and metadata documents' clients the
+# authorization request
+import iam_console.oauth.exchange
+import iam_console.oauth.metadata_documents  # noqa: F401
 from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
 from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
 from iam_console.api.envelope import ok
 from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.oauth import exchange, jwt_tokens, oauth, registration, resources, tokens  # noqa: F401 (exchange: its grant)
+from iam_console.oauth import jwt_tokens, oauth, registration, resources, tokens
 from iam_console.signin import auth
 
 router = APIRouter(tags=["oauth"])

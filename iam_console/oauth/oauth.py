@@ -134,6 +134,12 @@ may_use = _may_use  # an account may sign in to the application (SAML single sig
 
 # --- the authorization request ---
 
+# who else may answer for a client id no application has (or one they keep): (db, client id,
+# resource) -> the application, or None; added by the modules that serve them when imported
+# (oauth/metadata_documents.py)
+CLIENT_FINDERS: list[Callable[[Session, str, str], Application | None]] = []
+
+
 @dataclass(frozen=True)
 class AuthorizeRequest:
     client_id: str
@@ -173,6 +179,10 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
     """Refuse a request whose client, redirect URI, response type, scope or PKCE
     is wrong. Raised as ServiceError: the page shows it and never redirects."""
     application = lookup.application_by_client_id(db, req.client_id)
+    if application is None or application.client_metadata.get("fetched_at"):
+        # a client id that names a metadata document (oauth/metadata_documents.py), fetched or refreshed
+        application = next((found for finder in CLIENT_FINDERS
+                            if (found := finder(db, req.client_id, req.resource)) is not None), application)
     if application is None:
         raise ServiceError("Invalid client_id")
     if not redirects.matches(req.redirect_uri, application.redirect_uris):

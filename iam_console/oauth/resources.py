@@ -43,7 +43,7 @@ def problem(db: Session, application: Application, resource: str) -> tuple[str, 
     return ()
 
 
-def _declaring(db: Session, resource: str) -> Organization | None:
+def declaring(db: Session, resource: str) -> Organization | None:
     """The organization that declares `resource` (JSON lists are read in Python: a handful of rows
     name any at all)."""
     rows = db.exec(select(Organization).where(Organization.protected_resources != [])).all()
@@ -58,7 +58,7 @@ def metadata(db: Session, scopes: list[str], path: str = "", resource: str = "")
     if not path and not resource:
         return {"resource": origin, **base, "scopes_supported": scopes}
     wanted = resource or f"{origin}/{path}"
-    organization = _declaring(db, wanted)
+    organization = declaring(db, wanted)
     if organization is None:
         return None
     return {"resource": wanted, **base, "resource_name": organization.display_name or organization.name}

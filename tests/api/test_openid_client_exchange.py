@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ DRIVER = NODE_DIR / "oidc_exchange.mjs"
 VERSION = "6.9.0"
 EXCHANGE = oauth.EXCHANGE_GRANT
 ACCESS = "urn:ietf:params:oauth:token-type:access_token"
-MCP = "https://mcp.example.com/mcp"
+MCP = f"https://mcp-{uuid.uuid4().hex[:8]}.example.com/mcp"  # this module's own
 
 
 @pytest.fixture(scope="module")

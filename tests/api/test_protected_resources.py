@@ -4,6 +4,7 @@ declared resources (oauth/resources.py)."""
 
 from __future__ import annotations
 
+import uuid
 from urllib.parse import quote
 
 import jwt
@@ -16,8 +17,10 @@ from iam_console.db import session_scope
 from iam_console.oauth import resources
 from tests.api.test_oauth import PASSWORD, REDIRECT, exchange, make_app, pkce, token_call
 
-MCP = "https://mcp.example.com/mcp"
-LOCAL = "http://testserver/mcp/tools"
+# this module's own: a resource is one organization's (the fixture's organizations, all "Tools Inc")
+TAG = uuid.uuid4().hex[:8]
+MCP = f"https://mcp-{TAG}.example.com/mcp"
+LOCAL = f"http://testserver/mcp-{TAG}/tools"
 
 
 @pytest.fixture
@@ -42,7 +45,7 @@ def test_the_servers_own_metadata_names_the_origin_and_the_issuer():
 
 def test_declared_resources_have_their_documents(org):
     http = TestClient(api)
-    local = http.get("/.well-known/oauth-protected-resource/mcp/tools").json()
+    local = http.get(f"/.well-known/oauth-protected-resource/mcp-{TAG}/tools").json()
     assert local["resource"] == LOCAL and local["authorization_servers"] == ["http://testserver"]
     assert local["resource_name"] == "Tools Inc"
     remote = http.get(f"/.well-known/oauth-protected-resource?resource={quote(MCP, safe='')}").json()
@@ -110,8 +113,21 @@ def test_organizations_refuse_bad_resources_and_keep_good_ones(admin, make_org, 
     assert refused["status"] == "error", refused
     stored = admin.get("/api/get-organization", params={"id": f"admin/{org}"}).json()["data"]
     assert stored["protectedResources"] == []
+    own = f"https://{uuid.uuid4().hex[:8]}.example.com/api"
     kept = admin.post("/api/update-organization", params={"id": f"admin/{org}"},
-                      json=record | {"protectedResources": [MCP]}).json()
+                      json=record | {"protectedResources": [own]}).json()
     assert kept["status"] == "ok"
     assert admin.get("/api/get-organization", params={"id": f"admin/{org}"}).json()["data"][
-        "protectedResources"] == [MCP]
+        "protectedResources"] == [own]
+
+
+def test_a_resource_is_one_organizations(admin, make_org):
+    taken = f"https://{uuid.uuid4().hex[:8]}.example.com/api"
+    make_org(protected_resources=[taken])
+    org = make_org().name
+    record = admin.get("/api/get-organization", params={"id": f"admin/{org}"}).json()["data"]
+    refused = admin.post("/api/update-organization", params={"id": f"admin/{org}"},
+                         json=record | {"protectedResources": [taken]}).json()
+    assert refused["status"] == "error" and "another organization's" in refused["msg"], refused
+    assert admin.get("/api/get-organization", params={"id": f"admin/{org}"}).json()["data"][
+        "protectedResources"] == []

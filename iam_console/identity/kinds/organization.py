@@ -103,6 +103,20 @@ def validate(db: Session, actor: Actor, row: m.Organization) -> None:
     if any(not isinstance(item, str) for item in row.nav_items):
         raise ServiceError("The navigation items must be a list of strings")
     _protected_resources(row.protected_resources)
+    _declared_once(db, row)
+
+
+def _declared_once(db: Session, row: m.Organization) -> None:
+    """A resource is one organization's: its metadata document names that organization, and the
+    clients it sends are that organization's (oauth/resources.py, oauth/metadata_documents.py)."""
+    if not row.protected_resources:
+        return
+    others = db.exec(select(m.Organization.name, m.Organization.protected_resources).where(
+        m.Organization.name != row.name, m.Organization.protected_resources != [])).all()
+    for _, declared in others:
+        taken = set(row.protected_resources) & set(declared)
+        if taken:
+            raise ServiceError("The protected resource %s is another organization's", sorted(taken)[0][:100])
 
 
 def _protected_resources(values: list) -> None:

@@ -113,6 +113,7 @@ ORGANIZATIONS = screen(Screen(
         # dynamic client registration (RFC 7591) and the resources tokens are for (RFC 8707, RFC 9728)
         Field("dcrPolicy", "Dynamic client registration", "select", options=DCR_POLICIES, empty=DCR_DISABLED),
         Field("protectedResources", "Protected resources", "list"),
+        Field("clientMetadataDocuments", "Client metadata documents", "switch"),
         Field("accountItems", "Account items", "rows", movable=True, initial=b.default_account_items,
               new_row=lambda rows: dict(NEW_ACCOUNT_ITEM), settle=_settle_account_item, columns=(
                   # a new row is named once, from the names no other row uses
