@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 # imported, the token exchange joins the token endpoint, and metadata documents' clients the
 # authorization request
 import iam_console.oauth.exchange
-import iam_console.oauth.metadata_documents  # noqa: F401
+import iam_console.oauth.metadata_documents
 from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
 from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
 from iam_console.api.envelope import ok
@@ -191,7 +191,15 @@ async def openid_configuration() -> JSONResponse:
     """For the applications that sign with a shared or built-in cert (docs/api.md, 'Which
     discovery document'); an organization's applications have their own below."""
     with session_scope() as db:
-        return JSONResponse(tokens.discovery(registration_endpoint=registration.endpoint(db)))
+        return JSONResponse(tokens.discovery(extra=_opted_in(db)))
+
+
+def _opted_in(db, application: Any = None) -> dict[str, Any]:
+    """The discovery members of what some organization (the application's) opted into."""
+    endpoint = registration.endpoint(db, application)
+    documents = iam_console.oauth.metadata_documents.accepted(db, application)
+    return {**({"registration_endpoint": endpoint} if endpoint else {}),
+            **({"client_id_metadata_document_supported": True} if documents else {})}
 
 
 @router.get("/.well-known/jwks")
@@ -235,7 +243,7 @@ async def application_openid_configuration(application: str) -> JSONResponse:
         found = lookup.application(db, application)
         if found is None:
             return _unknown_application(application)
-        return JSONResponse(tokens.discovery(found, registration.endpoint(db, found)))
+        return JSONResponse(tokens.discovery(found, _opted_in(db, found)))
 
 
 @router.get("/.well-known/{application}/jwks")

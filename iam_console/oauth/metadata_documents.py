@@ -23,7 +23,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from iam_console import models as m
 from iam_console.applications import redirects
@@ -50,6 +50,14 @@ def is_document_url(client_id: str) -> bool:
         return False
     parts = urlsplit(client_id)
     return bool(parts.hostname) and parts.path not in ("", "/")
+
+
+def accepted(db: Session, application: m.Application | None = None) -> bool:
+    """Whether some organization (the application's) takes clients by metadata document."""
+    found = select(m.Organization.name).where(m.Organization.client_metadata_documents == True)  # noqa: E712
+    if application is not None:
+        found = found.where(m.Organization.name == application.organization)
+    return db.exec(found.limit(1)).first() is not None
 
 
 def _organization(db: Session, resource: str) -> m.Organization:

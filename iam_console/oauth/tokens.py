@@ -194,13 +194,13 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
 
 ISSUER_REL = "http://openid.net/specs/connect/1.0/issuer"
 
-def discovery(application: Application | None = None, registration_endpoint: str = "") -> dict[str, Any]:
+def discovery(application: Application | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The OpenID Provider metadata. An application's own document (served, as Casdoor does, at
     /.well-known/<application>/openid-configuration) differs in two members: `jwks_uri` is the
     application's key set, which holds its cert's key alone, and `scopes_supported` adds its
     custom scopes. The issuer is the same: it is the `iss` of every token.
-    `registration_endpoint`: where clients register themselves, when an organization lets them
-    (oauth/registration.py endpoint)."""
+    `extra`: the members of what organizations opt into (oauth/api.py `_opted_in`): where clients
+    register themselves, whether client ids may be metadata documents' URLs."""
     origin = settings.origin
     scopes = sorted(STANDARD_SCOPES)
     jwks_uri = f"{origin}/.well-known/jwks"
@@ -234,5 +234,5 @@ def discovery(application: Application | None = None, registration_endpoint: str
         "code_challenge_methods_supported": ["S256"],
         "request_parameter_supported": False,
         "claims_parameter_supported": False,
-        **({"registration_endpoint": registration_endpoint} if registration_endpoint else {}),
+        **(extra or {}),
     }

@@ -17,7 +17,7 @@ from iam_console.api.app import api
 from iam_console.core import lookup
 from iam_console.db import session_scope
 from iam_console.oauth import metadata_documents
-from tests.api.test_oauth import PASSWORD, REDIRECT, exchange, pkce
+from tests.api.test_oauth import PASSWORD, REDIRECT, exchange, make_app, pkce
 from tests.ldap_server import _certificate
 from tests.sinks import HttpSink
 
@@ -156,3 +156,14 @@ def test_client_ids_that_are_no_document_url_are_unknown_clients(org, mcp):
         answer = sign_in(client_id, org, pkce()[1], mcp)
         assert answer["status"] == "error" and answer["msg"] == "Invalid client_id", answer
     lookup.forget()
+
+
+def test_discovery_says_where_documents_are_taken(org, make_org):
+    http = TestClient(api)
+    opted_in = make_app(org)
+    closed = make_app(make_org().name)
+    assert http.get(f"/.well-known/{opted_in.name}/openid-configuration").json()[
+        "client_id_metadata_document_supported"] is True
+    assert "client_id_metadata_document_supported" not in http.get(
+        f"/.well-known/{closed.name}/oauth-authorization-server").json()
+    assert http.get("/.well-known/oauth-authorization-server").json()["client_id_metadata_document_supported"] is True
