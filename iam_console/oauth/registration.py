@@ -49,7 +49,7 @@ QUOTA = 200  # dynamically registered clients an organization holds at once
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 URL_FIELDS = ("client_uri", "logo_uri", "policy_uri", "tos_uri")
 TEXT_FIELDS = ("client_name", "software_id", "software_version")
-MAX_REDIRECT_URIS, MAX_CONTACTS, MAX_TEXT, MAX_URL = 10, 5, 100, 500
+MAX_REDIRECT_URIS, MAX_CONTACTS, MAX_TEXT, MAX_URL = 10, 5, 100, 255
 
 
 class RegistrationError(Exception):
@@ -151,7 +151,7 @@ def _apply(row: m.Application, found: dict[str, Any]) -> None:
     row.redirect_uris = found["redirect_uris"]
     row.grant_types = found["grant_types"]
     row.logo = found.get("logo_uri", "")
-    row.homepage_url = found.get("client_uri", "")[:255]
+    row.homepage_url = found.get("client_uri", "")
     row.terms_of_use = found.get("tos_uri", "")
     row.client_metadata = found
 

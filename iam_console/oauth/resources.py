@@ -15,9 +15,11 @@ WWW-Authenticate challenge (RFC 9728 §5.1)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
+import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from iam_console.core import lookup
@@ -44,9 +46,11 @@ def problem(db: Session, application: Application, resource: str) -> tuple[str, 
 
 
 def declaring(db: Session, resource: str) -> Organization | None:
-    """The organization that declares `resource` (JSON lists are read in Python: a handful of rows
-    name any at all)."""
-    rows = db.exec(select(Organization).where(Organization.protected_resources != [])).all()
+    """The organization that declares `resource` (a resource is one organization's). The JSON
+    lists are searched as text, then read exactly: every database compares text, not every one
+    compares JSON."""
+    rows = db.exec(select(Organization).where(
+        sa.cast(Organization.protected_resources, sa.Text).contains(json.dumps(resource)[1:-1], autoescape=True))).all()
     return next((row for row in rows if resource in row.protected_resources), None)
 
 

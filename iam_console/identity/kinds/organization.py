@@ -8,6 +8,7 @@ import secrets
 from urllib.parse import urlsplit
 
 import phonenumbers
+import sqlalchemy as sa
 from sqlmodel import Session, delete, select
 
 from iam_console import models as m
@@ -111,8 +112,9 @@ def _declared_once(db: Session, row: m.Organization) -> None:
     clients it sends are that organization's (oauth/resources.py, oauth/metadata_documents.py)."""
     if not row.protected_resources:
         return
+    # the JSON lists compared as text: not every database compares JSON
     others = db.exec(select(m.Organization.name, m.Organization.protected_resources).where(
-        m.Organization.name != row.name, m.Organization.protected_resources != [])).all()
+        m.Organization.name != row.name, sa.cast(m.Organization.protected_resources, sa.Text) != "[]")).all()
     for _, declared in others:
         taken = set(row.protected_resources) & set(declared)
         if taken:
