@@ -1,7 +1,7 @@
 """Token exchange, dynamic client registration, protected resources
 
 Revision ID: 0026_exchange_registration
-Revises: 0025
+Revises: 0026_logout
 Create Date: 2026-11-29
 
 application.token_exchange_audiences: the audiences (client ids of the organization's applications,
@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0026_exchange_registration"
-down_revision: str | None = "0025"
+down_revision: str | None = "0026_logout"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -69,11 +69,13 @@ def signing_cert(db: Session, application: Application) -> Cert:
     return cert
 
 
-def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "") -> str:
-    """The claims signed with the cert's key; with an RSA key above 2048 bits in a child process, as
-    one of `organization`'s calls (the signature would hold the interpreter lock: cpu_work)."""
+def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "", *, typ: str = "") -> str:
+    """The claims signed with the cert's key (`typ`: the header's, e.g. logout+jwt); with an RSA key
+    above 2048 bits in a child process, as one of `organization`'s calls (the signature would hold
+    the interpreter lock: cpu_work)."""
+    headers = {"kid": key_id(cert), **({"typ": typ} if typ else {})}
     return cpu_work.signature(cert.private_key, organization, cpu_work.sign_jwt, cert.private_key, claims,
-                              algorithm, {"kid": key_id(cert)})
+                              algorithm, headers)
 
 
 # Refresh tokens are read by nobody but this server: they carry Casdoor's claims
@@ -206,6 +208,7 @@ class Grant:
     audience: tuple[str, ...] = ()
     act: dict[str, Any] = field(default_factory=dict)
     not_after: datetime | None = None
+    sid: str = ""  # the browser session it was given in (Token.sid), the ID token's `sid`
 
     @property
     def scopes(self) -> set[str]:
@@ -220,7 +223,7 @@ def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str
         "exp": int(expires_at.timestamp()), "nbf": int(grant.issued_at.timestamp()),
         "iat": int(grant.issued_at.timestamp()), "jti": f"{b.ADMIN_OWNER}/{grant.token_name}",
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
-        "signinMethod": grant.signin_method, "act": grant.act,
+        "signinMethod": grant.signin_method, "act": grant.act, "sid": grant.sid,
     }
     return {k: v for k, v in claims.items() if v != "" and v != {}}
 

@@ -239,8 +239,11 @@ class Redirect:
     tokens: dict[str, Any] = field(default_factory=dict)
 
 
-def authorize(db: Session, authorization: Authorization, user: User, signin_method: str = "Password") -> Redirect:
-    """The signed-in user's answer: a code, or the tokens for an implicit response type."""
+def authorize(db: Session, authorization: Authorization, user: User, signin_method: str = "Password", *,
+              sid: str = "") -> Redirect:
+    """The signed-in user's answer: a code, or the tokens for an implicit response type. `sid`: the
+    browser session it is given in (its AuthSession's session_id), which the ID token carries and
+    its logout notifies (oauth/logout.py)."""
     req, application = authorization.request, authorization.application
     if not _may_use(user, application):
         raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
@@ -248,7 +251,7 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
     implicit = RESPONSE_TYPES[req.response_type]
     if implicit:
         grant = _grant(db, application, authorization.scope, user, nonce=req.nonce, resource=req.resource,
-                       signin_method=signin_method)
+                       signin_method=signin_method, sid=sid)
         tokens = _issue(db, grant, implicit[-1], refresh=False)
         if "token" not in implicit:
             tokens.pop("access_token")
@@ -260,7 +263,7 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
                  organization=user.owner, user=user.name, code=digest(code), code_challenge=req.code_challenge,
                  code_expire_in=_epoch(now) + CODE_SECONDS, scope=authorization.scope, nonce=req.nonce,
                  redirect_uri=req.redirect_uri, resource=req.resource, grant_type="authorization_code",
-                 token_type="Bearer"))
+                 token_type="Bearer", sid=sid))
     return Redirect(redirects.with_parameters(req.redirect_uri, {"code": code, "state": req.state}), code=code)
 
 
@@ -306,7 +309,7 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         "refresh_token_hash": digest(refresh_token) if refresh_token else "",
         "expires_in": int((access_expires - grant.issued_at).total_seconds()),
         "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
-        "family": family or grant.token_name, "public_client": public_client,
+        "family": family or grant.token_name, "public_client": public_client, "sid": grant.sid,
     }
     if isinstance(into, Token):
         for key, value in values.items():
@@ -435,7 +438,7 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The authorization code has been used")
     grant = _grant(db, application, row.scope, user, nonce=row.nonce, resource=row.resource,
-                   signin_method="Password")
+                   signin_method="Password", sid=row.sid)
     return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
 
 
@@ -495,7 +498,7 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user = _usable_user(db, row.organization, row.user)
     if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
         raise _replayed(db, row)
-    grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource)
+    grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, sid=row.sid)
     return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
                   public_client=row.public_client)
 

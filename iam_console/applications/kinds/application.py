@@ -11,7 +11,7 @@ from sqlmodel import Session, or_, select
 from iam_console import models as m
 from iam_console.applications import certs, redirects
 from iam_console.core import builtin as b
-from iam_console.core import leftovers
+from iam_console.core import leftovers, outbound
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.kinds.common import Choice, KindRules, built_in, check_range
@@ -60,6 +60,19 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
                                                       for a in audiences):
         raise ServiceError("Token exchange audiences: at most %d client ids or resource URIs of up to 255 "
                            "characters", MAX_EXCHANGE_AUDIENCES)
+    for uri, what in ((row.backchannel_logout_uri, "back-channel logout URI"),
+                      (row.frontchannel_logout_uri, "front-channel logout URI")):
+        check_logout_uri(uri, what)
+
+
+def check_logout_uri(uri: str, what: str) -> None:
+    """An http(s) URL without a fragment (OpenID Back- and Front-Channel Logout 1.0), whose host the
+    outbound guard can judge; whether it may be reached is the guard's decision at each delivery."""
+    if not uri:
+        return
+    outbound.check_url(uri, what)
+    if "#" in uri or not redirects.is_plain(uri):
+        raise ServiceError("The %s must be an absolute URL without a fragment: %s", what, uri[:200])
 
 
 def organization_providers(db: Session, organization: str, names: set[str]) -> dict[str, dict[str, str]]:

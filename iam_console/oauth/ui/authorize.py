@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 import reflex as rx
 
 from iam_console import workers
+from iam_console.api.callers import session_cookie
 from iam_console.applications import redirects
 from iam_console.core import lookup, page_script
 from iam_console.core.errors import ServiceError
@@ -112,7 +113,10 @@ class Authorize(rx.State):
             self.method = self.methods[0] if self.methods else ""
             self.providers = upstream.buttons(db, application, "signin", authorize_query=urlencode(params))
             one_tap = upstream.one_tap_script(db, application, authorize_query=urlencode(params))
-            user = lookup.user(db, account.owner, account.user_name) if account.signed_in else None
+            # the session behind the cookie, which the code's ID token names (`sid`) and its logout ends
+            found = auth.account_for_token(db, session_cookie(self.router.headers.cookie)) if account.signed_in \
+                else None
+            user, sid = (found[0], found[1].session_id) if found else (None, "")
             if user is not None and request.prompt != "login":
                 url = self.router.url
                 target = mfa.required_setup_path(lookup.organization(db, user.owner), user,
@@ -120,7 +124,7 @@ class Authorize(rx.State):
                 if not target and prompt.missing(application, user):  # asked first, then back here
                     target = f"/prompt/{quote(application.name, safe='')}?{url.query}"
                 try:
-                    target = target or oauth.authorize(db, authorization, user).url
+                    target = target or oauth.authorize(db, authorization, user, sid=sid).url
                 except ServiceError:
                     target = ""  # this account may not use the application: sign in as another
             return target, one_tap

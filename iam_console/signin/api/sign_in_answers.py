@@ -50,7 +50,7 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
     elif prompt.needed(db, checked.application, result.user):  # asked first; the authorize page answers after
         response = ok(user_id, f"/prompt/{quote(checked.application.name, safe='')}?{request.url.query}")
     else:
-        answer = oauth.authorize(db, checked, result.user, method)
+        answer = oauth.authorize(db, checked, result.user, method, sid=result.session_id)
         response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                       answer.url)
     return with_session(request, response, result)
