@@ -4,6 +4,8 @@ Accept-Language picks a language (every language's keys: test_catalogs.py)."""
 import json
 from pathlib import Path
 
+import pytest
+
 from iam_console.extension import extensions
 from iam_console.i18n import catalog, language_from_header, plural_form, translate
 
@@ -63,3 +65,12 @@ def test_plural_form_falls_back_to_other():
     assert plural_form(forms, 1, "en") == "a" and plural_form(forms, 3, "en") == "b"
     assert plural_form(forms, "not a number", "en") == "b"
     assert plural_form({"other": "b"}, 1, "en") == "b"
+
+
+def test_a_page_cannot_show_a_counted_message_without_its_count():
+    """t() gives a page a text as it is; a counted one is said with its count (Prefs.say)."""
+    from iam_console.ui.text import t
+
+    with pytest.raises(KeyError, match="counted message"):
+        t("Successfully synced %d users")
+    assert t("Save") is not None
