@@ -25,7 +25,10 @@ PASSWORD = "Lang-passw0rd"
 
 
 def _choose(page, code: str) -> None:
+    # a menu still closing (Escape) takes the trigger's click as its own: wait until it has gone
+    expect(page.get_by_role("menuitem")).to_have_count(0)
     page.click("#language-menu")
+    expect(page.locator(f"#language-{code}")).to_be_visible()
     page.click(f"#language-{code}")
     expect(page.locator(f"#language-{code}")).to_have_count(0)  # the menu closed
 

@@ -14,7 +14,7 @@ from iam_console.core.builtin import BUILT_IN_APP
 from tests.e2e.axe import serious
 from tests.e2e.conftest import TRACK_SOCKET
 from tests.e2e.steps import server_db
-from tests.e2e.test_languages import NAMES
+from tests.e2e.test_languages import NAMES, _choose
 
 PASSWORD = "Lang-passw0rd"
 # each page's heading, in English and the two languages the test switches to
@@ -22,13 +22,6 @@ PAGES = {
     f"/signup/{BUILT_IN_APP}": {"en": "Sign Up", "es": "Registrarse", "ru": "Зарегистрироваться"},
     f"/forget/{BUILT_IN_APP}": {"en": "Retrieve password", "es": "Recuperar contraseña", "ru": "Восстановить пароль"},
 }
-
-
-def _choose(page, code: str) -> None:
-    page.click("#language-menu")
-    expect(page.get_by_role("menuitem")).to_have_count(len(NAMES))
-    page.click(f"#language-{code}")
-    expect(page.locator(f"#language-{code}")).to_have_count(0)  # the menu closed
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -39,7 +32,6 @@ def test_the_page_offers_every_language_and_switches_to_the_chosen_one(visit, pa
     page.click("#language-menu")
     expect(page.get_by_role("menuitem")).to_have_text(NAMES)
     page.keyboard.press("Escape")
-    expect(page.get_by_role("menuitem")).to_have_count(0)  # closed before the trigger opens it again
     for code in ("es", "ru"):
         _choose(page, code)
         expect(page.get_by_role("heading", name=headings[code])).to_be_visible()
