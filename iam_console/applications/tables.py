@@ -103,6 +103,12 @@ class Application(Named, table=True):
     ssl_mode: str = text(100)
     ssl_cert: str = text(100)
     registration_access_token: str = text(255)
+    # how the client authenticates at the token, introspection and revocation endpoints
+    # ("" = client_secret_basic, client_secret_post or none) and the public keys of
+    # private_key_jwt: a JWK Set, or the URL of one (oauth/clients.py, docs/api.md "Standards")
+    token_endpoint_auth_method: str = text(100)
+    jwks: str = long_text()
+    jwks_uri: str = text(500)
 
 
 class Provider(Named, table=True):

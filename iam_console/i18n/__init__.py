@@ -46,6 +46,16 @@ def language_from_header(accept_language: str | None) -> str:
     return DEFAULT_LANGUAGE
 
 
+def language_from_locales(ui_locales: str) -> str:
+    """The first supported language of an OpenID Connect `ui_locales` (BCP 47 tags, preferred
+    first: "zh-CN en"); "" when none is."""
+    for tag in ui_locales.split()[:20]:
+        code = tag.split("-")[0].lower()
+        if code in LANGUAGE_NAMES:
+            return code
+    return ""
+
+
 def translate(text: str, language: str, *args: object) -> str:
     template = catalog(language).get(text, text)
     return template % args if args else template

@@ -55,6 +55,7 @@ class SignedIn:
     application: Application
     expires_at: datetime
     persistent: bool  # False: a browser-session cookie
+    signin_method: str = "Password"  # how: "Password+app" after a second factor (oauth.acr_of)
 
 
 def hash_token(token: str) -> str:
@@ -371,14 +372,15 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
     expires_at = now + timedelta(hours=hours)
     db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner,
                        user_name=user.name, application=application.name, expires_at=expires_at,
-                       client_ip=client_ip[:100], user_agent=user_agent[:255]))
+                       client_ip=client_ip[:100], user_agent=user_agent[:255], signin_method=signin_method[:100]))
     _listed_session(db, user.owner, user.name, application.name, add=session_id)
     metrics.count_sign_in(signin_method, "success")
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
           client_ip=client_ip, obj={"application": application.name, "organization": organization.name,
                                     "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
-    return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin)
+    return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin,
+                    signin_method=signin_method)
 
 
 # --- the second factor ---

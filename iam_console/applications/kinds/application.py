@@ -11,10 +11,11 @@ from sqlmodel import Session, or_, select
 from iam_console import models as m
 from iam_console.applications import certs, redirects
 from iam_console.core import builtin as b
-from iam_console.core import leftovers
+from iam_console.core import leftovers, outbound
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.kinds.common import Choice, KindRules, built_in, check_range
+from iam_console.oauth import clients
 from iam_console.oauth.oauth import DEVICE_GRANT
 
 SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID")
@@ -55,6 +56,23 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
     if row.enable_auto_signin and not row.enable_signin_session:
         raise ServiceError(AUTO_SIGNIN_NEEDS_SESSION)
     redirects.check_entries(row.redirect_uris)
+    check_client_keys(row)
+
+
+def check_client_keys(row: m.Application) -> None:
+    """The public keys of private_key_jwt: a JWK Set or its URL, not both (OpenID Connect
+    Dynamic Client Registration §2), and one of them when that method is chosen."""
+    if row.jwks and row.jwks_uri:
+        raise ServiceError("Register the JWKS or the JWKS URI, not both")
+    if row.jwks:
+        try:
+            clients.parse_key_set(row.jwks)
+        except ValueError as exc:
+            raise ServiceError(str(exc)) from None
+    if row.jwks_uri:
+        outbound.check_url(row.jwks_uri, "JWKS URI")
+    if row.token_endpoint_auth_method == clients.PRIVATE_KEY_JWT and not (row.jwks or row.jwks_uri):
+        raise ServiceError("The method private_key_jwt needs the application's public keys: a JWKS or a JWKS URI")
 
 
 def organization_providers(db: Session, organization: str, names: set[str]) -> dict[str, dict[str, str]]:
@@ -185,7 +203,9 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 RULES = KindRules(
     choices=(Choice("token_format", TOKEN_FORMATS, message="Unknown token format: %s"),
              Choice("token_signing_method", certs.ALGORITHMS, message="Unknown token signing method: %s"),
-             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s", also=UNSERVED_GRANT_TYPES)),
+             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s", also=UNSERVED_GRANT_TYPES),
+             Choice("token_endpoint_auth_method", clients.METHODS,
+                    message="Unknown token endpoint authentication method: %s")),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_APP), new=new,
     after_save=after_save, take_along=take_along,
 )

@@ -110,6 +110,11 @@ APPLICATIONS = screen(Screen(
         Field("clientId", "Client ID"),
         Field("clientSecret", "Client secret"),
         Field("cert", "Cert", "pick", kind="cert"),
+        # how the client authenticates (oauth/clients.py); the public keys of private_key_jwt
+        Field("tokenEndpointAuthMethod", "Token endpoint auth method", "select", empty="",
+              options=choices("application", "tokenEndpointAuthMethod")),
+        Field("jwksUri", "JWKS URI"),
+        Field("jwks", "JWKS", "code", language="json"),
         Field("redirectUris", "Redirect URLs", "list"),
         Field("tokenFormat", "Token format", "select", options=choices("application", "tokenFormat")),
         Field("tokenSigningMethod", "Token signing method", "select", empty="RS256",
