@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet, OctKey
@@ -110,7 +111,8 @@ def _b64decode(part: str) -> bytes:
 
 def authenticate(db: Session, credentials: Credentials, *, secret_required: bool = True) -> Client:
     """The application the request authenticates as, and how; ClientError otherwise. With
-    `secret_required` False an application that chose no method may also name itself alone."""
+    `secret_required` False a client whose application chose no method (or `none`) may also
+    name itself alone: a PKCE code exchange, a public client's refresh, the device flow."""
     if credentials.assertion or credentials.assertion_type:
         return _by_assertion(db, credentials)
     application = lookup.client_application(db, credentials.client_id) if credentials.client_id else None
@@ -121,7 +123,7 @@ def authenticate(db: Session, credentials: Credentials, *, secret_required: bool
     if registered and registered != used:
         raise ClientError(f"The application must authenticate with {registered}")
     if used == NONE:
-        if registered != NONE and secret_required:
+        if secret_required:  # a grant only an authenticated client gets: never a public client's
             raise ClientError("Invalid client_secret")
         return Client(application, NONE)
     if not hmac.compare_digest(application.client_secret.encode(), credentials.secret.encode()):
@@ -197,7 +199,7 @@ def _public_key(application: Application, header: dict[str, Any]) -> Any:
             keys = id_tokens.key_set(application.jwks_uri, kid, timeout=KEY_SET_SECONDS)
         else:
             keys = parse_key_set(application.jwks)
-    except outbound.OutboundError as exc:
+    except (outbound.OutboundError, httpx.HTTPError) as exc:
         raise ClientError(f"The application's jwks_uri cannot be read: {exc}") from None
     except (ServiceError, ValueError, JoseError):
         raise ClientError("The application has no usable JWK Set for private_key_jwt") from None
@@ -229,7 +231,7 @@ def _check_claims(claims: dict[str, Any], endpoint: str) -> None:
     for name in ("iat", "nbf"):
         moment = _number(claims, name)
         if claims.get(name) is not None and (moment is None or moment - LEEWAY > now):
-            raise ClientError(f"The client assertion's {name} is in the future")
+            raise ClientError(f"The client assertion's {name} must be a time (in seconds) not in the future")
     if not isinstance(claims.get("jti"), str) or not claims["jti"] or len(claims["jti"]) > 500:
         raise ClientError("The client assertion has no jti")
 
