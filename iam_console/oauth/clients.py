@@ -2,7 +2,7 @@
 (token, refresh, introspection, revocation, device authorization). docs/api.md, "Standards", and
 docs/security.md, "Client assertions", state the rules.
 
-The methods (OpenID Connect Core §9, RFC 6749 §2.3, RFC 7523 §2.2):
+The methods (OpenID Connect Core 9, RFC 6749 §2.3, RFC 7523 §2.2):
 - client_secret_basic: HTTP Basic, the id and secret each form-encoded (api.py reads the header);
 - client_secret_post: client_id and client_secret in the body;
 - client_secret_jwt: a JWT signed with HMAC under the client secret (HS256/384/512);

@@ -264,7 +264,7 @@ class RequestedClaims:
 
     @classmethod
     def parse(cls, text: str, acr_values: str = "") -> RequestedClaims:
-        """ServiceError for a claims request that is not JSON of the spec's shape."""
+        """ServiceError for a claims request that is not JSON of the standard's shape."""
         request: dict[str, Any] = {}
         if text:
             try:

@@ -61,7 +61,7 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
 
 def check_client_keys(row: m.Application) -> None:
     """The public keys of private_key_jwt: a JWK Set or its URL, not both (OpenID Connect
-    Dynamic Client Registration §2), and one of them when that method is chosen."""
+    Dynamic Client Registration 2), and one of them when that method is chosen."""
     if row.jwks and row.jwks_uri:
         raise ServiceError("Register the JWKS or the JWKS URI, not both")
     if row.jwks:
