@@ -204,8 +204,8 @@ def _public_key(application: Application, header: dict[str, Any]) -> Any:
     except (ServiceError, ValueError, JoseError):
         raise ClientError("The application has no usable JWK Set for private_key_jwt") from None
     family = {"R": "RSA", "P": "RSA", "E": "EC"}.get(str(header.get("alg", ""))[:1], "")
-    for key in keys:
-        if (key.kid == kid if kid else key.key_type == family) and key.key_type == family:
+    for key in keys:  # the key of the assertion's kid; a key registered without one fits any
+        if key.key_type == family and (not kid or not key.kid or key.kid == kid):
             return key
     raise ClientError(f"The client assertion is signed with a key the application did not register ({kid})")
 

@@ -317,6 +317,10 @@ def test_max_age_puts_auth_time_in_the_id_token(relying_party, api_server, make_
     before = int(time.time())
     answer = code_flow(relying_party, api_server, max_age="600")
     assert before - 1 <= answer["claims"]["auth_time"] <= int(time.time())
+    with session_scope() as db:  # the time of the session the sign-in opened, which later answers keep
+        session = db.exec(select(m.AuthSession).where(m.AuthSession.owner == world.org,
+                                                      m.AuthSession.user_name == USER)).one()
+        assert answer["claims"]["auth_time"] == int(session.created_time.timestamp())
     assert answer["claims"]["acr"] == "1"
     refreshed = relying_party.value("refresh", refreshToken=answer["tokens"]["refresh_token"])
     assert refreshed["claims"]["auth_time"] == answer["claims"]["auth_time"]  # the sign-in, not the refresh
