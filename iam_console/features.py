@@ -146,5 +146,6 @@ CORE = Extension(
         "iam_console.operations.api.webhooks:router",
         "iam_console.saml.api:router",
         "iam_console.operations.api.system:router",
+        "iam_console.scim.api:router",
     ),
 )

@@ -14,6 +14,7 @@ import time
 
 from iam_console.db import session_scope
 from iam_console.extension import Job, extensions
+from iam_console.oauth import logout  # noqa: F401  its back-channel notices are outbox events the worker sends
 from iam_console.operations import webhooks
 from iam_console.settings import settings
 

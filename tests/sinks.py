@@ -57,6 +57,9 @@ def _wait(find, timeout: float, what: str):
         time.sleep(0.05)
 
 
+wait_until = _wait  # find() until it answers something other than None, for at most timeout seconds
+
+
 class SmtpSink:
     def __init__(self, username: str = "", password: str = "") -> None:
         self.credentials = (username, password) if username else None
@@ -197,11 +200,13 @@ class _CountingServer(ThreadingHTTPServer):
 class HttpSink:
     """An HTTP endpoint on `host` (and `port`, else a free one; HTTPS with `tls`) answering every
     request with `status` and `body` (and a Location header when `location` is set: a redirect)
-    and keeping it."""
+    and keeping it. `first`: the statuses of the first requests, one each, before `status`."""
 
     def __init__(self, status: int = 200, host: str = "127.0.0.1", port: int = 0, location: str = "",
-                 tls: ssl.SSLContext | None = None, body: bytes = b'{"ok": true}') -> None:
+                 tls: ssl.SSLContext | None = None, body: bytes = b'{"ok": true}',
+                 first: tuple[int, ...] = ()) -> None:
         self.status = status
+        self.first = list(first)
         self.location = location
         self.body = body
         self.calls: list[HttpCall] = []
@@ -221,7 +226,7 @@ class HttpSink:
                 else:
                     fields = {k: v[0] for k, v in query.items()}
                 sink.calls.append(HttpCall(self.command, split.path, query, dict(self.headers.items()), body, fields))
-                self.send_response(sink.status)
+                self.send_response(sink.first.pop(0) if sink.first else sink.status)
                 if sink.location:
                     self.send_header("Location", sink.location)
                 self.send_header("Content-Type", "application/json")
@@ -259,6 +264,11 @@ class HttpSink:
     def wait_for(self, phone: str, count: int = 1, timeout: float = 15) -> HttpCall:
         """The count-th call naming the phone (waiting for it)."""
         return _wait(lambda: (self.to(phone)[count - 1:count] or [None])[0], timeout, phone)
+
+    def wait_at(self, path: str, count: int = 1, timeout: float = 15) -> HttpCall:
+        """The count-th call to the path (waiting for it)."""
+        return _wait(lambda: ([c for c in list(self.calls) if c.path == path][count - 1:count] or [None])[0],
+                     timeout, path)
 
 
 class TcpSink:

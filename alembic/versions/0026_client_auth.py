@@ -1,7 +1,7 @@
 """Client authentication methods and authentication request parameters
 
 Revision ID: 0026_client_auth
-Revises: 0025
+Revises: 0026_logout
 Create Date: 2026-11-29
 
 application.token_endpoint_auth_method, jwks, jwks_uri: how a client authenticates
@@ -20,7 +20,7 @@ from alembic import op
 from iam_console.models.base import UTCDateTime
 
 revision: str = "0026_client_auth"
-down_revision: str | None = "0025"
+down_revision: str | None = "0026_logout"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -68,7 +68,10 @@ class Application(Named, table=True):
     client_secret: str = text(100)
     client_cert: str = text(100)
     redirect_uris: list = json_list()
+    # OpenID Back-Channel and Front-Channel Logout 1.0 (oauth/logout.py; docs/api.md, "Standards")
     backchannel_logout_uri: str = text(500)
+    backchannel_logout_session_required: bool = False
+    frontchannel_logout_uri: str = text(500)
     forced_redirect_origin: str = text(255)
     token_format: str = text(100)
     token_signing_method: str = text(100)

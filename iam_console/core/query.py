@@ -36,10 +36,13 @@ class ListQuery:
     value: str = ""
     sort_field: str = ""
     sort_order: str = ""
+    # the 1-based row a page starts at instead of a page number (SCIM's startIndex, RFC 7644 §3.4.2.4):
+    # never clamped, a start past the end finds no rows
+    start: int | None = None
 
     @property
     def paged(self) -> bool:
-        return self.page is not None and self.page_size is not None
+        return (self.page is not None or self.start is not None) and self.page_size is not None
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,8 @@ def run(db: Session, model: type[Row], where: list[sa.ColumnElement], query: Lis
     else:
         statement = select(model).where(*clauses)
     statement = statement.order_by(*ordering)
+    if query.start is not None:
+        return Page(list(db.exec(statement.offset(query.start - 1).limit(query.page_size))), total)
     last_page = max(1, math.ceil(total / query.page_size))
     page = min(query.page, last_page)  # Casdoor clamps an out-of-range page to the last one
     rows = db.exec(statement.offset((page - 1) * query.page_size).limit(query.page_size))

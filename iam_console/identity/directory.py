@@ -27,6 +27,7 @@ class Group(Named, table=True):
     )
 
     updated_time: datetime | None = moment()
+    external_id: str = text(100)  # a SCIM client's id of the group (docs/api.md, "SCIM 2.0")
     display_name: str = text(100)
     manager: str = text(100)
     contact_email: str = text(255)

@@ -4,11 +4,13 @@ the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
 
 from __future__ import annotations
 
+import html
+import json
 from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
 from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
@@ -16,7 +18,7 @@ from iam_console.api.envelope import ok
 from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.oauth import clients, jwt_tokens, oauth, tokens
+from iam_console.oauth import clients, jwt_tokens, logout, oauth, tokens
 from iam_console.settings import settings
 from iam_console.signin import auth
 
@@ -271,8 +273,10 @@ async def sso_logout(request: Request) -> JSONResponse:
         if user is None:
             raise ServiceError("Please login first")
         if everything:
+            logout.notify(db, logout.sessions_of(db, user))  # the back-channel notices of every session
             auth.revoke_all(db, user)
         else:
+            logout.notify(db, {found[1].session_id} if found else set())
             tokens.end_current(db, user, row, found[1] if found else None)
         user_id = f"{user.owner}/{user.name}"
     response = ok(user_id)
@@ -281,11 +285,46 @@ async def sso_logout(request: Request) -> JSONResponse:
 
 
 def end_session(request: Request, values: dict[str, str]) -> Response:
-    """GET|POST /api/logout with an id_token_hint (called from signin/api/account.py)."""
+    """GET|POST /api/logout with an id_token_hint (called from signin/api/account.py): the hinted
+    token and the browser's session end, and the applications that session (and the token's)
+    signed in to are told (oauth/logout.py): by back-channel notices, and by the front-channel
+    page when one of them has a front-channel URI."""
     with session_scope() as db:
         ended = tokens.end_session(db, values["id_token_hint"], values.get("post_logout_redirect_uri", ""),
                                   values.get("state", ""))
-        auth.sign_out(db, session_token(request), client_ip(request))
-    response: Response = RedirectResponse(ended.redirect, status_code=302) if ended.redirect else ok(ended.user_id)
+        signed_out = auth.sign_out(db, session_token(request), client_ip(request))
+        frames = logout.notify(db, {ended.sid, signed_out.session_id if signed_out else ""})
+    if frames:
+        response: Response = front_channel_page(frames, ended.redirect)
+    elif ended.redirect:
+        response = RedirectResponse(ended.redirect, status_code=302)
+    else:
+        response = ok(ended.user_id)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
+
+
+FRAME_WAIT_MS = 5000  # the page goes on when every frame has loaded, or after this at the latest
+
+
+def front_channel_page(frames: list[str], next_url: str) -> HTMLResponse:
+    """OpenID Front-Channel Logout 1.0: the applications' logout URIs in hidden frames, then the
+    post_logout_redirect_uri (when there is one). Its own inline script only, never framed itself,
+    framing only the origins of those URIs."""
+    iframes = "".join(f'<iframe hidden title="Signing out" src="{html.escape(uri)}" onload="loaded()"></iframe>'
+                      for uri in frames)
+    onward = (f'<p><a href="{html.escape(next_url)}">Continue</a></p>' if next_url
+              else "<p>You may close this window.</p>")
+    # the URL as a script's string: no "</script>" (nor any markup) can close the element early
+    target = json.dumps(next_url).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    script = (f"let left = {len(frames)}, gone = false; const next = {target};"
+              "function go() { if (!gone && next) { gone = true; location.replace(next); } }"
+              "function loaded() { if (--left <= 0) go(); }"
+              f"setTimeout(go, {FRAME_WAIT_MS});")
+    body = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed out</title>'
+            f'<script>{script}</script></head><body><main><h1>You have signed out</h1>{onward}'
+            f'{iframes}</main></body></html>')
+    policy = (f"default-src 'none'; script-src 'unsafe-inline'; frame-src {' '.join(logout.frame_origins(frames))}; "
+              "frame-ancestors 'none'")
+    return HTMLResponse(body, headers={**NO_STORE, "Content-Security-Policy": policy,
+                                       "Referrer-Policy": "no-referrer"})

@@ -69,11 +69,13 @@ def signing_cert(db: Session, application: Application) -> Cert:
     return cert
 
 
-def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "") -> str:
-    """The claims signed with the cert's key; with an RSA key above 2048 bits in a child process, as
-    one of `organization`'s calls (the signature would hold the interpreter lock: cpu_work)."""
+def sign(claims: dict[str, Any], cert: Cert, algorithm: str, organization: str = "", *, typ: str = "") -> str:
+    """The claims signed with the cert's key (`typ`: the header's, e.g. logout+jwt); with an RSA key
+    above 2048 bits in a child process, as one of `organization`'s calls (the signature would hold
+    the interpreter lock: cpu_work)."""
+    headers = {"kid": key_id(cert), **({"typ": typ} if typ else {})}
     return cpu_work.signature(cert.private_key, organization, cpu_work.sign_jwt, cert.private_key, claims,
-                              algorithm, {"kid": key_id(cert)})
+                              algorithm, headers)
 
 
 # Refresh tokens are read by nobody but this server: they carry Casdoor's claims
@@ -201,6 +203,7 @@ class Grant:
     nonce: str = ""
     resource: str = ""
     signin_method: str = ""
+    sid: str = ""  # the browser session it was given in (Token.sid), the ID token's `sid`
     auth_time: int = 0  # when the user signed in (unix time; 0: not known, or no sign-in)
     acr: str = ""  # the level of that sign-in (oauth/oauth.py acr_of)
     id_token_claims: tuple[str, ...] = ()  # standard claims the request's claims parameter asked for
@@ -219,7 +222,7 @@ def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str
         "exp": int(expires_at.timestamp()), "nbf": int(grant.issued_at.timestamp()),
         "iat": int(grant.issued_at.timestamp()), "jti": f"{b.ADMIN_OWNER}/{grant.token_name}",
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
-        "signinMethod": grant.signin_method, "auth_time": grant.auth_time or "", "acr": grant.acr,
+        "signinMethod": grant.signin_method, "sid": grant.sid, "auth_time": grant.auth_time or "", "acr": grant.acr,
     }
     return {k: v for k, v in claims.items() if v != ""}
 

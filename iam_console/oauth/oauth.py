@@ -323,10 +323,12 @@ class Redirect:
 
 
 def authorize(db: Session, authorization: Authorization, user: User, signin_method: str = "Password", *,
-              signed_in_at: datetime | None = None, acr: str | None = None) -> Redirect:
-    """The signed-in user's answer: a code, or the tokens for an implicit response type.
-    `signed_in_at`: when the session answering it signed in (else now: a sign-in just made);
-    `acr`: that sign-in's level (else the level of `signin_method`)."""
+              sid: str = "", signed_in_at: datetime | None = None, acr: str | None = None) -> Redirect:
+    """The signed-in user's answer: a code, or the tokens for an implicit response type. `sid`: the
+    browser session it is given in (its AuthSession's session_id), which the ID token carries and
+    its logout notifies (oauth/logout.py); `signed_in_at`: when that session signed in (else now:
+    a sign-in just made), the ID token's auth_time; `acr`: that sign-in's level (else the level of
+    `signin_method`)."""
     req, application = authorization.request, authorization.application
     if not _may_use(user, application):
         raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
@@ -340,7 +342,7 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
     auth_time = _epoch(signed_in_at or utcnow())
     if implicit:
         grant = _grant(db, application, authorization.scope, user, nonce=req.nonce, resource=req.resource,
-                       signin_method=signin_method, auth_time=auth_time, acr=acr, claims=claims)
+                       signin_method=signin_method, sid=sid, auth_time=auth_time, acr=acr, claims=claims)
         tokens = _issue(db, grant, implicit[-1], refresh=False)
         if "token" not in implicit:
             tokens.pop("access_token")
@@ -352,7 +354,7 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
                  organization=user.owner, user=user.name, code=digest(code), code_challenge=req.code_challenge,
                  code_expire_in=_epoch(now) + CODE_SECONDS, scope=authorization.scope, nonce=req.nonce,
                  redirect_uri=req.redirect_uri, resource=req.resource, grant_type="authorization_code",
-                 token_type="Bearer", auth_time=auth_time, acr=acr, requested_claims=claims.as_json()))
+                 token_type="Bearer", sid=sid, auth_time=auth_time, acr=acr, requested_claims=claims.as_json()))
     return Redirect(redirects.with_parameters(req.redirect_uri, {"code": code, "state": req.state}), code=code)
 
 
@@ -369,8 +371,9 @@ def _grant(db: Session, application: Application, scope: str, user: User | None,
 def _grant_of_row(db: Session, application: Application, scope: str, user: User, row: Token,
                   **extra: Any) -> jwt_tokens.Grant:
     """A grant continuing what a code (or refresh token) row kept of its sign-in."""
-    return _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, auth_time=row.auth_time,
-                  acr=row.acr, claims=RequestedClaims.of_row(row.requested_claims), **extra)
+    return _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, sid=row.sid,
+                  auth_time=row.auth_time, acr=row.acr, claims=RequestedClaims.of_row(row.requested_claims),
+                  **extra)
 
 
 def _hours(value: int, default: int = jwt_tokens.DEFAULT_EXPIRE_HOURS) -> int:
@@ -405,8 +408,8 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         "refresh_token": fingerprint(refresh_token),
         "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
         "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
-        "family": family or grant.token_name, "public_client": public_client, "auth_time": grant.auth_time,
-        "acr": grant.acr, "requested_claims": grant.requested_claims,
+        "family": family or grant.token_name, "public_client": public_client, "sid": grant.sid,
+        "auth_time": grant.auth_time, "acr": grant.acr, "requested_claims": grant.requested_claims,
     }
     if isinstance(into, Token):
         for key, value in values.items():

@@ -23,13 +23,14 @@ class Token(Named, table=True):
         sa.Index("ix_token_refresh_hash", "refresh_token_hash"),
         sa.Index("ix_token_user_code", "user_code"),
         sa.Index("ix_token_family", "family"),
+        sa.Index("ix_token_sid", "sid"),
     )
 
     json_aliases: ClassVar[dict[str, str]] = {"d_po_p_jkt": "dPoPJkt"}
     # the server's bookkeeping of a grant in progress, not part of Casdoor's object
     json_hidden: ClassVar[frozenset[str]] = frozenset({
         "pk", "access_token_hash", "refresh_token_hash", "nonce", "redirect_uri", "user_code", "family",
-        "public_client", "auth_time", "acr", "requested_claims"})
+        "public_client", "sid", "auth_time", "acr", "requested_claims"})
     # what makes a token usable is the server's alone: no client sets a code or a token
     json_server_set: ClassVar[frozenset[str]] = frozenset({
         "code", "access_token", "refresh_token", "code_challenge", "code_is_used", "code_expire_in", "resource",
@@ -60,6 +61,9 @@ class Token(Named, table=True):
     # token revokes the whole chain (oauth/oauth.py)
     family: str = text(100)
     public_client: bool = False  # the chain began without the client's secret (PKCE, device flow)
+    # the browser session (its AuthSession's session_id) the grant was given in: the ID token's
+    # `sid`, and how its logout finds the applications it signed in to (oauth/logout.py)
+    sid: str = text(100)
     # OpenID Connect: when the user signed in (unix time, 0 = not a sign-in), the level of that
     # sign-in, and the claims the authorization request asked for (JSON: {"id_token": [...],
     # "userinfo": [...]}); a refresh keeps them

@@ -160,11 +160,13 @@ def webfinger(resource: str, rels: list[str], application: Application | None = 
 class LoggedOut:
     redirect: str  # where the browser goes next ('' = answer in the envelope)
     user_id: str
+    sid: str  # the browser session the hinted token was given in ('' = none)
 
 
 def end_session(db: Session, id_token_hint: str, post_logout_redirect_uri: str, state: str) -> LoggedOut:
-    """RP-initiated logout: the hinted token is revoked; the browser is sent on
-    only to a URI registered for the token's application."""
+    """RP-initiated logout: the hinted token is revoked; the browser is sent on only to a URI
+    registered for the token's application, equal to it (never a regular expression's match:
+    OpenID RP-Initiated Logout's exact comparison)."""
     row = db.exec(select(Token).where(Token.access_token_hash == digest(id_token_hint))).first()
     if row is None:
         raise ServiceError("The id_token_hint is not a token of this server")
@@ -174,9 +176,11 @@ def end_session(db: Session, id_token_hint: str, post_logout_redirect_uri: str, 
         raise ServiceError("The id_token_hint is invalid: %s", str(exc)) from None
     revoke_row(db, row)
     redirect = ""
-    if post_logout_redirect_uri and redirects.matches(post_logout_redirect_uri, application.redirect_uris):
+    if (post_logout_redirect_uri and redirects.is_plain(post_logout_redirect_uri)
+            and post_logout_redirect_uri in application.redirect_uris):
         redirect = redirects.with_parameters(post_logout_redirect_uri, {"state": state})
-    return LoggedOut(redirect, f"{row.organization}/{row.user}" if row.user else str(claims.get("sub", "")))
+    return LoggedOut(redirect, f"{row.organization}/{row.user}" if row.user else str(claims.get("sub", "")),
+                     row.sid)
 
 
 def end_current(db: Session, user: User, row: Token | None, session: AuthSession | None) -> None:
@@ -213,6 +217,11 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
         "introspection_endpoint": f"{origin}/api/login/oauth/introspect",
         "revocation_endpoint": f"{origin}/api/login/oauth/revoke",
         "end_session_endpoint": f"{origin}/api/logout",
+        # OpenID Back-Channel and Front-Channel Logout 1.0 (oauth/logout.py): `sid` always comes along
+        "backchannel_logout_supported": True,
+        "backchannel_logout_session_supported": True,
+        "frontchannel_logout_supported": True,
+        "frontchannel_logout_session_supported": True,
         "device_authorization_endpoint": f"{origin}/api/device-auth",
         "response_types_supported": list(RESPONSE_TYPES),
         "response_modes_supported": ["query", "fragment"],
@@ -221,8 +230,8 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": list(jwt_tokens.ALGORITHMS),
         "scopes_supported": scopes,
-        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "nonce", "azp", "auth_time", "acr",
-                             *jwt_tokens.STANDARD_CLAIMS, "groups", "roles"],
+        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "nonce", "azp", "sid", "auth_time",
+                             "acr", *jwt_tokens.STANDARD_CLAIMS, "groups", "roles"],
         **_client_authentication(),
         "code_challenge_methods_supported": ["S256"],
         "request_parameter_supported": False,

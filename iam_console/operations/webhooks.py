@@ -134,22 +134,29 @@ def extended_user(db: Session, organization: str, user: str, token_fields: list[
 def enqueue(db: Session, hooks: list[sa.Row], record: dict[str, Any]) -> None:
     """One outbox row per webhook for this record (its wire object), in the caller's transaction;
     the worker is woken when that transaction commits."""
-    connection = db.connection()
-    stamp = utcnow()
     for hook in hooks:
         payload = {**record, "object": _object_fields(record.get("object") or "", hook.object_fields or [])}
         user = extended_user(db, record["organization"], record.get("user") or "",
                              hook.token_fields or []) if hook.is_user_extended else None
-        connection.execute(_INSERT, {
-            "owner": hook.owner, "name": secrets.token_hex(16), "created_time": stamp, "updated_time": stamp,
-            "webhook": f"{hook.owner}/{hook.name}", "organization": record["organization"],
-            "event_type": record["action"][:100], "state": PENDING, "record_id": record.get("id") or 0,
-            "payload": json.dumps(payload, default=str), "extended_user": json.dumps(user) if user else "",
-            "attempt_count": 0, "max_retries": hook.max_retries if hook.max_retries > 0 else DEFAULT_MAX_RETRIES,
-            "next_retry_time": stamp, "last_status_code": 0, "last_response": "", "last_error": "",
-            "claim": "", "lease_until": None,
-        })
+        add_event(db, owner=hook.owner, webhook=f"{hook.owner}/{hook.name}", organization=record["organization"],
+                  event_type=record["action"][:100], payload=json.dumps(payload, default=str),
+                  max_retries=hook.max_retries if hook.max_retries > 0 else DEFAULT_MAX_RETRIES,
+                  record_id=record.get("id") or 0, extended_user=json.dumps(user) if user else "")
+
+
+def add_event(db: Session, *, owner: str, webhook: str, organization: str, event_type: str, payload: str,
+              max_retries: int, record_id: int = 0, extended_user: str = "") -> str:
+    """One outbox row, due now, in the caller's transaction (the worker wakes at its commit); its name."""
+    stamp, name = utcnow(), secrets.token_hex(16)
+    db.connection().execute(_INSERT, {
+        "owner": owner, "name": name, "created_time": stamp, "updated_time": stamp, "webhook": webhook,
+        "organization": organization, "event_type": event_type, "state": PENDING, "record_id": record_id,
+        "payload": payload, "extended_user": extended_user, "attempt_count": 0, "max_retries": max_retries,
+        "next_retry_time": stamp, "last_status_code": 0, "last_response": "", "last_error": "", "claim": "",
+        "lease_until": None,
+    })
     db.info[_WAKE_KEY] = True
+    return name
 
 
 # --- the body and its signature ---
@@ -211,7 +218,7 @@ class Attempt:
 _clients = threading.local()
 
 
-def _client() -> httpx.Client:
+def http_client() -> httpx.Client:
     """The sending thread's guarded client, kept: building one loads the TLS trust store, which
     costs more than a local delivery. It keeps no connection alive, so every attempt connects
     (and is checked by the guard) anew, within its own time limit."""
@@ -234,13 +241,37 @@ def send(hook: m.Webhook, event: m.WebhookEvent) -> Attempt:
     headers.update({TIMESTAMP_HEADER: stamp, SIGNATURE_HEADER: signature(hook.secret, stamp, body),
                     ID_HEADER: event.name, EVENT_HEADER: event.event_type})
     try:
-        answer = _client().request(hook.method or "POST", hook.url, content=body, headers=headers)
+        answer = http_client().request(hook.method or "POST", hook.url, content=body, headers=headers)
     except (httpx.HTTPError, outbound.OutboundError, ValueError) as exc:
         return Attempt(error=str(exc) or type(exc).__name__)
     text = answer.text
     if not answer.is_success:
         return Attempt(answer.status_code, text, f"The receiver answered {answer.status_code}")
     return Attempt(answer.status_code, text)
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """Where an event goes (`send` makes one attempt) and how a failed attempt is retried."""
+
+    send: Callable[[m.WebhookEvent], Attempt]
+    retry_interval: int = DEFAULT_RETRY_INTERVAL
+    exponential: bool = False
+
+
+Resolve = Callable[[Session, m.WebhookEvent], "Receiver | str"]
+# the outbox's other events, by their event_type (which no record's action takes): what finds each
+# event's receiver, or the reason it has none. An application's back-channel logout notices
+# (oauth/logout.py) are delivered, retried and recorded here like any webhook's events.
+KINDS: dict[str, Resolve] = {}
+
+
+def _webhook_receiver(db: Session, event: m.WebhookEvent) -> Receiver | str:
+    owner, _, name = event.webhook.partition("/")
+    hook = db.exec(select(m.Webhook).where(m.Webhook.owner == owner, m.Webhook.name == name)).first()
+    if hook is None or not hook.is_enabled:
+        return "Webhook not found" if hook is None else "Webhook is disabled"
+    return Receiver(lambda event: send(hook, event), hook.retry_interval, hook.use_exponential_backoff)
 
 
 def backoff(attempts: int, interval: int, exponential: bool) -> int:
@@ -271,12 +302,11 @@ def claim(db: Session, limit: int = BATCH, at: datetime | None = None) -> tuple[
     return token, list(db.exec(select(_EVENT).where(_EVENT.claim == token)))
 
 
-def _outcome(event: m.WebhookEvent, hook: m.Webhook | None, attempt: Attempt | None, at: datetime) -> dict:
-    """The event's new columns after an attempt (None: the webhook is gone or disabled)."""
+def _outcome(event: m.WebhookEvent, receiver: Receiver | str, attempt: Attempt | None, at: datetime) -> dict:
+    """The event's new columns after an attempt (a str receiver: why the event has none)."""
     done = {"updated_time": at, "claim": "", "lease_until": None}
-    if hook is None or not hook.is_enabled:
-        reason = "Webhook not found" if hook is None else "Webhook is disabled"
-        return {**done, "state": FAILED, "next_retry_time": None, "last_error": reason}
+    if isinstance(receiver, str):
+        return {**done, "state": FAILED, "next_retry_time": None, "last_error": receiver}
     attempts = event.attempt_count + 1
     values = {**done, "attempt_count": attempts, "last_status_code": attempt.status_code,
               "last_response": attempt.response, "last_error": attempt.error}
@@ -284,7 +314,7 @@ def _outcome(event: m.WebhookEvent, hook: m.Webhook | None, attempt: Attempt | N
         return {**values, "state": SUCCESS, "next_retry_time": None}
     if attempts >= max(event.max_retries, 1):
         return {**values, "state": FAILED, "next_retry_time": None}
-    delay = backoff(attempts, hook.retry_interval, hook.use_exponential_backoff)
+    delay = backoff(attempts, receiver.retry_interval, receiver.exponential)
     return {**values, "state": RETRYING, "next_retry_time": at + timedelta(seconds=delay)}
 
 
@@ -295,29 +325,30 @@ def deliver_due(sessions: Sessions, limit: int = BATCH) -> int:
     """Claim due events, attempt each (SENDERS at once), write the outcomes; the number claimed."""
     with sessions() as db:
         token, events = claim(db, limit)
-        ids = {event.webhook for event in events}
-        hooks = {}
-        for ident in ids:
-            owner, _, name = ident.partition("/")
-            hooks[ident] = db.exec(select(m.Webhook).where(m.Webhook.owner == owner, m.Webhook.name == name)).first()
+        found: dict[tuple[str, str], Receiver | str] = {}  # a webhook's events share its receiver
+        receivers = []
+        for event in events:
+            key = (event.event_type, event.name) if event.event_type in KINDS else ("", event.webhook)
+            if key not in found:
+                found[key] = KINDS.get(event.event_type, _webhook_receiver)(db, event)
+            receivers.append(found[key])
     if not events:
         return 0
 
-    def attempt(event: m.WebhookEvent) -> Attempt | None:
-        hook = hooks.get(event.webhook)
-        if hook is None or not hook.is_enabled:
+    def attempt(event: m.WebhookEvent, receiver: Receiver | str) -> Attempt | None:
+        if isinstance(receiver, str):
             return None
         try:
-            return send(hook, event)
+            return receiver.send(event)
         except Exception as exc:  # whatever one delivery raises is its failed attempt: the batch goes on
             log.warning("webhook %s: the delivery of %s failed", event.webhook, event.name, exc_info=True)
             return Attempt(error=f"{type(exc).__name__}: {exc}")
 
-    attempts = list(_senders.map(attempt, events))
+    attempts = list(_senders.map(attempt, events, receivers))
     at = now()
     with sessions() as db:
-        for event, result in zip(events, attempts, strict=True):
-            values = _outcome(event, hooks.get(event.webhook), result, at)
+        for event, receiver, result in zip(events, receivers, attempts, strict=True):
+            values = _outcome(event, receiver, result, at)
             # only while the claim is still ours: a lease that ran out belongs to another worker now
             db.exec(sa.update(_EVENT).where(_EVENT.pk == event.pk, _EVENT.claim == token).values(**values))
             metrics.WEBHOOK_DELIVERIES.labels(result=values["state"].lower()).inc()

@@ -55,6 +55,7 @@ class SignedIn:
     application: Application
     expires_at: datetime
     persistent: bool  # False: a browser-session cookie
+    session_id: str = ""  # the session's public id: the `sid` of the ID tokens given in it
     signin_method: str = "Password"  # how: "Password+app" after a second factor (oauth.acr_of)
     signed_in_at: datetime | None = None  # the session's creation: the ID token's auth_time
 
@@ -362,14 +363,17 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
     user.last_signin_time = now
     user.last_signin_ip = client_ip[:100]
     db.add(user)
-    if previous_token:  # rotate: the id the browser had before sign-in dies here
-        _close(db, previous_token)
+    before = _close(db, previous_token) if previous_token else None  # rotate: the browser's old cookie dies here
     if auto_signin:
         hours = application.cookie_expire_in_hours or b.DEFAULT_COOKIE_EXPIRE_HOURS
     else:
         hours = b.SESSION_HOURS_WITHOUT_AUTO_SIGNIN
     token = secrets.token_urlsafe(32)
-    session_id = secrets.token_hex(16)
+    # the same account signing in again in the same browser keeps the session's public id: the `sid`
+    # its ID tokens carry, so that its logout still reaches the applications it signed in to before
+    # (oauth/logout.py); the cookie's secret is new all the same
+    same = before is not None and (before.owner, before.user_name) == (user.owner, user.name)
+    session_id = before.session_id if same else secrets.token_hex(16)
     expires_at = now + timedelta(hours=hours)
     db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner, created_time=now,
                        user_name=user.name, application=application.name, expires_at=expires_at,
@@ -381,7 +385,7 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
                                     "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
     return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin,
-                    signin_method=signin_method, signed_in_at=now)
+                    session_id=session_id, signin_method=signin_method, signed_in_at=now)
 
 
 # --- the second factor ---
@@ -473,6 +477,7 @@ def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
 class SignedOut:
     user_id: str  # owner/name
     homepage: str  # the application's homepage: where the console goes next, if set
+    session_id: str = ""  # the ended session's id: its applications are told (oauth/logout.py)
 
 
 def sign_out(db: Session, token: str, client_ip: str = "") -> SignedOut | None:
@@ -484,7 +489,7 @@ def sign_out(db: Session, token: str, client_ip: str = "") -> SignedOut | None:
           client_ip=client_ip)
     homepage = db.exec(select(Application.homepage_url).where(
         Application.owner == b.ADMIN_OWNER, Application.name == row.application)).first()
-    return SignedOut(f"{row.owner}/{row.user_name}", homepage or "")
+    return SignedOut(f"{row.owner}/{row.user_name}", homepage or "", row.session_id)
 
 
 def account_for_token(db: Session, token: str) -> tuple[User, AuthSession] | None:

@@ -703,3 +703,112 @@ def test_an_ordinary_user_edits_only_what_their_organization_allows(callers, wor
     assert refused["status"] == "error" and "isAdmin" in refused["msg"]
     other = alice.get("/api/get-user", params={"id": f"{world.a}/boss"}).json()
     assert other["status"] == "error" or other["data"] is None
+
+
+# SCIM 2.0 (/scim/v2, and /scim as Casdoor serves it; docs/api.md "SCIM 2.0"): every route aimed at
+# organization o's user and group. Only an application's client_credentials token is a SCIM caller,
+# acting within its application's organization, a built-in application's included (the protocol's
+# own cases are in tests/api/test_scim.py).
+SCIM_BASES = ("/scim/v2", "/scim")
+SCIM_USER = "urn:ietf:params:scim:schemas:core:2.0:User"
+SCIM_GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"
+SCIM_PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+SCIM_SEARCH = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
+
+
+def _scim_uuid(w: World, o: str) -> str:
+    with session_scope() as db:
+        return db.exec(select(m.User.uuid).where(m.User.owner == o, m.User.name == w.names["user"][o])).one()
+
+
+def _scim_calls() -> dict:
+    """{(method, relative path): call(client, base, world, o)} for every SCIM route."""
+    user = lambda w, o: f"Users/{_scim_uuid(w, o)}"  # noqa: E731
+    group = lambda w, o: f"Groups/{w.names['group'][o]}"  # noqa: E731
+    named = lambda w, o: f'userName eq "{w.names["user"][o]}"'  # noqa: E731
+    patched = {"schemas": [SCIM_PATCH], "Operations": [{"op": "replace", "path": "displayName", "value": "hijacked"}]}
+    return {
+        ("GET", "/ServiceProviderConfig"): lambda c, base, w, o: c.get(f"{base}/ServiceProviderConfig"),
+        ("GET", "/ResourceTypes"): lambda c, base, w, o: c.get(f"{base}/ResourceTypes"),
+        ("GET", "/ResourceTypes/{ident}"): lambda c, base, w, o: c.get(f"{base}/ResourceTypes/User"),
+        ("GET", "/Schemas"): lambda c, base, w, o: c.get(f"{base}/Schemas"),
+        ("GET", "/Schemas/{ident}"): lambda c, base, w, o: c.get(f"{base}/Schemas/{SCIM_USER}"),
+        ("GET", "/Users"): lambda c, base, w, o: c.get(f"{base}/Users", params={"filter": named(w, o)}),
+        ("GET", "/Groups"): lambda c, base, w, o: c.get(f"{base}/Groups", params={
+            "filter": f'displayName pr or id eq "{w.names["group"][o]}"'}),
+        ("POST", "/Users/.search"): lambda c, base, w, o: c.post(f"{base}/Users/.search", json={
+            "schemas": [SCIM_SEARCH], "filter": named(w, o)}),
+        ("POST", "/Groups/.search"): lambda c, base, w, o: c.post(f"{base}/Groups/.search", json={
+            "schemas": [SCIM_SEARCH]}),
+        ("POST", "/.search"): lambda c, base, w, o: c.post(f"{base}/.search", json={"schemas": [SCIM_SEARCH]}),
+        # o named as the organization, as a Casdoor client names it: made in the caller's own, if anywhere
+        ("POST", "/Users"): lambda c, base, w, o: c.post(f"{base}/Users", json={
+            "schemas": [SCIM_USER], "userName": unique("scim-made"),
+            "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {"organization": o}}),
+        ("POST", "/Groups"): lambda c, base, w, o: c.post(f"{base}/Groups", json={
+            "schemas": [SCIM_GROUP], "displayName": unique("scim-made"), "members": [{"value": _scim_uuid(w, o)}]}),
+        ("GET", "/Users/{ident}"): lambda c, base, w, o: c.get(f"{base}/{user(w, o)}"),
+        ("GET", "/Groups/{ident}"): lambda c, base, w, o: c.get(f"{base}/{group(w, o)}"),
+        ("PUT", "/Users/{ident}"): lambda c, base, w, o: c.put(f"{base}/{user(w, o)}", json={
+            "schemas": [SCIM_USER], "userName": w.names["user"][o], "displayName": "hijacked"}),
+        ("PUT", "/Groups/{ident}"): lambda c, base, w, o: c.put(f"{base}/{group(w, o)}", json={
+            "schemas": [SCIM_GROUP], "displayName": "hijacked"}),
+        ("PATCH", "/Users/{ident}"): lambda c, base, w, o: c.patch(f"{base}/{user(w, o)}", json=patched),
+        ("PATCH", "/Groups/{ident}"): lambda c, base, w, o: c.patch(f"{base}/{group(w, o)}", json=patched),
+        ("DELETE", "/Users/{ident}"): lambda c, base, w, o: c.delete(f"{base}/{user(w, o)}"),
+        ("DELETE", "/Groups/{ident}"): lambda c, base, w, o: c.delete(f"{base}/{group(w, o)}"),
+        **{(method, "/{path:path}"): lambda c, base, w, o, method=method: c.request(
+            method, f"{base}/{user(w, o)}/more", json={}) for method in ("GET", "POST", "PUT", "PATCH", "DELETE")},
+    }
+
+
+SCIM = _scim_calls()
+SCIM_CALLERS = ["anonymous", *A_CALLERS, *GLOBAL_CALLERS, "client_global_token"]
+
+
+def _scim_caller(callers, world, caller: str) -> TestClient:
+    """The callers above, and the client_credentials token of an application of the built-in organization."""
+    if caller == "client_global_token":
+        return _with_bearer(_client_token(world.app_global))
+    return callers[caller]
+
+
+def _organization_state(w: World, o: str) -> tuple:
+    with session_scope() as db:
+        users = db.exec(select(m.User.name, m.User.display_name, m.User.groups, m.User.updated_time)
+                        .where(m.User.owner == o).order_by(m.User.name)).all()
+        groups = db.exec(select(m.Group.name, m.Group.display_name, m.Group.updated_time)
+                         .where(m.Group.owner == o).order_by(m.Group.name)).all()
+    return [tuple(row) for row in users], [tuple(row) for row in groups]
+
+
+def test_every_scim_route_is_known():
+    served = {(method, path) for method, path in route_table() if path.startswith("/scim")}
+    assert served, "no SCIM route is served"
+    known = {(method, base + path) for method, path in SCIM for base in SCIM_BASES}
+    assert served == known, served ^ known
+
+
+@pytest.mark.parametrize("caller", SCIM_CALLERS)
+@pytest.mark.parametrize(("method", "path"), sorted(SCIM))
+@pytest.mark.parametrize("base", SCIM_BASES)
+def test_scim_never_reaches_organization_b(callers, world, caller, method, path, base):
+    client = _scim_caller(callers, world, caller)
+    before = _organization_state(world, world.b)
+    answer = SCIM[(method, path)](client, base, world, world.b)
+    assert _organization_state(world, world.b) == before, (caller, method, path, answer.text)
+    if answer.status_code < 300:
+        assert caller in ("client_a_token", "client_global_token"), (caller, path, answer.text)
+        for trace in (_scim_uuid(world, world.b), world.names["user"][world.b], world.names["group"][world.b]):
+            assert trace not in answer.text, (caller, path, answer.text)
+    elif caller not in ("client_a_token", "client_global_token"):
+        assert answer.status_code in (401, 403), (caller, path, answer.status_code, answer.text)
+
+
+def test_scim_clients_reach_their_own_organization(callers, world):
+    """The refusals above are the isolation's: each client's token reads its own organization."""
+    mine = callers["client_a_token"].get("/scim/v2/Users").json()
+    assert {u["userName"] for u in mine["Resources"]} >= {"boss", "alice", world.names["user"][world.a]}
+    built_in = _scim_caller(callers, world, "client_global_token").get(
+        "/scim/v2/Users", params={"filter": 'userName eq "admin"'}).json()
+    assert [u["userName"] for u in built_in["Resources"]] == ["admin"]

@@ -147,6 +147,17 @@ def test_the_form_rules(visit, page, api_login, accounts):
     failed.wait_for(state="hidden")
     page.fill("#field-failedSigninLimit", "3")
 
+    # the logout URLs (OpenID Back- and Front-Channel Logout): http(s) only, the service says
+    expect(page.get_by_text("Back-channel logout URL", exact=True)).to_be_visible()
+    page.fill("#field-backchannelLogoutUri", "ftp://rp.test/logout")
+    page.click("#edit-save")
+    failed = _toast(page, re.compile("Failed to save: .*back-channel logout URI must be an http or https URL"))
+    expect(failed).to_be_visible()
+    failed.wait_for(state="hidden")
+    page.fill("#field-backchannelLogoutUri", "https://rp.test/backchannel")
+    page.click("#field-backchannelLogoutSessionRequired")
+    page.fill("#field-frontchannelLogoutUri", "https://rp.test/frontchannel")
+
     # the logo's preview, 90 px high
     page.fill("#field-logo", "/favicon.ico")
     expect(page.locator("#logo-preview")).to_have_attribute("src", "/favicon.ico")
@@ -165,12 +176,17 @@ def test_the_form_rules(visit, page, api_login, accounts):
     expect(page.locator("#field-tokenFields")).to_have_value("name, email")
     expect(page.locator("#field-formOffset")).to_have_text("Side panel")
     expect(page.locator("#field-failedSigninLimit")).to_have_value("3")
+    expect(page.locator("#field-backchannelLogoutUri")).to_have_value("https://rp.test/backchannel")
+    expect(page.locator("#field-backchannelLogoutSessionRequired")).to_be_checked()
+    expect(page.locator("#field-frontchannelLogoutUri")).to_have_value("https://rp.test/frontchannel")
     expect(page.locator("#field-enableSigninSession")).not_to_be_checked()
     expect(page.locator("#theme-color-00b96b")).to_have_attribute("data-selected", "true")
     expect(page.locator("#theme-mode").get_by_role("radio", name="Customize")).to_be_checked()
     record = page.request.get(f"/api/get-application?id=admin/{name}").json()["data"]
     assert record["themeData"]["isEnabled"] is True and record["themeData"]["colorPrimary"].lower() == "#00b96b"
     assert record["formOffset"] == 4 and record["logo"] == "/favicon.ico"
+    assert (record["backchannelLogoutUri"], record["backchannelLogoutSessionRequired"],
+            record["frontchannelLogoutUri"]) == ("https://rp.test/backchannel", True, "https://rp.test/frontchannel")
 
 
 def test_the_row_tables(visit, page, api_login, accounts):

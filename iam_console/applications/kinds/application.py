@@ -57,6 +57,9 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
         raise ServiceError(AUTO_SIGNIN_NEEDS_SESSION)
     redirects.check_entries(row.redirect_uris)
     check_client_keys(row)
+    for uri, what in ((row.backchannel_logout_uri, "back-channel logout URI"),
+                      (row.frontchannel_logout_uri, "front-channel logout URI")):
+        check_logout_uri(uri, what)
 
 
 def check_client_keys(row: m.Application) -> None:
@@ -73,6 +76,16 @@ def check_client_keys(row: m.Application) -> None:
         outbound.check_url(row.jwks_uri, "JWKS URI")
     if row.token_endpoint_auth_method == clients.PRIVATE_KEY_JWT and not (row.jwks or row.jwks_uri):
         raise ServiceError("The method private_key_jwt needs the application's public keys: a JWKS or a JWKS URI")
+
+
+def check_logout_uri(uri: str, what: str) -> None:
+    """An http(s) URL without a fragment (OpenID Back- and Front-Channel Logout 1.0), whose host the
+    outbound guard can judge; whether it may be reached is the guard's decision at each delivery."""
+    if not uri:
+        return
+    outbound.check_url(uri, what)
+    if "#" in uri or not redirects.is_plain(uri):
+        raise ServiceError("The %s must be an absolute URL without a fragment: %s", what, uri[:200])
 
 
 def organization_providers(db: Session, organization: str, names: set[str]) -> dict[str, dict[str, str]]:

@@ -116,6 +116,10 @@ APPLICATIONS = screen(Screen(
         Field("jwksUri", "JWKS URI"),
         Field("jwks", "JWKS", "code", language="json"),
         Field("redirectUris", "Redirect URLs", "list"),
+        # OpenID Back-Channel and Front-Channel Logout 1.0 (oauth/logout.py)
+        Field("backchannelLogoutUri", "Back-channel logout URL"),
+        Field("backchannelLogoutSessionRequired", "Back-channel logout requires sid", "switch"),
+        Field("frontchannelLogoutUri", "Front-channel logout URL"),
         Field("tokenFormat", "Token format", "select", options=choices("application", "tokenFormat")),
         Field("tokenSigningMethod", "Token signing method", "select", empty="RS256",
               options=choices("application", "tokenSigningMethod")),

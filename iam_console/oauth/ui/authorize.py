@@ -119,6 +119,8 @@ class Authorize(rx.State):
             self.method = self.methods[0] if self.methods else ""
             self.providers = upstream.buttons(db, application, "signin", authorize_query=urlencode(params))
             one_tap = upstream.one_tap_script(db, application, authorize_query=urlencode(params))
+            # the session behind the cookie, which the code's ID token names (`sid`) and its logout ends;
+            # it answers unless the request needs a fresh sign-in (prompt=login, max_age, acr_values)
             found = auth.account_for_token(db, session_cookie(self.router.headers.cookie))
             user, session = found if found is not None else (None, None)
             if session is not None and not oauth.needs_fresh_sign_in(authorization, session.created_time,
@@ -129,7 +131,8 @@ class Authorize(rx.State):
                 if not target and prompt.missing(application, user):  # asked first, then back here
                     target = f"/prompt/{quote(application.name, safe='')}?{url.query}"
                 try:
-                    target = target or oauth.authorize(db, authorization, user, signed_in_at=session.created_time,
+                    target = target or oauth.authorize(db, authorization, user, sid=session.session_id,
+                                                       signed_in_at=session.created_time,
                                                        acr=oauth.acr_of(session.signin_method)).url
                 except ServiceError:
                     target = ""  # this account may not use the application: sign in as another
