@@ -1,7 +1,14 @@
 // Sign-in and sign-out run in the browser so that the HttpOnly session cookie
 // is set by the API and the password never crosses the Reflex websocket.
+// The language the page shows (ui/state/prefs.py Prefs.settle sets it): <html lang dir>, and the
+// Accept-Language of the API calls below. Before it is known, the browser's own languages.
+window.iamSetLanguage = function (code, dir) {
+  document.documentElement.lang = code;
+  document.documentElement.dir = dir;
+  document.documentElement.dataset.iamLanguage = code;
+};
 window.iamLanguage = function () {
-  try { return JSON.parse(localStorage.getItem("iam_lang")) || "en"; } catch (e) { return localStorage.getItem("iam_lang") || "en"; }
+  return document.documentElement.dataset.iamLanguage || navigator.languages.join(",") || "en";
 };
 
 window.iamPost = async function (path, body) {

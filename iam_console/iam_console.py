@@ -16,6 +16,7 @@ from iam_console.ui import pages  # noqa: F401  (registers the pages)
 from iam_console.ui.routes import PAGES
 from iam_console.ui.shell import connection_notice, guarded
 from iam_console.ui.state.account import Account
+from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.theme import READABLE_CSS
 
 for module in settings.extra_pages:  # IAM_EXTRA_PAGES: the browser tests' own pages
@@ -36,9 +37,9 @@ for spec in PAGES:
     own = spec.on_load if isinstance(spec.on_load, list) else [spec.on_load] if spec.on_load else []
     if spec.guarded:
         app.add_page(lambda spec=spec: guarded(spec.component()), route=spec.route, title=spec.title,
-                     on_load=[Account.guard, *own])
+                     on_load=[Account.guard, Prefs.settle, *own])
     else:
-        app.add_page(spec.component, route=spec.route, title=spec.title, on_load=own or None)
+        app.add_page(spec.component, route=spec.route, title=spec.title, on_load=[Prefs.settle, *own])
 
 app.register_lifespan_task(prepare_database)
 app.register_lifespan_task(run_scheduled_work)

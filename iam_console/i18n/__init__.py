@@ -12,7 +12,11 @@ from pathlib import Path
 from iam_console.extension import extensions
 
 FOLDER = Path(__file__).parent  # the built-in features' catalogs
-LANGUAGE_NAMES = {"en": "English", "zh": "简体中文"}
+# every language the console offers (core/builtin.py LANGUAGES), each in its own name; one without
+# a catalog file yet shows English
+LANGUAGE_NAMES = {"en": "English", "es": "Español", "fr": "Français", "de": "Deutsch", "zh": "简体中文",
+                  "id": "Bahasa Indonesia", "ja": "日本語", "ko": "한국어", "ru": "Русский", "vi": "Tiếng Việt",
+                  "pt": "Português"}
 DEFAULT_LANGUAGE = "en"
 
 
@@ -37,13 +41,31 @@ def catalog(language: str) -> dict[str, str]:
     return {**keys, **_read(language)}
 
 
-def language_from_header(accept_language: str | None) -> str:
-    """The first supported language of an Accept-Language header."""
-    for part in (accept_language or "").split(","):
-        code = part.split(";")[0].strip().lower()[:2]
-        if code in LANGUAGE_NAMES:
+def _weight(part: str) -> float:
+    for parameter in part.split(";")[1:]:
+        name, _, value = parameter.strip().partition("=")
+        if name.strip() == "q":
+            try:
+                return float(value)
+            except ValueError:
+                return 0.0
+    return 1.0
+
+
+def language_from_header(accept_language: str | None, default: str = DEFAULT_LANGUAGE) -> str:
+    """The supported language an Accept-Language header prefers most ("pt-BR" is "pt"); ties
+    keep the header's order."""
+    parts = [part for part in (accept_language or "").split(",")[:20] if part.strip()]
+    for part in sorted(parts, key=_weight, reverse=True):
+        code = part.split(";")[0].strip().lower().partition("-")[0]
+        if code in LANGUAGE_NAMES and _weight(part) > 0:
             return code
-    return DEFAULT_LANGUAGE
+    return default
+
+
+def shown_language(*preferences: str) -> str:
+    """The first of `preferences` the console offers, else English."""
+    return next((code for code in preferences if code in LANGUAGE_NAMES), DEFAULT_LANGUAGE)
 
 
 def language_from_locales(ui_locales: str) -> str:

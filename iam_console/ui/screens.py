@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from iam_console.core.resources import REGISTRY, Kind
+from iam_console.i18n import DEFAULT_LANGUAGE
+from iam_console.i18n.formats import time_text
 
 
 @dataclass(frozen=True)
@@ -319,19 +321,14 @@ def screen(declared: Screen) -> Screen:
     return declared
 
 
-def time_text(value: Any) -> str:
-    """A stored time (RFC 3339) as the console shows it: without the T and the Z."""
-    return str(value or "").replace("T", " ").removesuffix("Z")
-
-
-def cell(column: Column, value: Any) -> str:
+def cell(column: Column, value: Any, language: str = DEFAULT_LANGUAGE) -> str:
     """A record's value as the list shows it (the state holds only strings)."""
     if value is None:
         return ""
     if column.kind == "bool":
         return "true" if value else "false"
     if column.kind == "time":
-        return time_text(value)
+        return time_text(value, language)
     text = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
     return text[:column.cut] + "…" if column.cut and len(text) > column.cut else text
 

@@ -93,15 +93,20 @@ def _theme_menu() -> rx.Component:
     )
 
 
+def _language_item(code: str, name: str) -> rx.Component:
+    return rx.menu.item(name, on_click=Account.choose_language(code), id=f"language-{code}",
+                        custom_attrs={"lang": code})
+
+
 def language_menu(every: bool = False) -> rx.Component:
     """The languages of the viewer's organization, or `every` language (pages before sign-in)."""
     return rx.menu.root(
         rx.menu.trigger(rx.icon_button(rx.icon("languages"), variant="ghost", aria_label=t("Language"),
                                        id="language-menu")),
         rx.menu.content(*[
-            rx.menu.item(name, on_click=Prefs.set_language(code), id=f"language-{code}") if every else
-            rx.cond(Account.languages.contains(code),
-                    rx.menu.item(name, on_click=Prefs.set_language(code), id=f"language-{code}"))
+            # each language in its own name, marked as such for screen readers
+            _language_item(code, name) if every
+            else rx.cond(Account.languages.contains(code), _language_item(code, name))
             for code, name in LANGUAGE_NAMES.items()
         ]),
     )

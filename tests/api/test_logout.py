@@ -88,7 +88,7 @@ def verified_logout_token(token: str, jwks: dict, client_id: str) -> tuple[dict,
 
 
 def check_logout_token(call, jwks: dict, client_id: str, *, sub: str, sid: str, sent_after: int) -> dict:
-    """What OpenID Back-Channel Logout 1.0 §2.4-2.6 asks of the POST and its token; the claims."""
+    """What OpenID Back-Channel Logout 1.0 sections 2.4 to 2.6 asks of the POST and its token; the claims."""
     assert call.method == "POST" and call.headers["Content-Type"] == "application/x-www-form-urlencoded"
     assert list(parse_qs(call.body.decode())) == ["logout_token"]
     header, claims = verified_logout_token(call.fields["logout_token"], jwks, client_id)

@@ -26,7 +26,7 @@ TABLE = Field("tableColumns", "Table columns", "rows", one_at_a_time=True, movab
                   Cell("type", "Type", "select", options=("string", "integer"), default="string"),
                   Cell("isKey", "Is key", "switch", key_row=True),
                   Cell("values", "Values", "tags", disabled_when=lambda row: row["type"] == "integer"),
-                  Cell("length", "Length", "number", default=0, hidden_when=lambda row: row["type"] != "string"),
+                  Cell("length", "Count", "number", default=0, hidden_when=lambda row: row["type"] != "string"),
                   Cell("user", "User", "pick", kind="user", form="id"),
               ))
 SAMPLE = [

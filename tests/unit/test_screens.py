@@ -23,7 +23,10 @@ def test_edit_routes_and_urls():
 
 def test_cells_are_display_strings():
     assert cell(Column("isAdmin", "Is admin", "bool"), True) == "true"
-    assert cell(Column("createdTime", "Created time", "time"), "2026-11-22T04:00:00Z") == "2026-11-22 04:00:00"
+    created = Column("createdTime", "Created time", "time")
+    assert cell(created, "2026-11-22T04:00:00Z") == "Nov 22, 2026, 4:00:00\u202fAM"  # i18n/formats.py, by Babel
+    assert cell(created, "2026-11-22T04:00:00Z", "de") == "22.11.2026, 04:00:00"
+    assert cell(created, "not a time") == "not a time"
     assert cell(Column("tags", "Tags"), ["a", "b"]) == "a, b"
     assert cell(Column("x", "X"), None) == ""
     assert link("/organizations/{owner}", {"owner": "acme"}) == "/organizations/acme"

@@ -12,9 +12,11 @@ import reflex as rx
 from iam_console.core import crud
 from iam_console.core.kinds import choices
 from iam_console.core.resources import REGISTRY
+from iam_console.i18n.formats import time_text
 from iam_console.ui.components.editing import field_label
-from iam_console.ui.screens import Column, Field, Screen, screen, time_text
+from iam_console.ui.screens import Column, Field, Screen, screen
 from iam_console.ui.state.editing import Editing
+from iam_console.ui.state.prefs import Prefs
 from iam_console.ui.state.service import call, say
 from iam_console.ui.text import t
 
@@ -45,8 +47,10 @@ class TicketThread(rx.State):
         read = await call(self, lambda db, actor: crud.get_record(db, actor, REGISTRY["ticket"], owner, name),
                           quiet=True)
         messages = [] if read.failed or read.value is None else read.value.get("messages") or []
+        language = (await self.get_state(Prefs)).lang
         self.rows = [{"author": str(m.get("author", "")), "text": str(m.get("text", "")),
-                      "timestamp": time_text(m.get("timestamp")), "isAdmin": "true" if m.get("isAdmin") else ""}
+                      "timestamp": time_text(m.get("timestamp"), language),
+                      "isAdmin": "true" if m.get("isAdmin") else ""}
                      for m in messages if isinstance(m, dict)]
 
     @rx.event

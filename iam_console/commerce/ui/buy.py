@@ -20,8 +20,8 @@ from urllib.parse import parse_qs
 import reflex as rx
 
 from iam_console.commerce import commerce
-from iam_console.commerce.money_text import money_text
 from iam_console.commerce.ui.product_card import product_card
+from iam_console.i18n.formats import money_text
 from iam_console.settings import settings
 from iam_console.ui.routes import page
 from iam_console.ui.state.prefs import Prefs

@@ -15,8 +15,8 @@ from urllib.parse import quote
 import reflex as rx
 
 from iam_console.commerce import commerce
-from iam_console.commerce.money_text import money_text
 from iam_console.core import navigation
+from iam_console.i18n.formats import money_text
 from iam_console.ui.routes import page
 from iam_console.ui.shell import themed
 from iam_console.ui.state.account import Account

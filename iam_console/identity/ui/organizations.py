@@ -140,6 +140,9 @@ def _swatch(color: str) -> rx.Component:
     )
 
 
+THEME_LABELS = {"default": "Default", "dark": "Dark", "lark": "Lark", "comic": "Comic"}  # catalog keys
+
+
 def theme_section(follow: str = "Follow global theme") -> rx.Component:
     """themeData's editor (the `Theme` section state): `follow` labels the choice of no theme of
     its own (an application follows its organization's)."""
@@ -149,7 +152,7 @@ def theme_section(follow: str = "Follow global theme") -> rx.Component:
     custom = rx.vstack(
         row("Theme type", rx.select.root(
             rx.select.trigger(class_name="theme-type", width="100%", aria_label=t("Theme type")),
-            rx.select.content(*[rx.select.item(t(kind.capitalize()), value=kind) for kind in b.THEME_TYPES]),
+            rx.select.content(*[rx.select.item(t(THEME_LABELS[kind]), value=kind) for kind in b.THEME_TYPES]),
             value=Theme.theme_type, on_change=Theme.set_type, size="1")),
         row("Primary color", rx.hstack(*[_swatch(c) for c in b.THEME_COLORS], spacing="2", id="theme-colors")),
         row("Border radius", rx.hstack(

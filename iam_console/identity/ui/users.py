@@ -252,7 +252,7 @@ def _groups() -> rx.Component:
             _group_icon(g["type"]), g["id"],
             rx.cond(locked, rx.fragment(),
                     rx.icon("x", size=12, cursor="pointer", on_click=UserEdit.remove_group(g["id"]),
-                            aria_label="remove")),
+                            aria_label=t("Remove"))),
             variant="soft", size="2", class_name="user-group")),
         wrap="wrap", spacing="2", id="user-groups",
     )

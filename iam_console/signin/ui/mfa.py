@@ -17,7 +17,7 @@ from iam_console.ui.text import t
 def _prove() -> rx.Component:
     app = rx.vstack(
         rx.text(t("Scan the QR code with your authenticator app, or type the secret into it"), size="2"),
-        rx.image(src=MfaSetup.qr, width="200px", height="200px", id="mfa-qr", alt="QR code"),
+        rx.image(src=MfaSetup.qr, width="200px", height="200px", id="mfa-qr", alt=t("QR code")),
         rx.hstack(rx.text(t("Secret"), size="2", weight="medium"),
                   rx.code(MfaSetup.secret, id="mfa-secret"), align="center"),
         spacing="3",

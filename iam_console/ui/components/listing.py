@@ -160,8 +160,9 @@ def _filter_options(column: Column) -> list[rx.Component]:
 
 def pager(state: type[Paging], prefix: str = "") -> rx.Component:
     """Total, previous/next, quick jumper and size changer of a Paging state's table."""
+    total = state.total_text if issubclass(state, Lists) else state.total.to_string()
     return rx.hstack(
-        rx.text(Prefs.tr["Total %s"].replace("%s", state.total.to_string()), size="2", id=f"{prefix}list-total"),
+        rx.text(Prefs.tr["Total %s"].replace("%s", total), size="2", id=f"{prefix}list-total"),
         rx.spacer(),
         rx.icon_button(rx.icon("chevron-left"), size="1", variant="soft", disabled=state.page <= 1,
                        on_click=state.go_to(state.page - 1), id=f"{prefix}page-prev",

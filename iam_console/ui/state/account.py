@@ -64,6 +64,8 @@ class Account(rx.State):
     mfa_setup_type: str = ""  # the type to set up
     mfa_prompt_dismissed: bool = False  # 'Later'
     impersonator: str = ""  # the global admin (owner/name) acting as this account, if one is
+    language: str = ""  # the account's own (its Language field)
+    organization_language: str = ""  # the first its organization offers
 
     def _reset(self) -> None:
         self.signed_in = False
@@ -73,6 +75,7 @@ class Account(rx.State):
         self.languages = ["en"]
         self._set_theme(CONSOLE_DEFAULT)
         self.mfa_rule = self.mfa_setup_type = self.impersonator = ""
+        self.language = self.organization_language = ""
 
     def _set_theme(self, theme: ConsoleTheme) -> None:
         self.accent, self.radius, self.compact_theme = theme.accent, theme.radius, theme.compact
@@ -102,6 +105,8 @@ class Account(rx.State):
                     self._set_theme(console_theme(organization.theme_data))
                 offered = organization.languages if organization and organization.languages else []
                 self.languages = [code for code in LANGUAGE_NAMES if code in offered or code == "en"]
+                self.language = user.language if user.language in LANGUAGE_NAMES else ""
+                self.organization_language = next((code for code in offered if code in LANGUAGE_NAMES), "")
                 if viewer.is_global_admin:
                     self.organization_names = [name for name, _ in accounts.organization_names(
                         db, Actor(user=user), ORGANIZATION_CHOICES_LIMIT)]
@@ -117,6 +122,8 @@ class Account(rx.State):
     async def guard(self):
         """on_load of every guarded page; the account is read on a worker thread (ui/state/service.py)."""
         password_update_app = await workers.run(self._load)
+        prefs = await self.get_state(Prefs)  # Prefs.settle, next on the page's load, shows it
+        prefs.account_language, prefs.organization_language = self.language, self.organization_language
         url = self.router.url
         path = url.path + (f"?{url.query}" if url.query else "")
         decision = navigation.guard(path, loaded=self.loaded, signed_in=self.signed_in,
@@ -126,6 +133,24 @@ class Account(rx.State):
         self.show_page = decision.show
         if decision.redirect:
             return rx.redirect(decision.redirect)
+
+    @rx.event
+    async def choose_language(self, code: str):
+        """The language menu: this browser's choice, and the signed-in account's Language too
+        (the console shows the account's first: Prefs)."""
+        if code not in LANGUAGE_NAMES:
+            return None
+        if self.signed_in:
+            await workers.run(self._keep_language, code)
+            self.language = code
+        return (await self.get_state(Prefs)).choose(code)
+
+    def _keep_language(self, code: str) -> None:
+        with session_scope() as db:
+            found = auth.account_for_token(db, session_cookie(self.router.headers.cookie))
+            if found is not None:
+                found[0].language = code
+                db.add(found[0])
 
     @rx.event
     def impersonate(self, owner: str, name: str):

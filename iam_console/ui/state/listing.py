@@ -15,6 +15,8 @@ from iam_console.core import builtin as b
 from iam_console.core import crud, defaults, policy, wire
 from iam_console.core.errors import ServiceError
 from iam_console.core.resources import Kind, Ownership
+from iam_console.i18n import DEFAULT_LANGUAGE
+from iam_console.i18n.formats import count_text
 from iam_console.models.base import Named, wire_name
 from iam_console.ui.screens import SCREENS, Screen, cell, link
 from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
@@ -63,6 +65,7 @@ class Paging(rx.State, mixin=True):
 
 
 class Lists(Paging, mixin=True):
+    total_text: str = "0"  # the total as the viewer's language writes it (i18n/formats.py)
     """A Screen's records, a page at a time, with sorting, search, Add and Delete.
     A state using it says which screen (`screen_key`) and may narrow the list with the
     hooks below: `scope_organization` (whose records), `_scope_params` (more filters of
@@ -129,7 +132,7 @@ class Lists(Paging, mixin=True):
             params |= {"field": self.search_field, "value": self.search_value}
         return params | self._scope_params()
 
-    def _fetch(self, db, actor, owner: str) -> None:
+    def _fetch(self, db, actor, owner: str, language: str = DEFAULT_LANGUAGE) -> None:
         """The page now shown, read with the viewer's rights; a ServiceError passes through."""
         screen = self._screen
         if screen.global_admins_only and not actor.is_global_admin:
@@ -141,8 +144,8 @@ class Lists(Paging, mixin=True):
         params = self._params()
         page = crud.list_records(db, actor, screen.kind, params, equal=self.column_filters, **filters)
         self.hidden_columns = [c.key for c in screen.columns if c.hidden_for and c.hidden_for(actor)]
-        self.rows = [_display(screen, row, actor.id, policy.allows(actor, screen.kind, _probe(screen.kind, row), None))
-                     for row in page.rows]
+        self.rows = [_display(screen, row, actor.id, policy.allows(actor, screen.kind, _probe(screen.kind, row), None),
+                              language) for row in page.rows]
         self.may_add = policy.allows(actor, screen.kind, None, _new_probe(screen.kind, owner or actor.organization))
         if screen.export:
             scope = {"organizationName": filters.get("owner") or filters.get("organization") or ""}
@@ -151,11 +154,13 @@ class Lists(Paging, mixin=True):
             unpaged = {k: v for k, v in shown.items() if v and k not in ("p", "pageSize")}
             self.export_href = f"{screen.export}?{urlencode(unpaged)}" if unpaged else screen.export
         self.total = page.total or 0
+        self.total_text = count_text(self.total, language)
         self.page = page.page or self.page
 
     async def _refresh(self):
-        chosen = await self._chosen()
-        read = await call(self, lambda db, actor: self._fetch(db, actor, self._owner(actor, chosen)), quiet=True)
+        chosen, language = await self._chosen(), (await self.get_state(Prefs)).lang
+        read = await call(self, lambda db, actor: self._fetch(db, actor, self._owner(actor, chosen), language),
+                          quiet=True)
         if read.failed:
             self.rows, self.total = [], 0
             if read.error.template in REFUSALS:
@@ -319,9 +324,10 @@ def _new_probe(kind: Kind, organization: str) -> Named:
     return row
 
 
-def _display(screen: Screen, record: dict[str, Any], me: str, deletable: bool = True) -> dict[str, str]:
+def _display(screen: Screen, record: dict[str, Any], me: str, deletable: bool = True,
+             language: str = DEFAULT_LANGUAGE) -> dict[str, str]:
     name = str(record.get(wire_name(screen.kind.model, "name"), ""))
-    row = {c.key: cell(c, c.value(record) if c.value else record.get(c.key)) for c in screen.columns}
+    row = {c.key: cell(c, c.value(record) if c.value else record.get(c.key), language) for c in screen.columns}
     for c in screen.columns:
         if c.link and c.kind == "links":  # each entry's href is this and the entry
             row[f"{c.key}__href"] = link(c.link, {**record, "item": ""}) if isinstance(c.link, str) else ""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from iam_console.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, catalog, translate
+from iam_console.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, catalog, language_from_header, shown_language, translate
+from iam_console.i18n.formats import direction
 from iam_console.ui.routes import reload_on_organization
 
 ALL_ORGANIZATIONS = "__all__"
@@ -15,7 +16,13 @@ NO_PASSKEY = "No passkey of this account was found on this device, or the sign-i
 
 
 class Prefs(rx.State):
-    lang: str = rx.LocalStorage(DEFAULT_LANGUAGE, name="iam_lang", sync=True)
+    # The language shown (docs/extending.md, "Languages"): the account's, else the one this
+    # browser chose in the language menu, else the organization's, else Accept-Language's.
+    lang: str = DEFAULT_LANGUAGE
+    chosen: str = rx.LocalStorage("", name="iam_lang", sync=True)
+    account_language: str = ""  # set while signed in (ui/state/account.py)
+    organization_language: str = ""
+    browser_language: str = ""  # Accept-Language's
     # Default and Dark exclude each other (Reflex's color mode, which
     # it keeps in localStorage itself); Compact adds to either.
     compact: str = rx.LocalStorage("0", name="iam_theme_compact", sync=True)
@@ -24,6 +31,19 @@ class Prefs(rx.State):
     @rx.var
     def tr(self) -> dict[str, str]:
         return catalog(self.lang if self.lang in LANGUAGE_NAMES else DEFAULT_LANGUAGE)
+
+    def _settle(self):
+        """Work out the language shown and tell the page (<html lang dir>, read by assets/iam.js
+        for the API's Accept-Language)."""
+        self.lang = shown_language(self.account_language, self.chosen, self.organization_language,
+                                   self.browser_language)
+        return rx.call_script(f"window.iamSetLanguage({self.lang!r}, {direction(self.lang)!r})")
+
+    @rx.event
+    def settle(self):
+        """on_load of every page (iam_console/iam_console.py), after the account is read."""
+        self.browser_language = language_from_header(self.router.headers.accept_language, default="")
+        return self._settle()
 
     @rx.var
     def is_compact(self) -> bool:
@@ -56,10 +76,14 @@ class Prefs(rx.State):
         """A catalog string for messages built in Python (toasts)."""
         return translate(key, self.lang, *args)
 
-    @rx.event
-    def set_language(self, lang: str):
+    def choose(self, lang: str):
+        """The language menu's choice (ui/state/account.py Account.choose_language keeps it for
+        the signed-in account too)."""
         if lang in LANGUAGE_NAMES:
-            self.lang = lang
+            self.chosen = lang
+            if self.account_language:
+                self.account_language = lang
+        return self._settle()
 
     @rx.event
     def toggle_compact(self):
