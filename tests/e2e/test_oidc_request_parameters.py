@@ -54,6 +54,7 @@ def test_max_age_within_a_session_keeps_auth_time_and_an_expired_one_asks_again(
 def test_ui_locales_chooses_the_sign_in_pages_language(server, visit, page, client_app):  # noqa: F811
     visit(_url(server, client_app, "zh", ui_locales="zh-CN en"))
     expect(page.get_by_text(f"登录以继续使用 {client_app.app_display_name}")).to_be_visible()
+    expect(page.locator("html")).to_have_attribute("lang", "zh")
     assert serious(page) == []
     visit(_url(server, client_app, "en", ui_locales="en-GB"))
     expect(page.get_by_text(f"Sign in to continue to {client_app.app_display_name}")).to_be_visible()

@@ -80,8 +80,18 @@ class Authorize(rx.State):
 
     @rx.event
     async def prepare(self):
+        """The request checked, then answered from the session or shown as the form; in the language
+        its ui_locales names, if the pages speak one (after Prefs.settle, which runs first)."""
+        answer = await self._prepare()
+        language = language_from_locales(str(self.router.url.query_parameters.get("ui_locales", "")))
+        if not language:
+            return answer
+        shown = (await self.get_state(Prefs)).show_language(language)
+        return [shown, *(answer if isinstance(answer, list) else [answer] if answer is not None else [])]
+
+    async def _prepare(self):
         if self._answered():
-            return
+            return None
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
         self.app_webauthn, self.wallets = False, []
@@ -91,7 +101,7 @@ class Authorize(rx.State):
         await workers.run(account._load)  # the database, off the event loop
         params = {k: str(v) for k, v in self.router.url.query_parameters.items()}
         request = oauth.AuthorizeRequest.from_query(params)
-        if language_from_locales(request.ui_locales):  # OpenID Connect: the client's choice for this page
+        if language_from_locales(request.ui_locales):  # its messages below already in the client's choice
             prefs.lang = language_from_locales(request.ui_locales)
         back_from_upstream = params.pop("nextMfa", "") == "1"
         error_id = params.pop("upstreamError", "")
