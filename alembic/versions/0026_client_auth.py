@@ -1,13 +1,13 @@
 """Client authentication methods and authentication request parameters
 
 Revision ID: 0026_client_auth
-Revises: 0026_logout
+Revises: 0026_par_jar_dpop
 Create Date: 2026-11-29
 
-application.token_endpoint_auth_method, jwks, jwks_uri: how a client authenticates
-(client_secret_basic/post, client_secret_jwt, private_key_jwt, none) and the public keys of
-private_key_jwt (oauth/clients.py). client_assertion keeps each used assertion's jti until it
-expires. auth_session.signin_method, token.auth_time, acr and requested_claims: what the ID token
+application.token_endpoint_auth_method, jwks_uri: how a client authenticates
+(client_secret_basic/post, client_secret_jwt, private_key_jwt, none), and the URL of the public
+keys of private_key_jwt when application.jwks (0026_par_jar_dpop) holds none (oauth/clients.py).
+client_assertion keeps each used assertion's jti until it expires. auth_session.signin_method, token.auth_time, acr and requested_claims: what the ID token
 says of the sign-in (auth_time, acr) and the claims the request asked for. Plain ADD COLUMNs with
 empty defaults: existing applications keep the secret methods, existing sessions and tokens read as
 "level unknown".
@@ -20,7 +20,7 @@ from alembic import op
 from iam_console.models.base import UTCDateTime
 
 revision: str = "0026_client_auth"
-down_revision: str | None = "0026_logout"
+down_revision: str | None = "0026_par_jar_dpop"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -29,7 +29,6 @@ def upgrade() -> None:
     with op.batch_alter_table("application") as table:
         table.add_column(sa.Column("token_endpoint_auth_method", sa.String(length=100), nullable=False,
                                    server_default=""))
-        table.add_column(sa.Column("jwks", sa.Text(), nullable=False, server_default=""))
         table.add_column(sa.Column("jwks_uri", sa.String(length=500), nullable=False, server_default=""))
     with op.batch_alter_table("auth_session") as table:
         table.add_column(sa.Column("signin_method", sa.String(length=100), nullable=False, server_default=""))
@@ -59,5 +58,4 @@ def downgrade() -> None:
         table.drop_column("signin_method")
     with op.batch_alter_table("application") as table:
         table.drop_column("jwks_uri")
-        table.drop_column("jwks")
         table.drop_column("token_endpoint_auth_method")

@@ -106,11 +106,17 @@ class Application(Named, table=True):
     ssl_mode: str = text(100)
     ssl_cert: str = text(100)
     registration_access_token: str = text(255)
+    # RFC 9126, 9101, 9449 (docs/api.md "Standards"): authorization requests only pushed; access
+    # tokens only DPoP-bound; DPoP proofs only with a fresh server nonce; the client's public keys
+    # (a JWK Set) that its request objects are signed with
+    require_pushed_authorization_requests: bool = False
+    require_dpop: bool = False
+    require_dpop_nonce: bool = False
+    jwks: dict = json_dict()
     # how the client authenticates at the token, introspection and revocation endpoints
-    # ("" = client_secret_basic, client_secret_post or none) and the public keys of
-    # private_key_jwt: a JWK Set, or the URL of one (oauth/clients.py, docs/api.md "Standards")
+    # ("" = client_secret_basic, client_secret_post or none), and for private_key_jwt the URL of
+    # its JWK Set when `jwks` holds none (oauth/clients.py, docs/api.md "Standards")
     token_endpoint_auth_method: str = text(100)
-    jwks: str = long_text()
     jwks_uri: str = text(500)
 
 

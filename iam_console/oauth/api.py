@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -18,16 +19,17 @@ from iam_console.api.envelope import ok
 from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.oauth import clients, jwt_tokens, logout, oauth, tokens
+from iam_console.oauth import clients, dpop, jwt_tokens, logout, oauth, tokens
 from iam_console.settings import settings
 from iam_console.signin import auth
 
 router = APIRouter(tags=["oauth"])
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 # clients call these from other origins, with their own credentials and never the session cookie
+PAR_PATH = "/api/login/oauth/par"
 CROSS_ORIGIN_PATHS = frozenset({
     "/api/login/oauth/access_token", "/api/login/oauth/refresh_token", "/api/login/oauth/introspect",
-    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/api/user",
+    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/api/user", PAR_PATH,
 })
 WELL_KNOWN = "/.well-known/"  # discovery documents and key sets: public, read by clients anywhere
 
@@ -41,6 +43,7 @@ def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
     if exc.status == 401:
         headers["WWW-Authenticate"] = ('Bearer error="invalid_token"' if exc.error == "invalid_token"
                                        else 'Basic realm="OAuth2"')
+    headers.update(exc.headers)
     return JSONResponse({"error": exc.error, "error_description": exc.description}, status_code=exc.status,
                         headers=headers)
 
@@ -96,15 +99,27 @@ def _token_request(request: Request, values: dict[str, str], grant_type: str) ->
         resource=values.get("resource", ""), client_ip=client_ip(request))
 
 
+def _proofs(request: Request) -> list[str]:
+    return request.headers.getlist("dpop")
+
+
+def _nonce_header(db, request: Request) -> dict[str, str]:
+    """A fresh DPoP nonce for a client that sends proofs: the next proof may carry it (RFC 9449 §8)."""
+    return {dpop.HEADER: dpop.nonce(db)} if _proofs(request) else {}
+
+
 async def _grant(request: Request, grant_type: str | None = None) -> Response:
     try:
         values = await _parameters(request)
         req = _token_request(request, values, grant_type or values.get("grant_type", ""))
         with session_scope() as db:
-            answer = oauth.token(db, req)
+            jkt = dpop.token_binding(db, lookup.client_application(db, req.credentials.claimed_id),
+                                     _proofs(request), dpop.url_of(request.url.path))
+            answer = oauth.token(db, replace(req, dpop_jkt=jkt))
+            headers = {**NO_STORE, **_nonce_header(db, request)}
     except oauth.OAuthError as exc:
         return oauth_error(exc)
-    return JSONResponse(answer, headers=NO_STORE)
+    return JSONResponse(answer, headers=headers)
 
 
 @router.post("/api/login/oauth/access_token")
@@ -134,6 +149,8 @@ async def introspect(request: Request) -> Response:
         credentials, values = await _authenticated_client(request)
         with session_scope() as db:
             application = oauth.client(db, credentials)
+            if _proofs(request):  # a proof sent along is checked like any other (RFC 9449 §4.3)
+                dpop.token_binding(db, application, _proofs(request), dpop.url_of(request.url.path))
             answer = tokens.introspect(db, application, values.get("token", ""), values.get("token_type_hint", ""))
     except oauth.OAuthError as exc:
         return oauth_error(exc)
@@ -151,6 +168,24 @@ async def revoke(request: Request) -> Response:
     except oauth.OAuthError as exc:
         return oauth_error(exc)
     return JSONResponse({}, headers=NO_STORE)
+
+
+@router.post(PAR_PATH, status_code=201, summary="Pushed authorization requests (RFC 9126)")
+async def pushed_authorization_request(request: Request) -> Response:
+    """The client's authorization request, checked and kept: 201 with the request_uri to send the
+    browser to the authorization endpoint with (docs/api.md "Standards")."""
+    try:
+        credentials, values = await _authenticated_client(request)
+        with session_scope() as db:
+            caller = oauth.authenticated_client(db, credentials, secret_required=False)
+            application = caller.application
+            jkt = dpop.token_binding(db, application, _proofs(request), dpop.url_of(PAR_PATH)) \
+                if _proofs(request) else ""
+            answer = oauth.push(db, application, values, authenticated=caller.authenticated, dpop_jkt=jkt)
+            headers = {**NO_STORE, **_nonce_header(db, request)}
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, status_code=201, headers=headers)
 
 
 @router.post("/api/device-auth")
@@ -177,7 +212,18 @@ def _about_bearer(request: Request, describe) -> Response:
 @router.get("/api/userinfo", operation_id="userinfo_get")
 @router.post("/api/userinfo", operation_id="userinfo_post")
 async def userinfo(request: Request) -> Response:
-    return _about_bearer(request, tokens.userinfo)
+    """With a Bearer token, or a DPoP-bound token (`Authorization: DPoP`) and its proof."""
+    scheme = request.headers.get("authorization", "").partition(" ")[0].lower()
+    token = bearer_token(request)
+    try:
+        with session_scope() as db:
+            jkt = dpop.resource_binding(db, scheme, _proofs(request), request.method,
+                                        dpop.url_of(request.url.path), token)
+            return JSONResponse(tokens.userinfo(db, token, jkt), headers={**NO_STORE, **_nonce_header(db, request)})
+    except oauth.OAuthError as exc:
+        if scheme == "dpop" and exc.error == "invalid_token":
+            exc.headers["WWW-Authenticate"] = dpop.challenge(exc.error, exc.description)
+        return oauth_error(exc)
 
 
 @router.get("/api/user", summary="The token's user as Laravel's OAuth clients read it (Casdoor's second userinfo)")

@@ -7,7 +7,8 @@ The methods (OpenID Connect Core 9, RFC 6749 §2.3, RFC 7523 §2.2):
 - client_secret_post: client_id and client_secret in the body;
 - client_secret_jwt: a JWT signed with HMAC under the client secret (HS256/384/512);
 - private_key_jwt: a JWT signed with a private key whose public key the application registered,
-  as a JWK Set (`jwks`) or the URL of one (`jwks_uri`, fetched through the outbound guard with a
+  as a JWK Set (`jwks`, which also verifies its request objects: oauth/request_objects.py) or the
+  URL of one (`jwks_uri`, fetched through the outbound guard with a
   time budget, kept an hour, fetched again once a minute at most for an unknown `kid`);
 - none: a public client, which names itself and proves nothing.
 
@@ -41,6 +42,7 @@ from iam_console.core.errors import ServiceError
 from iam_console.federation import id_tokens
 from iam_console.models import Application, ClientAssertion
 from iam_console.models.base import utcnow
+from iam_console.oauth import client_keys
 from iam_console.settings import settings
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -80,6 +82,18 @@ class Credentials:
     @property
     def present(self) -> bool:
         return bool(self.client_id or self.assertion or self.assertion_type)
+
+    @property
+    def claimed_id(self) -> str:
+        """The client the request names, before it is authenticated: its client_id, else its
+        assertion's `sub` (to read the application's options; authenticate() checks the claim)."""
+        if self.client_id or not self.assertion:
+            return self.client_id
+        try:
+            sub = _unverified_claims(self.assertion).get("sub")
+        except ClientError:
+            return ""
+        return sub if isinstance(sub, str) else ""
 
 
 @dataclass(frozen=True)
@@ -171,20 +185,17 @@ def _verify(application: Application, method: str, assertion: str) -> dict[str, 
         raise ClientError(f"The client assertion {reason}") from None
 
 
-def parse_key_set(text: str) -> KeySet:
-    """A registered JWK Set: public RSA or EC keys; ValueError saying what is wrong."""
-    if len(text) > MAX_JWKS:
+def parse_key_set(document: dict[str, Any]) -> KeySet:
+    """A registered JWK Set (the application's `jwks`): public RSA or EC keys; ValueError saying
+    what is wrong."""
+    if len(json.dumps(document)) > MAX_JWKS:
         raise ValueError(f"The JWKS is too long (at most {MAX_JWKS} characters)")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        raise ValueError("The JWKS is not JSON") from None
     keys = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list) or not keys or not all(isinstance(k, dict) for k in keys):
         raise ValueError('The JWKS must be a JSON Web Key Set: {"keys": [...]}, with at least one key')
     if any(k.get("kty") not in ("RSA", "EC") for k in keys):
         raise ValueError("The JWKS may hold RSA and EC keys only")
-    if any("d" in k for k in keys):
+    if any(member in k for k in keys for member in client_keys.PRIVATE_MEMBERS):
         raise ValueError("The JWKS must hold public keys only: a private key never leaves its client")
     try:
         return KeySet.import_key_set({"keys": keys})

@@ -204,6 +204,7 @@ class Grant:
     resource: str = ""
     signin_method: str = ""
     sid: str = ""  # the browser session it was given in (Token.sid), the ID token's `sid`
+    jkt: str = ""  # the DPoP key the access token is bound to (RFC 9449): its `cnf`
     auth_time: int = 0  # when the user signed in (unix time; 0: not known, or no sign-in)
     acr: str = ""  # the level of that sign-in (oauth/oauth.py acr_of)
     id_token_claims: tuple[str, ...] = ()  # standard claims the request's claims parameter asked for
@@ -224,6 +225,8 @@ def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
         "signinMethod": grant.signin_method, "sid": grant.sid, "auth_time": grant.auth_time or "", "acr": grant.acr,
     }
+    if grant.jkt and token_type == ACCESS:
+        claims["cnf"] = {"jkt": grant.jkt}
     return {k: v for k, v in claims.items() if v != ""}
 
 

@@ -38,7 +38,8 @@ from iam_console.core import lookup, outbound
 from iam_console.core.errors import ServiceError
 from iam_console.models import Application, Organization, Token, User
 from iam_console.models.base import utcnow
-from iam_console.oauth import clients, jwt_tokens
+from iam_console.oauth import clients, jwt_tokens, pushed, request_objects
+from iam_console.oauth.errors import OAuthError, digest
 from iam_console.operations import metrics
 from iam_console.settings import settings
 from iam_console.signin import auth, mfa_props
@@ -54,18 +55,6 @@ RESPONSE_TYPES = {"code": (), "token": ("token",), "id_token": ("id_token",),
 STANDARD_SCOPES = {"openid", "profile", "email", "address", "phone", "offline_access"}
 SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 §3.3 scope-token
 PKCE_VALUE = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
-
-
-class OAuthError(Exception):
-    """An RFC 6749 error: `error`, `error_description`, and the HTTP status."""
-
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
-        super().__init__(description)
-        self.error, self.description, self.status = error, description, status
-
-
-def digest(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
 
 
 FINGERPRINT_LENGTH = 16
@@ -155,6 +144,9 @@ class AuthorizeRequest:
     code_challenge_method: str = ""
     resource: str = ""
     prompt: str = ""
+    request_uri: str = ""  # of a pushed request (RFC 9126): its parameters stand for these
+    request: str = ""  # a request object (RFC 9101): its parameters stand for these
+    dpop_jkt: str = ""  # RFC 9449 §10: the DPoP key the code is bound to
     max_age: str = ""  # OpenID Connect: seconds since the sign-in beyond which it must be made again
     acr_values: str = ""
     claims: str = ""  # the claims request (JSON)
@@ -163,14 +155,22 @@ class AuthorizeRequest:
     @classmethod
     def from_query(cls, params: dict[str, str]) -> AuthorizeRequest:
         """OAuth's names (authorize page) or Casdoor's (POST /api/login?clientId=...)."""
-        def value(*names: str) -> str:
-            return next((str(params[n]) for n in names if params.get(n)), "")[:2000]
+        def value(*names: str, limit: int = 2000) -> str:
+            return next((str(params[n]) for n in names if params.get(n)), "")[:limit]
         return cls(client_id=value("client_id", "clientId"), response_type=value("response_type", "responseType"),
                    redirect_uri=value("redirect_uri", "redirectUri"), scope=value("scope"), state=value("state"),
                    nonce=value("nonce"), code_challenge=value("code_challenge"),
                    code_challenge_method=value("code_challenge_method"), resource=value("resource"),
-                   prompt=value("prompt"), max_age=value("max_age"), acr_values=value("acr_values"),
-                   claims=value("claims"), ui_locales=value("ui_locales"))
+                   prompt=value("prompt"), request_uri=value("request_uri"),
+                   request=value("request", limit=request_objects.MAX_REQUEST + 1), dpop_jkt=value("dpop_jkt"),
+                   max_age=value("max_age"), acr_values=value("acr_values"), claims=value("claims"),
+                   ui_locales=value("ui_locales"))
+
+
+# what a pushed request keeps of the form it was pushed with
+AUTHORIZE_PARAMETERS = frozenset({"client_id", "response_type", "redirect_uri", "scope", "state", "nonce",
+                                  "code_challenge", "code_challenge_method", "resource", "prompt", "dpop_jkt",
+                                  "request_uri", "max_age", "acr_values", "claims", "ui_locales"})
 
 
 @dataclass(frozen=True)
@@ -181,15 +181,40 @@ class Authorization:
     application: Application
     organization: Organization
     scope: str
+    pushed: str = ""  # the hash of the request_uri it came by (PAR), spent with the code
+    request_object: str = ""  # the request object it came in (JAR), spent with the code
     claims: RequestedClaims = field(default_factory=lambda: RequestedClaims())
 
 
-def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
+def _unpacked(db: Session, application: Application, req: AuthorizeRequest, *,
+              pushing: bool) -> tuple[AuthorizeRequest, str]:
+    """The request a request_uri (PAR) or request object (JAR) stands for (their parameters alone
+    count: RFC 9126 §4, RFC 9101 §5), and the pushed request's hash."""
+    uri_hash = ""
+    if req.request_uri:
+        if pushing:
+            raise ServiceError("A pushed request cannot name a request_uri")
+        parameters, uri_hash = pushed.open_request(db, application, req.request_uri)
+        req = AuthorizeRequest.from_query(parameters)  # checked as JAR already at the push
+    elif req.request:
+        try:
+            req = AuthorizeRequest.from_query({**request_objects.parameters(application, req.request),
+                                               "request": req.request})
+        except OAuthError as exc:
+            raise ServiceError(exc.description) from None
+    elif application.require_pushed_authorization_requests and not pushing:
+        raise ServiceError("The application %s accepts only pushed authorization requests (PAR)", application.name)
+    return req, uri_hash
+
+
+def check_authorize(db: Session, req: AuthorizeRequest, *, pushing: bool = False) -> Authorization:
     """Refuse a request whose client, redirect URI, response type, scope or PKCE
-    is wrong. Raised as ServiceError: the page shows it and never redirects."""
+    is wrong. Raised as ServiceError: the page shows it and never redirects.
+    `pushing`: checked at the PAR endpoint, before it is stored."""
     application = lookup.application_by_client_id(db, req.client_id)
     if application is None:
         raise ServiceError("Invalid client_id")
+    req, uri_hash = _unpacked(db, application, req, pushing=pushing)
     if not redirects.matches(req.redirect_uri, application.redirect_uris):
         raise ServiceError("Redirect URI: %s doesn't exist in the allowed Redirect URI list",
                            req.redirect_uri[:200])
@@ -222,7 +247,34 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
         raise ServiceError("The organization: %s does not exist", application.organization)
     if application.disable_signin or organization.disable_signin:
         raise ServiceError("The application: %s has disabled users to signin", application.name)
-    return Authorization(req, application, organization, scope, claims)
+    if len(req.dpop_jkt) > 100:
+        raise ServiceError("The dpop_jkt is too long")
+    return Authorization(req, application, organization, scope, uri_hash, req.request, claims)
+
+
+def push(db: Session, application: Application, values: dict[str, str], *, authenticated: bool,
+         dpop_jkt: str = "") -> dict[str, Any]:
+    """RFC 9126 §2: check an authorization request as the authorization endpoint would, and keep
+    it for the request_uri answered. Its request object, if any, is spent here: one push each.
+    `dpop_jkt`: the key of the push's DPoP proof, which the code will be bound to (RFC 9449 §10.1)."""
+    request = values.get("request", "")
+    if request:
+        parameters = request_objects.parameters(application, request[:request_objects.MAX_REQUEST + 1])
+    else:
+        parameters = {k: v for k, v in values.items() if k in AUTHORIZE_PARAMETERS}
+    if parameters.setdefault("client_id", application.client_id) != application.client_id:
+        raise OAuthError("invalid_request", "The client_id is not the authenticated client's")
+    if not authenticated and not parameters.get("code_challenge"):
+        raise OAuthError("invalid_client", "A client without its secret must send a PKCE code_challenge", 401)
+    if dpop_jkt and parameters.setdefault("dpop_jkt", dpop_jkt) != dpop_jkt:
+        raise OAuthError("invalid_dpop_proof", "The dpop_jkt is not the DPoP proof's key")
+    try:
+        check_authorize(db, AuthorizeRequest.from_query(parameters), pushing=True)
+    except ServiceError as exc:
+        raise OAuthError("invalid_request", str(exc)) from None
+    if request and not request_objects.spend(db, request):
+        raise OAuthError("invalid_request_object", "The request object has been used")
+    return pushed.store(db, application, parameters)
 
 
 def _check_resource(db: Session, application: Application, resource: str) -> None:
@@ -333,6 +385,11 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
     if not _may_use(user, application):
         raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
                            application.name)
+    if authorization.pushed and not pushed.spend(db, authorization.pushed):
+        raise ServiceError(pushed.UNUSABLE)
+    if authorization.request_object and not authorization.pushed and \
+            not request_objects.spend(db, authorization.request_object):
+        raise ServiceError("The request object has been used")
     implicit = RESPONSE_TYPES[req.response_type]
     acr, claims = acr or acr_of(signin_method), authorization.claims
     if claims.acr_essential and acr not in claims.acr:
@@ -354,7 +411,8 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
                  organization=user.owner, user=user.name, code=digest(code), code_challenge=req.code_challenge,
                  code_expire_in=_epoch(now) + CODE_SECONDS, scope=authorization.scope, nonce=req.nonce,
                  redirect_uri=req.redirect_uri, resource=req.resource, grant_type="authorization_code",
-                 token_type="Bearer", sid=sid, auth_time=auth_time, acr=acr, requested_claims=claims.as_json()))
+                 token_type="Bearer", sid=sid, d_po_p_jkt=req.dpop_jkt, auth_time=auth_time, acr=acr,
+                 requested_claims=claims.as_json()))
     return Redirect(redirects.with_parameters(req.redirect_uri, {"code": code, "state": req.state}), code=code)
 
 
@@ -401,15 +459,17 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         refresh_token = jwt_tokens.sign_refresh(jwt_tokens.claims(db, grant, jwt_tokens.REFRESH, refresh_expires,
                                                                   subject), cert)
     user = grant.user
+    token_type = "DPoP" if grant.jkt else "Bearer"
     values = {
         "owner": b.ADMIN_OWNER, "name": grant.token_name, "created_time": grant.issued_at,
         "application": application.name, "organization": user.owner if user else application.organization,
         "user": user.name if user else "", "access_token": fingerprint(access), "access_token_hash": digest(access),
         "refresh_token": fingerprint(refresh_token),
         "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
-        "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
+        "scope": grant.scope, "token_type": token_type, "nonce": grant.nonce, "resource": grant.resource,
         "family": family or grant.token_name, "public_client": public_client, "sid": grant.sid,
-        "auth_time": grant.auth_time, "acr": grant.acr, "requested_claims": grant.requested_claims,
+        "d_po_p_jkt": grant.jkt, "auth_time": grant.auth_time, "acr": grant.acr,
+        "requested_claims": grant.requested_claims,
     }
     if isinstance(into, Token):
         for key, value in values.items():
@@ -419,7 +479,7 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         # Core INSERT with bound parameters: its compiled form is cached across grants
         db.connection().execute(TOKEN_INSERT, {**NEW_TOKEN_DEFAULTS, **values, "grant_type": into})
     answer = {"access_token": access, "id_token": access, "refresh_token": refresh_token,
-              "token_type": "Bearer", "expires_in": values["expires_in"], "scope": grant.scope}
+              "token_type": token_type, "expires_in": values["expires_in"], "scope": grant.scope}
     return {k: v for k, v in answer.items() if v != ""}
 
 
@@ -445,6 +505,7 @@ class TokenRequest:
     device_code: str = ""
     resource: str = ""
     client_ip: str = ""
+    dpop_jkt: str = ""  # the thumbprint of the request's verified DPoP proof key (oauth/dpop.py)
 
     @property
     def client_id(self) -> str:
@@ -532,10 +593,12 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "The authorization request had no code_challenge")
     if req.resource and req.resource != row.resource:
         raise OAuthError("invalid_target", "The resource does not match the authorization request")
+    if row.d_po_p_jkt and row.d_po_p_jkt != req.dpop_jkt:
+        raise OAuthError("invalid_dpop_proof", "The code is bound to another DPoP key (dpop_jkt)")
     user = _usable_user(db, row.organization, row.user)
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The authorization code has been used")
-    grant = _grant_of_row(db, application, row.scope, user, row, signin_method="Password")
+    grant = _grant_of_row(db, application, row.scope, user, row, signin_method="Password", jkt=req.dpop_jkt)
     return _issue(db, grant, row, refresh=True, public_client=not caller.authenticated)
 
 
@@ -561,14 +624,14 @@ def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login/oauth/access_token",
           client_ip=req.client_ip, obj={"application": application.name, "grantType": req.grant_type})
     grant = _grant(db, application, scope, user, signin_method="Password", auth_time=_epoch(utcnow()),
-                   acr=ACR_ONE_FACTOR)
+                   acr=ACR_ONE_FACTOR, jkt=req.dpop_jkt)
     return _issue(db, grant, req.grant_type, refresh=req.grant_type == "password")
 
 
 def _client_credentials_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     application = client(db, req.credentials)
     _require_grant(application, "client_credentials")
-    grant = _grant(db, application, check_scope(application, req.scope), None)
+    grant = _grant(db, application, check_scope(application, req.scope), None, jkt=req.dpop_jkt)
     return _issue(db, grant, "client_credentials", refresh=False)
 
 
@@ -590,13 +653,16 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
                                            "this token", 401)
     if row.expires_in <= 0:
         raise _replayed(db, row)
+    if row.public_client and row.d_po_p_jkt and row.d_po_p_jkt != req.dpop_jkt:
+        # RFC 9449 §5: a public client's refresh token is bound to its DPoP key
+        raise OAuthError("invalid_dpop_proof", "The refresh token is bound to another DPoP key")
     scope = check_scope(application, req.scope) if req.scope else row.scope
     if not set(scope.split()) <= set(row.scope.split()):
         raise OAuthError("invalid_scope", "The scope exceeds the one originally granted")
     user = _usable_user(db, row.organization, row.user)
     if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
         raise _replayed(db, row)
-    grant = _grant_of_row(db, application, scope, user, row)
+    grant = _grant_of_row(db, application, scope, user, row, jkt=req.dpop_jkt)
     return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
                   public_client=row.public_client)
 
@@ -675,5 +741,5 @@ def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user = _usable_user(db, row.organization, row.user)
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The device_code has been used")
-    grant = _grant(db, application, row.scope, user, signin_method="Device")
+    grant = _grant(db, application, row.scope, user, signin_method="Device", jkt=req.dpop_jkt)
     return _issue(db, grant, row, refresh=True, public_client=not caller.authenticated)

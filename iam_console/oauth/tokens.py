@@ -18,7 +18,7 @@ from iam_console.core.errors import ServiceError
 from iam_console.i18n import LANGUAGE_NAMES
 from iam_console.models import Application, AuthSession, Token, User
 from iam_console.models.base import format_time, utcnow
-from iam_console.oauth import clients, jwt_tokens
+from iam_console.oauth import clients, dpop, jwt_tokens, request_objects
 from iam_console.oauth.oauth import (
     ACR_VALUES,
     DEVICE_GRANT,
@@ -34,12 +34,14 @@ from iam_console.signin import auth
 
 # --- using tokens ---
 
-def live_token(db: Session, token_text: str) -> Token | None:
-    """The row of a live access token (not expired, not revoked, signed with its application's cert)."""
+def live_token(db: Session, token_text: str, dpop_jkt: str = "") -> Token | None:
+    """The row of a live access token (not expired, not revoked, signed with its application's cert).
+    `dpop_jkt`: the key of the request's verified DPoP proof; a DPoP-bound token is live only with
+    a proof of its own key, and a Bearer token only without one (RFC 9449 §7)."""
     if not token_text or len(token_text) > 20_000:
         return None
     row = db.exec(select(Token).where(Token.access_token_hash == digest(token_text))).first()
-    if row is None or not _alive(row):
+    if row is None or not _alive(row) or row.d_po_p_jkt != dpop_jkt:
         return None
     try:
         verified(db, row, token_text)
@@ -93,10 +95,15 @@ def introspect(db: Session, application: Application, token_text: str, hint: str
         user = lookup.user(db, row.organization, row.user)
         if user is None or user.is_deleted or user.is_forbidden:
             return {"active": False}
-    return {"active": True, "scope": row.scope, "client_id": owner_app.client_id,
-            "username": row.user or row.application, "token_type": "Bearer" if kind == "access_token" else kind,
-            "exp": claims.get("exp"), "iat": claims.get("iat"), "nbf": claims.get("nbf"), "sub": claims.get("sub"),
-            "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti")}
+    answer = {"active": True, "scope": row.scope, "client_id": owner_app.client_id,
+              "username": row.user or row.application, "token_type": kind,
+              "exp": claims.get("exp"), "iat": claims.get("iat"), "nbf": claims.get("nbf"), "sub": claims.get("sub"),
+              "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti")}
+    if kind == "access_token":
+        answer["token_type"] = "DPoP" if row.d_po_p_jkt else "Bearer"
+    if row.d_po_p_jkt and (kind == "access_token" or row.public_client):
+        answer["cnf"] = {"jkt": row.d_po_p_jkt}  # RFC 9449 §6.2: the key a resource must see a proof of
+    return answer
 
 
 def revoke(db: Session, application: Application, token_text: str, hint: str = "") -> None:
@@ -106,8 +113,8 @@ def revoke(db: Session, application: Application, token_text: str, hint: str = "
         revoke_row(db, row)
 
 
-def userinfo(db: Session, token_text: str) -> dict[str, Any]:
-    row = live_token(db, token_text)
+def userinfo(db: Session, token_text: str, dpop_jkt: str = "") -> dict[str, Any]:
+    row = live_token(db, token_text, dpop_jkt)
     if row is None or not row.user:
         raise OAuthError("invalid_token", "The access token is invalid, expired or not a user's", 401)
     user = lookup.user(db, row.organization, row.user)
@@ -234,7 +241,14 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
                              "acr", *jwt_tokens.STANDARD_CLAIMS, "groups", "roles"],
         **_client_authentication(),
         "code_challenge_methods_supported": ["S256"],
-        "request_parameter_supported": False,
+        # RFC 9126: request_uri values come from the PAR endpoint alone; none is fetched from a
+        # client's URL, which request_uri_parameter_supported is about (RFC 9126 §5)
+        "pushed_authorization_request_endpoint": f"{origin}/api/login/oauth/par",
+        "require_pushed_authorization_requests": False,  # an application may require them (its own option)
+        "request_parameter_supported": True,
+        "request_uri_parameter_supported": False,
+        "request_object_signing_alg_values_supported": list(request_objects.ALGORITHMS),
+        "dpop_signing_alg_values_supported": list(dpop.ALGORITHMS),
         "claims_parameter_supported": True,
         "acr_values_supported": list(ACR_VALUES),
         "ui_locales_supported": list(LANGUAGE_NAMES),

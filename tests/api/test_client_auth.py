@@ -39,8 +39,8 @@ def rsa() -> RSAKey:
     return RSAKey.generate_key(2048, parameters={"kid": "k1"})
 
 
-def public_set(key: RSAKey) -> str:
-    return json.dumps({"keys": [key.as_dict(private=False)]})
+def public_set(key: RSAKey) -> dict:
+    return {"keys": [key.as_dict(private=False)]}
 
 
 def assertion(app: m.Application, key: RSAKey | str, **changes) -> str:
@@ -97,11 +97,11 @@ def test_the_method_and_keys_an_application_registers(admin, org, rsa):
         ({"tokenEndpointAuthMethod": "tls_client_auth"}, "Unknown token endpoint authentication method: tls_"),
         ({"tokenEndpointAuthMethod": "private_key_jwt"}, "The method private_key_jwt needs the application's"),
         ({"jwks": public_set(rsa), "jwksUri": "https://keys.example.com/jwks"}, "Register the JWKS or the JWKS URI"),
-        ({"jwks": "{not json"}, "The JWKS is not JSON"),
-        ({"jwks": json.dumps({"keys": []})}, "The JWKS must be a JSON Web Key Set"),
-        ({"jwks": json.dumps({"keys": [rsa.as_dict(private=True)]})}, "The JWKS must hold public keys only"),
-        ({"jwks": json.dumps({"keys": [{"kty": "oct", "k": "c2VjcmV0"}]})}, "The JWKS may hold RSA and EC keys only"),
-        ({"jwks": json.dumps({"keys": [{"kty": "RSA", "n": "x"}]})}, "The JWKS holds a key that cannot be read"),
+        ({"jwks": {"keys": []}}, "The JWKS must be a JSON Web Key Set"),
+        ({"jwks": {"keys": "none"}}, "The JWKS must be a JSON Web Key Set"),
+        ({"jwks": {"keys": [rsa.as_dict(private=True)]}}, "The JWKS must hold public keys only"),
+        ({"jwks": {"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}}, "The JWKS may hold RSA and EC keys only"),
+        ({"jwks": {"keys": [{"kty": "RSA", "n": "x"}]}}, "The JWKS holds a key that cannot be read"),
         ({"jwksUri": "ftp://keys.example.com/jwks"}, "The JWKS URI must be an http or https URL"),
     ]
     for fields, message in bad:

@@ -458,6 +458,7 @@ OAUTH = {
                                                           data={"refresh_token": "x"}),
     "/api/login/oauth/introspect": lambda c, w: c.post("/api/login/oauth/introspect", data={"token": "x"}),
     "/api/login/oauth/revoke": lambda c, w: c.post("/api/login/oauth/revoke", data={"token": "x"}),
+    "/api/login/oauth/par": lambda c, w: c.post("/api/login/oauth/par", data={"response_type": "code"}),
     "/api/device-auth": lambda c, w: c.post("/api/device-auth", data={"scope": "openid"}),
     "/api/userinfo": lambda c, w: c.get("/api/userinfo"),
     "/api/user": lambda c, w: c.get("/api/user"),

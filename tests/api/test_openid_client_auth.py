@@ -207,7 +207,7 @@ def test_each_method_at_the_token_introspection_and_revocation_endpoints(relying
                                                                          make_org, make_user, method):
     private, public = rsa_jwk()
     world = build_world(make_org, make_user, token_endpoint_auth_method=method,
-                        jwks=json.dumps(public) if method == "private_key_jwt" else "")
+                        jwks=public if method == "private_key_jwt" else {})
     configure(relying_party, api_server, world, method, jwk=private)
     answer = code_flow(relying_party, api_server)
     tokens, claims = answer["tokens"], answer["claims"]
@@ -263,7 +263,7 @@ def _refused(answer: dict[str, Any]) -> None:
 def test_another_method_than_the_applications_is_refused(relying_party, api_server, make_org, make_user,  # noqa: F811
                                                          registered, used):
     private, public = rsa_jwk()
-    world = build_world(make_org, make_user, token_endpoint_auth_method=registered, jwks=json.dumps(public))
+    world = build_world(make_org, make_user, token_endpoint_auth_method=registered, jwks=public)
     configure(relying_party, api_server, world, used, jwk=private)
     _refused(relying_party.call("clientCredentials"))
     _refused(relying_party.call("introspect", token="anything"))
@@ -279,7 +279,7 @@ def test_another_method_than_the_applications_is_refused(relying_party, api_serv
 def test_assertions_with_wrong_claims_are_refused(relying_party, api_server, make_org, make_user,  # noqa: F811
                                                   assertion):
     private, public = rsa_jwk()
-    world = build_world(make_org, make_user, token_endpoint_auth_method="private_key_jwt", jwks=json.dumps(public))
+    world = build_world(make_org, make_user, token_endpoint_auth_method="private_key_jwt", jwks=public)
     configure(relying_party, api_server, world, "private_key_jwt", jwk=private, assertion=assertion)
     _refused(relying_party.call("clientCredentials"))
     assert tokens_of(world.app) == 0
@@ -290,7 +290,7 @@ def test_an_assertion_signed_by_a_key_not_registered_is_refused(relying_party, a
     private, _ = rsa_jwk()
     other_private, public = rsa_jwk()
     private["kid"] = other_private["kid"]  # names the registered key, signed by another
-    world = build_world(make_org, make_user, token_endpoint_auth_method="private_key_jwt", jwks=json.dumps(public))
+    world = build_world(make_org, make_user, token_endpoint_auth_method="private_key_jwt", jwks=public)
     configure(relying_party, api_server, world, "private_key_jwt", jwk=private)
     _refused(relying_party.call("clientCredentials"))
     configure(relying_party, api_server, world, "client_secret_jwt", secret="not-the-secret")

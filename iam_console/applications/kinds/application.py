@@ -67,7 +67,7 @@ def check_client_keys(row: m.Application) -> None:
     Dynamic Client Registration 2), and one of them when that method is chosen."""
     if row.jwks and row.jwks_uri:
         raise ServiceError("Register the JWKS or the JWKS URI, not both")
-    if row.jwks:
+    if row.jwks:  # also the keys of its request objects (oauth/request_objects.py)
         try:
             clients.parse_key_set(row.jwks)
         except ValueError as exc:

@@ -110,11 +110,11 @@ APPLICATIONS = screen(Screen(
         Field("clientId", "Client ID"),
         Field("clientSecret", "Client secret"),
         Field("cert", "Cert", "pick", kind="cert"),
-        # how the client authenticates (oauth/clients.py); the public keys of private_key_jwt
+        # how the client authenticates (oauth/clients.py); the URL of its public keys for private_key_jwt
+        # (its JWK Set itself, `jwks`, is set through the API)
         Field("tokenEndpointAuthMethod", "Token endpoint auth method", "select", empty="",
               options=choices("application", "tokenEndpointAuthMethod")),
         Field("jwksUri", "JWKS URI"),
-        Field("jwks", "JWKS", "code", language="json"),
         Field("redirectUris", "Redirect URLs", "list"),
         # OpenID Back-Channel and Front-Channel Logout 1.0 (oauth/logout.py)
         Field("backchannelLogoutUri", "Back-channel logout URL"),
@@ -155,6 +155,10 @@ APPLICATIONS = screen(Screen(
         Field("signupHtml", "Signup HTML", "code", language="html", addon=code_preview("signupHtml")),
         Field("signinHtml", "Signin HTML", "code", language="html", addon=code_preview("signinHtml")),
         Field("grantTypes", "Grant types", "checks", options=GRANT_TYPES),
+        # RFC 9126 and RFC 9449 (docs/api.md "Standards")
+        Field("requirePushedAuthorizationRequests", "Require pushed authorization requests (PAR)", "switch"),
+        Field("requireDpop", "Require DPoP-bound tokens", "switch"),
+        Field("requireDpopNonce", "Require DPoP nonces", "switch"),
         Field("samlReplyUrl", "SAML reply URL"),
         Field("enableSamlCompress", "Enable SAML compression", "switch"),
         Field("enableSamlC14n10", "Enable SAML C14N10", "switch"),
