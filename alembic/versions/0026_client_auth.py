@@ -1,7 +1,7 @@
 """Client authentication methods and authentication request parameters
 
 Revision ID: 0026_client_auth
-Revises: 0026_par_jar_dpop
+Revises: 0026_exchange_registration
 Create Date: 2026-11-29
 
 application.token_endpoint_auth_method, jwks_uri: how a client authenticates
@@ -20,7 +20,7 @@ from alembic import op
 from iam_console.models.base import UTCDateTime
 
 revision: str = "0026_client_auth"
-down_revision: str | None = "0026_par_jar_dpop"
+down_revision: str | None = "0026_exchange_registration"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

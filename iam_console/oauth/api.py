@@ -1,6 +1,6 @@
 """OAuth 2.0 and OpenID Connect endpoints. Token, refresh,
-introspection, revocation, device and userinfo answers are raw RFC JSON, not
-the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
+introspection, revocation, device, userinfo, client registration and resource metadata answers
+are raw RFC JSON, not the envelope; their errors are RFC errors (RFC 6749, RFC 7591)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,17 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+# imported, the token exchange joins the token endpoint, and metadata documents' clients the
+# authorization request
+import iam_console.oauth.exchange
+import iam_console.oauth.metadata_documents
 from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
 from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
 from iam_console.api.envelope import ok
 from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.oauth import clients, dpop, jwt_tokens, logout, oauth, tokens
+from iam_console.oauth import clients, dpop, jwt_tokens, logout, oauth, registration, resources, tokens
 from iam_console.settings import settings
 from iam_console.signin import auth
 
@@ -35,7 +39,7 @@ WELL_KNOWN = "/.well-known/"  # discovery documents and key sets: public, read b
 
 
 def cross_origin(path: str) -> bool:
-    return path in CROSS_ORIGIN_PATHS or path.startswith(WELL_KNOWN)
+    return path in CROSS_ORIGIN_PATHS or path.startswith((WELL_KNOWN, registration.PATH))
 
 
 def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
@@ -96,7 +100,7 @@ def _token_request(request: Request, values: dict[str, str], grant_type: str) ->
         code_verifier=values.get("code_verifier", ""), redirect_uri=values.get("redirect_uri", ""),
         username=values.get("username", ""), password=values.get("password", ""), scope=values.get("scope", ""),
         refresh_token=values.get("refresh_token", ""), device_code=values.get("device_code", ""),
-        resource=values.get("resource", ""), client_ip=client_ip(request))
+        resource=values.get("resource", ""), client_ip=client_ip(request), parameters=values)
 
 
 def _proofs(request: Request) -> list[str]:
@@ -236,7 +240,16 @@ async def laravel_user(request: Request) -> Response:
 async def openid_configuration() -> JSONResponse:
     """For the applications that sign with a shared or built-in cert (docs/api.md, 'Which
     discovery document'); an organization's applications have their own below."""
-    return JSONResponse(tokens.discovery())
+    with session_scope() as db:
+        return JSONResponse(tokens.discovery(extra=_opted_in(db)))
+
+
+def _opted_in(db, application: Any = None) -> dict[str, Any]:
+    """The discovery members of what some organization (the application's) opted into."""
+    endpoint = registration.endpoint(db, application)
+    documents = iam_console.oauth.metadata_documents.accepted(db, application)
+    return {**({"registration_endpoint": endpoint} if endpoint else {}),
+            **({"client_id_metadata_document_supported": True} if documents else {})}
 
 
 @router.get("/.well-known/jwks")
@@ -278,7 +291,9 @@ async def application_openid_configuration(application: str) -> JSONResponse:
     """The application's own discovery document: its jwks_uri lists its cert's key alone."""
     with session_scope() as db:
         found = lookup.application(db, application)
-        return JSONResponse(tokens.discovery(found)) if found else _unknown_application(application)
+        if found is None:
+            return _unknown_application(application)
+        return JSONResponse(tokens.discovery(found, _opted_in(db, found)))
 
 
 @router.get("/.well-known/{application}/jwks")
@@ -348,6 +363,89 @@ def end_session(request: Request, values: dict[str, str]) -> Response:
         response = ok(ended.user_id)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
+
+
+# --- dynamic client registration (RFC 7591/7592) and protected resource metadata (RFC 9728) ---
+
+def _registration_error(exc: registration.RegistrationError) -> JSONResponse:
+    headers = dict(NO_STORE)
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    return JSONResponse({"error": exc.error, "error_description": exc.description}, status_code=exc.status,
+                        headers=headers)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        return await json_body(request)
+    except ServiceError as exc:
+        raise registration.RegistrationError("invalid_client_metadata", str(exc)) from None
+
+
+@router.post(registration.PATH, status_code=201,
+             summary="Dynamic client registration (RFC 7591), where the organization's dcrPolicy allows it")
+async def register(request: Request, organization: str = "") -> Response:
+    try:
+        body = await _body(request)
+        with session_scope() as db:
+            answer = registration.register(db, body, bearer_token(request), organization, client_ip(request))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return JSONResponse(answer, status_code=201, headers=NO_STORE)
+
+
+@router.get(registration.PATH + "/{client_id}", summary="A registered client's metadata (RFC 7592)")
+async def read_client(client_id: str, request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            answer = registration.answer(registration.registered(db, client_id, bearer_token(request)))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.put(registration.PATH + "/{client_id}", summary="Replace a registered client's metadata (RFC 7592)")
+async def update_client(client_id: str, request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            row = registration.registered(db, client_id, bearer_token(request))
+            answer = registration.update(db, row, await _body(request))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.delete(registration.PATH + "/{client_id}", status_code=204,
+               summary="Delete a registered client (RFC 7592)")
+async def delete_client(client_id: str, request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            registration.delete(db, registration.registered(db, client_id, bearer_token(request)),
+                                client_ip(request))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return Response(status_code=204, headers=NO_STORE)
+
+
+def _resource_metadata(path: str, resource: str) -> Response:
+    with session_scope() as db:
+        document = resources.metadata(db, sorted(oauth.STANDARD_SCOPES), path, resource[:resources.MAX_RESOURCE])
+    if document is None:
+        return JSONResponse({"error": "not_found", "error_description": "No organization declares this resource"},
+                            status_code=404)
+    return JSONResponse(document)
+
+
+@router.get("/.well-known/oauth-protected-resource",
+            summary="Protected resource metadata (RFC 9728) of this server's API, or of a declared resource")
+async def protected_resource(resource: str = "") -> Response:
+    return _resource_metadata("", resource)
+
+
+@router.get("/.well-known/oauth-protected-resource/{path:path}",
+            summary="Protected resource metadata (RFC 9728) of a resource declared at this origin")
+async def declared_resource(path: str) -> Response:
+    return _resource_metadata(path, "")
 
 
 FRAME_WAIT_MS = 5000  # the page goes on when every frame has loaded, or after this at the latest

@@ -24,10 +24,10 @@ import json
 import re
 import secrets
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlmodel import Session, or_, select, update
 
@@ -38,7 +38,7 @@ from iam_console.core import lookup, outbound
 from iam_console.core.errors import ServiceError
 from iam_console.models import Application, Organization, Token, User
 from iam_console.models.base import utcnow
-from iam_console.oauth import clients, jwt_tokens, pushed, request_objects
+from iam_console.oauth import clients, jwt_tokens, pushed, request_objects, resources
 from iam_console.oauth.errors import OAuthError, digest
 from iam_console.operations import metrics
 from iam_console.settings import settings
@@ -49,6 +49,7 @@ DEVICE_SECONDS = 600
 DEVICE_INTERVAL = 5
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels: no words; no digits: no 0/O, 1/I
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"  # RFC 8693, served by oauth/exchange.py
 IMPLICIT_GRANTS = ("token", "id_token")
 RESPONSE_TYPES = {"code": (), "token": ("token",), "id_token": ("id_token",),
                   "id_token token": ("id_token", "token"), "token id_token": ("id_token", "token")}
@@ -132,6 +133,12 @@ may_use = _may_use  # an account may sign in to the application (SAML single sig
 
 # --- the authorization request ---
 
+# who else may answer for a client id no application has (or one they keep): (db, client id,
+# resource) -> the application, or None; added by the modules that serve them when imported
+# (oauth/metadata_documents.py)
+CLIENT_FINDERS: list[Callable[[Session, str, str], Application | None]] = []
+
+
 @dataclass(frozen=True)
 class AuthorizeRequest:
     client_id: str
@@ -212,6 +219,10 @@ def check_authorize(db: Session, req: AuthorizeRequest, *, pushing: bool = False
     is wrong. Raised as ServiceError: the page shows it and never redirects.
     `pushing`: checked at the PAR endpoint, before it is stored."""
     application = lookup.application_by_client_id(db, req.client_id)
+    if application is None or application.client_metadata.get("fetched_at"):
+        # a client id that names a metadata document (oauth/metadata_documents.py), fetched or refreshed
+        application = next((found for finder in CLIENT_FINDERS
+                            if (found := finder(db, req.client_id, req.resource)) is not None), application)
     if application is None:
         raise ServiceError("Invalid client_id")
     req, uri_hash = _unpacked(db, application, req, pushing=pushing)
@@ -278,15 +289,18 @@ def push(db: Session, application: Application, values: dict[str, str], *, authe
 
 
 def _check_resource(db: Session, application: Application, resource: str) -> None:
-    """RFC 8707: the resource a token is meant for, which joins its `aud`, is an absolute URI
-    without a fragment, and never another application's client id: a token whose audience
-    names another application would pass that application's relying parties' checks."""
-    parts = urlsplit(resource)
-    if len(resource) > 255 or not parts.scheme or not parts.netloc or "#" in resource:
-        raise ServiceError("The resource must be an absolute URI without a fragment")
-    other = lookup.application_by_client_id(db, resource)
-    if other is not None and other.name != application.name:
-        raise ServiceError("The resource %s is another application's client id", resource)
+    """RFC 8707: the resource a token is meant for, which joins its `aud` (oauth/resources.py)."""
+    problem = resources.problem(db, application, resource)
+    if problem:
+        raise ServiceError(*problem)
+
+
+def _token_resource(db: Session, application: Application, resource: str) -> str:
+    """A token request's resource, checked as an authorization request's (invalid_target)."""
+    problem = resources.problem(db, application, resource) if resource else ()
+    if problem:
+        raise OAuthError("invalid_target", problem[0] % problem[1:])
+    return resource
 
 
 # --- what the ID token says of the sign-in (OpenID Connect Core 3.1.2.1, 5.5) ---
@@ -449,6 +463,8 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
     algorithm = jwt_tokens.signing_algorithm(cert, application.token_signing_method)
     expire_hours = _hours(application.expire_in_hours)
     access_expires = grant.issued_at + timedelta(hours=expire_hours)
+    if grant.not_after is not None:
+        access_expires = min(access_expires, grant.not_after)
     subject = jwt_tokens.subject_claims(db, grant)  # built once: the refresh token carries the same
     access = jwt_tokens.sign(jwt_tokens.claims(db, grant, jwt_tokens.ACCESS, access_expires, subject), cert,
                              algorithm, application.organization)
@@ -465,7 +481,8 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         "application": application.name, "organization": user.owner if user else application.organization,
         "user": user.name if user else "", "access_token": fingerprint(access), "access_token_hash": digest(access),
         "refresh_token": fingerprint(refresh_token),
-        "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
+        "refresh_token_hash": digest(refresh_token) if refresh_token else "",
+        "expires_in": int((access_expires - grant.issued_at).total_seconds()),
         "scope": grant.scope, "token_type": token_type, "nonce": grant.nonce, "resource": grant.resource,
         "family": family or grant.token_name, "public_client": public_client, "sid": grant.sid,
         "d_po_p_jkt": grant.jkt, "auth_time": grant.auth_time, "acr": grant.acr,
@@ -506,17 +523,23 @@ class TokenRequest:
     resource: str = ""
     client_ip: str = ""
     dpop_jkt: str = ""  # the thumbprint of the request's verified DPoP proof key (oauth/dpop.py)
+    # every parameter of the request, for the grants of other modules (a token exchange's subject_token...)
+    parameters: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def client_id(self) -> str:
         return self.credentials.client_id
 
 
+# grants served by other modules, which add themselves here when imported (oauth/exchange.py)
+MORE_GRANTS: dict[str, Callable[[Session, TokenRequest], dict[str, Any]]] = {}
+
+
 def token(db: Session, req: TokenRequest) -> dict[str, Any]:
     handlers = {"authorization_code": _code_grant, "password": _password_grant, "token": _password_grant,
                 "id_token": _password_grant, "client_credentials": _client_credentials_grant,
                 "refresh_token": _refresh_grant, DEVICE_GRANT: _device_grant}
-    handler = handlers.get(req.grant_type)
+    handler = handlers.get(req.grant_type) or MORE_GRANTS.get(req.grant_type)
     if handler is None:
         raise OAuthError("unsupported_grant_type", f"Unsupported grant type: {req.grant_type[:100]}")
     if not req.credentials.present:
@@ -631,7 +654,8 @@ def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
 def _client_credentials_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     application = client(db, req.credentials)
     _require_grant(application, "client_credentials")
-    grant = _grant(db, application, check_scope(application, req.scope), None, jkt=req.dpop_jkt)
+    grant = _grant(db, application, check_scope(application, req.scope), None, jkt=req.dpop_jkt,
+                   resource=_token_resource(db, application, req.resource))
     return _issue(db, grant, "client_credentials", refresh=False)
 
 

@@ -159,6 +159,8 @@ APPLICATIONS = screen(Screen(
         Field("requirePushedAuthorizationRequests", "Require pushed authorization requests (PAR)", "switch"),
         Field("requireDpop", "Require DPoP-bound tokens", "switch"),
         Field("requireDpopNonce", "Require DPoP nonces", "switch"),
+        # which audiences the token exchange grant may name (client ids, resource URIs)
+        Field("tokenExchangeAudiences", "Token exchange audiences", "list"),
         Field("samlReplyUrl", "SAML reply URL"),
         Field("enableSamlCompress", "Enable SAML compression", "switch"),
         Field("enableSamlC14n10", "Enable SAML C14N10", "switch"),
