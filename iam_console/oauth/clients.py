@@ -1,6 +1,7 @@
 """Client authentication: the one check of every endpoint a client calls with its credentials
-(token, refresh, introspection, revocation, device authorization). docs/api.md, "Standards", and
-docs/security.md, "Client assertions", state the rules.
+(every grant of the token endpoint, introspection, revocation, device authorization, PAR).
+docs/api.md, "Standards", and docs/security.md, "Client authentication and client assertions",
+state the rules.
 
 The methods (OpenID Connect Core 9, RFC 6749 §2.3, RFC 7523 §2.2):
 - client_secret_basic: HTTP Basic, the id and secret each form-encoded (api.py reads the header);
