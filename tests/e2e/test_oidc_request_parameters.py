@@ -1,7 +1,7 @@
 """The authorize page and OpenID Connect's authentication request parameters, in the browser:
 within a live session `max_age` shows no form and the ID token keeps the session's `auth_time`;
 an expired `max_age` shows the form again; `ui_locales` chooses the page's language (docs/api.md,
-"Standards"). The application's edit page chooses the client authentication method and keys.
+"Standards"). The application's edit page chooses the client authentication method and the URL of its keys.
 The tokens are fetched over HTTP with the client's secret, as its back end would."""
 
 from __future__ import annotations
@@ -78,4 +78,4 @@ def test_the_edit_page_chooses_the_client_authentication_method(visit, page, api
     expect(page.locator("#field-tokenEndpointAuthMethod")).to_have_text("private_key_jwt")
     expect(page.locator("#field-jwksUri")).to_have_value("https://client.example.com/jwks.json")
     record = page.request.get(f"/api/get-application?id=admin/{name}").json()["data"]
-    assert record["tokenEndpointAuthMethod"] == "private_key_jwt" and record["jwks"] == ""
+    assert record["tokenEndpointAuthMethod"] == "private_key_jwt" and record["jwks"] == {}
