@@ -117,6 +117,11 @@ class Application(Named, table=True):
     require_dpop: bool = False
     require_dpop_nonce: bool = False
     jwks: dict = json_dict()
+    # how the client authenticates at the token, introspection and revocation endpoints
+    # ("" = client_secret_basic, client_secret_post or none), and for private_key_jwt the URL of
+    # its JWK Set when `jwks` holds none (oauth/clients.py, docs/api.md "Standards")
+    token_endpoint_auth_method: str = text(100)
+    jwks_uri: str = text(500)
     client_metadata: dict = json_dict()  # the RFC 7591 metadata it registered with (oauth/registration.py)
     # which audiences (client ids of the organization's applications, resource URIs) it may exchange
     # tokens for (RFC 8693, oauth/exchange.py)

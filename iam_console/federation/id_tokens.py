@@ -29,6 +29,7 @@ JWKS_TTL = 3600
 REFETCH_SECONDS = 60
 LEEWAY = 120
 MAX_TOKEN = 16_000
+MAX_KEY_SET_BYTES = 256 * 1024
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 TENANT = "{tid}"  # in an issuer: Microsoft's multi-tenant issuer, the token's own tenant id
 
@@ -51,8 +52,9 @@ def refused(reason: str) -> ServiceError:
     return ServiceError("Failed to login in: %s", f"the ID token {reason}")
 
 
-def _fetch(uri: str) -> KeySet:
-    with outbound.http_client(headers={"Accept": "application/json"}) as client:
+def _fetch(uri: str, timeout: float) -> KeySet:
+    with outbound.http_client(headers={"Accept": "application/json"}, timeout=timeout,
+                              max_bytes=MAX_KEY_SET_BYTES) as client:
         answer = client.get(uri)
     if answer.status_code != 200:
         raise ServiceError("The key set %s answered HTTP %d", uri[:200], answer.status_code)
@@ -64,9 +66,10 @@ def _fetch(uri: str) -> KeySet:
         raise ServiceError("The key set %s is not a JSON Web Key Set", uri[:200]) from None
 
 
-def _keys(uri: str, kid: str | None) -> KeySet:
-    """The issuer's keys, fetched again when stale, or when they lack `kid` and no key id made
-    them fetched again in the last REFETCH_SECONDS."""
+def key_set(uri: str, kid: str | None, *, timeout: float = outbound.TIMEOUT_SECONDS) -> KeySet:
+    """The keys at `uri` (an issuer's, or a client's jwks_uri: oauth/clients.py), fetched through
+    the outbound guard within `timeout` seconds, again when stale, or when they lack `kid` and no
+    key id made them fetched again in the last REFETCH_SECONDS."""
     now = time.monotonic()
     with _lock:
         cached, refetched_at = _cache.get(uri), _refetched.get(uri)
@@ -77,7 +80,7 @@ def _keys(uri: str, kid: str | None) -> KeySet:
             return cached[1]
         with _lock:
             _refetched[uri] = now
-    keys = _fetch(uri)
+    keys = _fetch(uri, timeout)
     with _lock:
         _cache[uri] = (now, keys)
     return keys
@@ -134,7 +137,7 @@ def verify(token: str, expected: Expected) -> dict[str, Any]:
     def key_of(guest) -> Any:
         kid = guest.headers().get("kid")
         kid = kid if isinstance(kid, str) else None
-        keys = _keys(expected.jwks_uri, kid)
+        keys = key_set(expected.jwks_uri, kid)
         try:
             return keys.get_by_kid(kid)
         except (JoseError, ValueError):

@@ -109,6 +109,16 @@ def _count_position(text: str) -> int | None:
     return placeholders.index(COUNT) if COUNT in placeholders else None
 
 
+def language_from_locales(ui_locales: str) -> str:
+    """The first supported language of an OpenID Connect `ui_locales` (BCP 47 tags, preferred
+    first: "zh-CN en"); "" when none is."""
+    for tag in ui_locales.split()[:20]:
+        code = tag.split("-")[0].lower()
+        if code in LANGUAGE_NAMES:
+            return code
+    return ""
+
+
 def translate(text: str, language: str, *args: object) -> str:
     """`text` in `language`, filled with `args`. For a counted message the count picks the plural
     form and is written as the language groups digits (formats.py count_text)."""

@@ -23,7 +23,8 @@ from iam_console.api.envelope import ok
 from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.oauth import dpop, jwt_tokens, logout, oauth, registration, resources, tokens
+from iam_console.oauth import clients, dpop, jwt_tokens, logout, oauth, registration, resources, tokens
+from iam_console.settings import settings
 from iam_console.signin import auth
 
 router = APIRouter(tags=["oauth"])
@@ -79,21 +80,23 @@ async def _parameters(request: Request) -> dict[str, str]:
     return values
 
 
-def _client_credentials(request: Request, values: dict[str, str]) -> tuple[str, str]:
-    """client_id/client_secret from the body, else HTTP Basic (client_secret_basic: form-encoded)."""
+def client_credentials(request: Request, values: dict[str, str]) -> clients.Credentials:
+    """What the request carries to authenticate its client (oauth/clients.py): a client
+    assertion, client_id/client_secret in the body, or HTTP Basic (client_secret_basic: the id
+    and secret each form-encoded)."""
     basic = basic_credentials(request, form_encoded=True)
-    if values.get("client_id"):
-        secret = values.get("client_secret", "")
-        if not secret and basic and basic[0] == values["client_id"]:
-            secret = basic[1]  # the id in the body as well as in the header
-        return values["client_id"], secret
-    return basic if basic else ("", "")
+    client_id, secret = values.get("client_id", ""), values.get("client_secret", "")
+    method = clients.SECRET_POST
+    if basic and (not client_id or basic[0] == client_id) and not secret:
+        client_id, secret, method = basic[0], basic[1], clients.SECRET_BASIC  # the id may be in both
+    return clients.Credentials(client_id, secret, method if secret else clients.NONE,
+                               values.get("client_assertion", ""), values.get("client_assertion_type", ""),
+                               f"{settings.origin}{request.url.path}")
 
 
 def _token_request(request: Request, values: dict[str, str], grant_type: str) -> oauth.TokenRequest:
-    client_id, client_secret = _client_credentials(request, values)
     return oauth.TokenRequest(
-        grant_type=grant_type, client_id=client_id, client_secret=client_secret, code=values.get("code", ""),
+        grant_type=grant_type, credentials=client_credentials(request, values), code=values.get("code", ""),
         code_verifier=values.get("code_verifier", ""), redirect_uri=values.get("redirect_uri", ""),
         username=values.get("username", ""), password=values.get("password", ""), scope=values.get("scope", ""),
         refresh_token=values.get("refresh_token", ""), device_code=values.get("device_code", ""),
@@ -114,8 +117,8 @@ async def _grant(request: Request, grant_type: str | None = None) -> Response:
         values = await _parameters(request)
         req = _token_request(request, values, grant_type or values.get("grant_type", ""))
         with session_scope() as db:
-            jkt = dpop.token_binding(db, lookup.client_application(db, req.client_id), _proofs(request),
-                                     dpop.url_of(request.url.path))
+            jkt = dpop.token_binding(db, lookup.client_application(db, req.credentials.claimed_id),
+                                     _proofs(request), dpop.url_of(request.url.path))
             answer = oauth.token(db, replace(req, dpop_jkt=jkt))
             headers = {**NO_STORE, **_nonce_header(db, request)}
     except oauth.OAuthError as exc:
@@ -135,21 +138,21 @@ async def refresh_token(request: Request) -> Response:
     return await _grant(request, "refresh_token")
 
 
-async def _authenticated_client(request: Request) -> tuple[Any, dict[str, str]]:
+async def _authenticated_client(request: Request) -> tuple[clients.Credentials, dict[str, str]]:
     values = await _parameters(request)
-    client_id, client_secret = _client_credentials(request, values)
-    if not client_id:
+    credentials = client_credentials(request, values)
+    if not credentials.present:
         raise oauth.OAuthError("invalid_client", "Client authentication is required", 401)
-    return (client_id, client_secret), values
+    return credentials, values
 
 
 @router.post("/api/login/oauth/introspect")
 async def introspect(request: Request) -> Response:
     """RFC 7662, for clients of the token's organization."""
     try:
-        (client_id, client_secret), values = await _authenticated_client(request)
+        credentials, values = await _authenticated_client(request)
         with session_scope() as db:
-            application = oauth.client(db, client_id, client_secret)
+            application = oauth.client(db, credentials)
             if _proofs(request):  # a proof sent along is checked like any other (RFC 9449 §4.3)
                 dpop.token_binding(db, application, _proofs(request), dpop.url_of(request.url.path))
             answer = tokens.introspect(db, application, values.get("token", ""), values.get("token_type_hint", ""))
@@ -162,9 +165,9 @@ async def introspect(request: Request) -> Response:
 async def revoke(request: Request) -> Response:
     """RFC 7009: 200 whether or not the token existed."""
     try:
-        (client_id, client_secret), values = await _authenticated_client(request)
+        credentials, values = await _authenticated_client(request)
         with session_scope() as db:
-            application = oauth.client(db, client_id, client_secret)
+            application = oauth.client(db, credentials)
             tokens.revoke(db, application, values.get("token", ""), values.get("token_type_hint", ""))
     except oauth.OAuthError as exc:
         return oauth_error(exc)
@@ -176,15 +179,13 @@ async def pushed_authorization_request(request: Request) -> Response:
     """The client's authorization request, checked and kept: 201 with the request_uri to send the
     browser to the authorization endpoint with (docs/api.md "Standards")."""
     try:
-        values = await _parameters(request)
-        client_id, client_secret = _client_credentials(request, values)
-        if not client_id:
-            raise oauth.OAuthError("invalid_client", "Client authentication is required", 401)
+        credentials, values = await _authenticated_client(request)
         with session_scope() as db:
-            application = oauth.client(db, client_id, client_secret, secret_required=False)
+            caller = oauth.authenticated_client(db, credentials, secret_required=False)
+            application = caller.application
             jkt = dpop.token_binding(db, application, _proofs(request), dpop.url_of(PAR_PATH)) \
                 if _proofs(request) else ""
-            answer = oauth.push(db, application, values, authenticated=bool(client_secret), dpop_jkt=jkt)
+            answer = oauth.push(db, application, values, authenticated=caller.authenticated, dpop_jkt=jkt)
             headers = {**NO_STORE, **_nonce_header(db, request)}
     except oauth.OAuthError as exc:
         return oauth_error(exc)
@@ -196,9 +197,8 @@ async def device_authorization(request: Request) -> Response:
     """RFC 8628 §3.1: a device code, and the user code to type at verification_uri."""
     try:
         values = await _parameters(request)
-        client_id, client_secret = _client_credentials(request, values)
         with session_scope() as db:
-            answer = oauth.device_authorization(db, client_id, client_secret, values.get("scope", ""))
+            answer = oauth.device_authorization(db, client_credentials(request, values), values.get("scope", ""))
     except oauth.OAuthError as exc:
         return oauth_error(exc)
     return JSONResponse(answer, headers=NO_STORE)

@@ -92,7 +92,7 @@ def _scope(client: Application, asked: str, granted: str) -> str:
 
 def exchange_grant(db: Session, req: oauth.TokenRequest) -> dict[str, Any]:
     values = req.parameters
-    client = oauth.client(db, req.client_id, req.client_secret)
+    client = oauth.client(db, req.credentials)
     oauth._require_grant(client, EXCHANGE_GRANT)
     if values.get("requested_token_type", "") not in ISSUED_TYPES:
         raise OAuthError("invalid_request", "Only access tokens are issued by a token exchange")

@@ -210,6 +210,10 @@ class Grant:
     not_after: datetime | None = None
     sid: str = ""  # the browser session it was given in (Token.sid), the ID token's `sid`
     jkt: str = ""  # the DPoP key the access token is bound to (RFC 9449): its `cnf`
+    auth_time: int = 0  # when the user signed in (unix time; 0: not known, or no sign-in)
+    acr: str = ""  # the level of that sign-in (oauth/oauth.py acr_of)
+    id_token_claims: tuple[str, ...] = ()  # standard claims the request's claims parameter asked for
+    requested_claims: str = ""  # that request as its token row keeps it (JSON)
 
     @property
     def scopes(self) -> set[str]:
@@ -224,7 +228,8 @@ def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str
         "exp": int(expires_at.timestamp()), "nbf": int(grant.issued_at.timestamp()),
         "iat": int(grant.issued_at.timestamp()), "jti": f"{b.ADMIN_OWNER}/{grant.token_name}",
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
-        "signinMethod": grant.signin_method, "act": grant.act, "sid": grant.sid,
+        "signinMethod": grant.signin_method, "act": grant.act, "sid": grant.sid, "auth_time": grant.auth_time or "",
+        "acr": grant.acr,
     }
     if grant.jkt and token_type == ACCESS:
         claims["cnf"] = {"jkt": grant.jkt}
@@ -269,6 +274,23 @@ def _standard(user: User, scopes: set[str]) -> dict[str, Any]:
         claims["phone_number"] = e164(user.phone, user.country_code)
         claims["phone_number_verified"] = True
     return claims
+
+
+# the standard claims (OpenID Connect Core 5.1) this server can state of a user, as a request's
+# claims parameter names them: for the ID token and userinfo alike
+STANDARD_CLAIMS: dict[str, Any] = {
+    "name": lambda u: u.display_name, "given_name": lambda u: u.first_name, "family_name": lambda u: u.last_name,
+    "preferred_username": lambda u: u.name, "picture": lambda u: u.avatar, "email": lambda u: u.email,
+    "email_verified": lambda u: u.email_verified, "gender": lambda u: u.gender, "birthdate": lambda u: u.birthday,
+    "locale": lambda u: u.language, "phone_number": lambda u: e164(u.phone, u.country_code) if u.phone else "",
+    "phone_number_verified": lambda u: bool(u.phone),
+    "address": lambda u: {"formatted": " ".join(u.address)} if u.address else {},
+    "updated_at": lambda u: int(u.updated_time.timestamp()) if u.updated_time else 0,
+}
+
+
+def standard_claims(user: User, names: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    return {name: STANDARD_CLAIMS[name](user) for name in names if name in STANDARD_CLAIMS}
 
 
 def e164(phone: str, country_code: str) -> str:
@@ -326,7 +348,8 @@ def claims(db: Session, grant: Grant, token_type: str, expires_at: datetime,
     """`subject`: subject_claims(db, grant) when the caller has it already (the access
     and refresh tokens of one grant share it: building a user's record takes queries)."""
     subject = subject_claims(db, grant) if subject is None else subject
-    result = {**subject, **_registered(grant, token_type, expires_at)}
+    asked = standard_claims(grant.user, grant.id_token_claims) if grant.user and grant.id_token_claims else {}
+    result = {**subject, **asked, **_registered(grant, token_type, expires_at)}
     if token_type == REFRESH and (grant.application.token_format == "JWT-Custom"):
         result["TokenType"] = REFRESH
     return result

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import uuid
@@ -37,7 +38,7 @@ from iam_console.core import lookup, outbound
 from iam_console.core.errors import ServiceError
 from iam_console.models import Application, Organization, Token, User
 from iam_console.models.base import utcnow
-from iam_console.oauth import jwt_tokens, pushed, request_objects, resources
+from iam_console.oauth import clients, jwt_tokens, pushed, request_objects, resources
 from iam_console.oauth.errors import OAuthError, digest
 from iam_console.operations import metrics
 from iam_console.settings import settings
@@ -72,16 +73,25 @@ def _epoch(moment: datetime) -> int:
 
 # --- clients ---
 
-def client(db: Session, client_id: str, client_secret: str = "", *, secret_required: bool = True) -> Application:
-    """The application a token request authenticates as."""
-    application = lookup.client_application(db, client_id)
-    if application is None:
-        raise OAuthError("invalid_client", "Invalid client_id", 401)
-    outbound.note_caller(application.organization)  # the client acts for its organization
-    secret_ok = hmac.compare_digest(application.client_secret.encode(), client_secret.encode())
-    if (client_secret or secret_required) and not secret_ok:
-        raise OAuthError("invalid_client", "Invalid client_secret", 401)
-    return application
+def authenticated_client(db: Session, credentials: clients.Credentials, *,
+                         secret_required: bool = True) -> clients.Client:
+    """The client a request authenticates as, and how (oauth/clients.py): the one check of
+    every endpoint a client calls with its credentials. invalid_client (HTTP 401) otherwise."""
+    try:
+        found = clients.authenticate(db, credentials, secret_required=secret_required)
+    except clients.ClientError as exc:
+        raise OAuthError("invalid_client", str(exc), 401) from None
+    outbound.note_caller(found.application.organization)  # the client acts for its organization
+    return found
+
+
+def client(db: Session, credentials: clients.Credentials | str, client_secret: str = "", *,
+           secret_required: bool = True) -> Application:
+    """The application a request authenticates as (authenticated_client); an id and secret given
+    as strings are client_secret_post's."""
+    if isinstance(credentials, str):
+        credentials = clients.Credentials.of(credentials, client_secret)
+    return authenticated_client(db, credentials, secret_required=secret_required).application
 
 
 def _allows(application: Application, grant: str) -> bool:
@@ -144,6 +154,10 @@ class AuthorizeRequest:
     request_uri: str = ""  # of a pushed request (RFC 9126): its parameters stand for these
     request: str = ""  # a request object (RFC 9101): its parameters stand for these
     dpop_jkt: str = ""  # RFC 9449 §10: the DPoP key the code is bound to
+    max_age: str = ""  # OpenID Connect: seconds since the sign-in beyond which it must be made again
+    acr_values: str = ""
+    claims: str = ""  # the claims request (JSON)
+    ui_locales: str = ""
 
     @classmethod
     def from_query(cls, params: dict[str, str]) -> AuthorizeRequest:
@@ -155,13 +169,15 @@ class AuthorizeRequest:
                    nonce=value("nonce"), code_challenge=value("code_challenge"),
                    code_challenge_method=value("code_challenge_method"), resource=value("resource"),
                    prompt=value("prompt"), request_uri=value("request_uri"),
-                   request=value("request", limit=request_objects.MAX_REQUEST + 1), dpop_jkt=value("dpop_jkt"))
+                   request=value("request", limit=request_objects.MAX_REQUEST + 1), dpop_jkt=value("dpop_jkt"),
+                   max_age=value("max_age"), acr_values=value("acr_values"), claims=value("claims"),
+                   ui_locales=value("ui_locales"))
 
 
 # what a pushed request keeps of the form it was pushed with
 AUTHORIZE_PARAMETERS = frozenset({"client_id", "response_type", "redirect_uri", "scope", "state", "nonce",
                                   "code_challenge", "code_challenge_method", "resource", "prompt", "dpop_jkt",
-                                  "request_uri"})
+                                  "request_uri", "max_age", "acr_values", "claims", "ui_locales"})
 
 
 @dataclass(frozen=True)
@@ -174,6 +190,7 @@ class Authorization:
     scope: str
     pushed: str = ""  # the hash of the request_uri it came by (PAR), spent with the code
     request_object: str = ""  # the request object it came in (JAR), spent with the code
+    claims: RequestedClaims = field(default_factory=lambda: RequestedClaims())
 
 
 def _unpacked(db: Session, application: Application, req: AuthorizeRequest, *,
@@ -229,10 +246,13 @@ def check_authorize(db: Session, req: AuthorizeRequest, *, pushing: bool = False
         raise ServiceError("The state or nonce is too long")
     if req.resource:
         _check_resource(db, application, req.resource)
+    if req.max_age and (not req.max_age.isdigit() or len(req.max_age) > 9):
+        raise ServiceError("max_age must be a number of seconds")
     try:
         scope = check_scope(application, req.scope)
     except OAuthError as exc:
         raise ServiceError(exc.description) from None
+    claims = RequestedClaims.parse(req.claims, req.acr_values)
     organization = lookup.organization(db, application.organization)
     if organization is None:
         raise ServiceError("The organization: %s does not exist", application.organization)
@@ -240,7 +260,7 @@ def check_authorize(db: Session, req: AuthorizeRequest, *, pushing: bool = False
         raise ServiceError("The application: %s has disabled users to signin", application.name)
     if len(req.dpop_jkt) > 100:
         raise ServiceError("The dpop_jkt is too long")
-    return Authorization(req, application, organization, scope, uri_hash, req.request)
+    return Authorization(req, application, organization, scope, uri_hash, req.request, claims)
 
 
 def push(db: Session, application: Application, values: dict[str, str], *, authenticated: bool,
@@ -283,6 +303,84 @@ def _token_resource(db: Session, application: Application, resource: str) -> str
     return resource
 
 
+# --- what the ID token says of the sign-in (OpenID Connect Core 3.1.2.1, 5.5) ---
+
+# the levels of a sign-in, named by `acr`: one factor, or a second factor completed (or a sign-in
+# that is multi-factor by itself: WebAuthn with user verification). docs/api.md, "Standards".
+ACR_ONE_FACTOR, ACR_TWO_FACTORS = "1", "2"
+ACR_VALUES = (ACR_ONE_FACTOR, ACR_TWO_FACTORS)
+MAX_CLAIMS_REQUEST = 2000
+
+
+def acr_of(signin_method: str) -> str:
+    """The level of a sign-in made with `signin_method` ('Password+app' after a second factor)."""
+    return ACR_TWO_FACTORS if "+" in signin_method or signin_method == "WebAuthn" else ACR_ONE_FACTOR
+
+
+@dataclass(frozen=True)
+class RequestedClaims:
+    """The claims an authorization request asks for by name (its `claims` parameter, OpenID
+    Connect Core 5.5), for the ID token and for userinfo, and the levels its `acr_values` (or an
+    `acr` claim request) accept; `acr_essential`: another level is an error."""
+
+    id_token: tuple[str, ...] = ()
+    userinfo: tuple[str, ...] = ()
+    acr: tuple[str, ...] = ()
+    acr_essential: bool = False
+
+    @classmethod
+    def parse(cls, text: str, acr_values: str = "") -> RequestedClaims:
+        """ServiceError for a claims request that is not JSON of the standard's shape."""
+        request: dict[str, Any] = {}
+        if text:
+            try:
+                request = json.loads(text) if len(text) <= MAX_CLAIMS_REQUEST else None
+            except ValueError:
+                request = None
+            if not isinstance(request, dict) or any(
+                    k in request and not isinstance(request[k], dict) for k in ("id_token", "userinfo")):
+                raise ServiceError("The claims parameter must be a JSON object of id_token and userinfo requests")
+        names = {}
+        for target in ("id_token", "userinfo"):
+            asked = request.get(target) or {}
+            if any(v is not None and not isinstance(v, dict) for v in asked.values()):
+                raise ServiceError("Each requested claim must be null or an object")
+            names[target] = tuple(n for n in asked if n in jwt_tokens.STANDARD_CLAIMS)
+        acr = (request.get("id_token") or {}).get("acr") or {}
+        values = [v for v in ([acr["value"]] if "value" in acr else acr.get("values") or [])
+                  if isinstance(v, str)] or acr_values.split()
+        return cls(names["id_token"], names["userinfo"], tuple(values), acr.get("essential") is True)
+
+    def as_json(self) -> str:
+        return json.dumps({"id_token": list(self.id_token), "userinfo": list(self.userinfo)}) \
+            if self.id_token or self.userinfo else ""
+
+    @staticmethod
+    def of_row(text: str) -> RequestedClaims:
+        """What a token row kept (as_json)."""
+        try:
+            kept = json.loads(text) if text else {}
+        except ValueError:
+            kept = {}
+        return RequestedClaims(tuple(kept.get("id_token") or ()), tuple(kept.get("userinfo") or ()))
+
+    def needs_stronger(self, acr: str) -> bool:
+        """The request asks only for levels above `acr`, the level of the sign-in there is."""
+        known = [v for v in self.acr if v in ACR_VALUES]
+        return bool(known) and acr not in known and min(known) > acr
+
+
+def needs_fresh_sign_in(authorization: Authorization, signed_in_at: datetime, signin_method: str) -> bool:
+    """Whether the browser's session cannot answer the request: prompt=login, a sign-in older
+    than max_age, or a level below the acr_values asked for. Then the page asks again."""
+    req = authorization.request
+    if "login" in req.prompt.split():
+        return True
+    if req.max_age and (utcnow() - signed_in_at).total_seconds() > int(req.max_age):
+        return True
+    return authorization.claims.needs_stronger(acr_of(signin_method))
+
+
 @dataclass(frozen=True)
 class Redirect:
     url: str
@@ -291,10 +389,12 @@ class Redirect:
 
 
 def authorize(db: Session, authorization: Authorization, user: User, signin_method: str = "Password", *,
-              sid: str = "") -> Redirect:
+              sid: str = "", signed_in_at: datetime | None = None, acr: str | None = None) -> Redirect:
     """The signed-in user's answer: a code, or the tokens for an implicit response type. `sid`: the
     browser session it is given in (its AuthSession's session_id), which the ID token carries and
-    its logout notifies (oauth/logout.py)."""
+    its logout notifies (oauth/logout.py); `signed_in_at`: when that session signed in (else now:
+    a sign-in just made), the ID token's auth_time; `acr`: that sign-in's level (else the level of
+    `signin_method`)."""
     req, application = authorization.request, authorization.application
     if not _may_use(user, application):
         raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
@@ -305,9 +405,15 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
             not request_objects.spend(db, authorization.request_object):
         raise ServiceError("The request object has been used")
     implicit = RESPONSE_TYPES[req.response_type]
+    acr, claims = acr or acr_of(signin_method), authorization.claims
+    if claims.acr_essential and acr not in claims.acr:
+        return Redirect(redirects.with_parameters(req.redirect_uri, {
+            "error": "unmet_authentication_requirements", "state": req.state,
+            "error_description": "The sign-in did not reach the level the request requires"}, fragment=bool(implicit)))
+    auth_time = _epoch(signed_in_at or utcnow())
     if implicit:
         grant = _grant(db, application, authorization.scope, user, nonce=req.nonce, resource=req.resource,
-                       signin_method=signin_method, sid=sid)
+                       signin_method=signin_method, sid=sid, auth_time=auth_time, acr=acr, claims=claims)
         tokens = _issue(db, grant, implicit[-1], refresh=False)
         if "token" not in implicit:
             tokens.pop("access_token")
@@ -319,15 +425,27 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
                  organization=user.owner, user=user.name, code=digest(code), code_challenge=req.code_challenge,
                  code_expire_in=_epoch(now) + CODE_SECONDS, scope=authorization.scope, nonce=req.nonce,
                  redirect_uri=req.redirect_uri, resource=req.resource, grant_type="authorization_code",
-                 token_type="Bearer", sid=sid, d_po_p_jkt=req.dpop_jkt))
+                 token_type="Bearer", sid=sid, d_po_p_jkt=req.dpop_jkt, auth_time=auth_time, acr=acr,
+                 requested_claims=claims.as_json()))
     return Redirect(redirects.with_parameters(req.redirect_uri, {"code": code, "state": req.state}), code=code)
 
 
 # --- issuing ---
 
-def _grant(db: Session, application: Application, scope: str, user: User | None, **extra: str) -> jwt_tokens.Grant:
+def _grant(db: Session, application: Application, scope: str, user: User | None, *,
+           claims: RequestedClaims | None = None, **extra: Any) -> jwt_tokens.Grant:
     return jwt_tokens.Grant(application=application, token_name=str(uuid.uuid4()), scope=scope, user=user,
-                            issued_at=utcnow().replace(microsecond=0), **extra)
+                            issued_at=utcnow().replace(microsecond=0),
+                            id_token_claims=claims.id_token if claims else (),
+                            requested_claims=claims.as_json() if claims else "", **extra)
+
+
+def _grant_of_row(db: Session, application: Application, scope: str, user: User, row: Token,
+                  **extra: Any) -> jwt_tokens.Grant:
+    """A grant continuing what a code (or refresh token) row kept of its sign-in."""
+    return _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, sid=row.sid,
+                  auth_time=row.auth_time, acr=row.acr, claims=RequestedClaims.of_row(row.requested_claims),
+                  **extra)
 
 
 def _hours(value: int, default: int = jwt_tokens.DEFAULT_EXPIRE_HOURS) -> int:
@@ -367,7 +485,8 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         "expires_in": int((access_expires - grant.issued_at).total_seconds()),
         "scope": grant.scope, "token_type": token_type, "nonce": grant.nonce, "resource": grant.resource,
         "family": family or grant.token_name, "public_client": public_client, "sid": grant.sid,
-        "d_po_p_jkt": grant.jkt,
+        "d_po_p_jkt": grant.jkt, "auth_time": grant.auth_time, "acr": grant.acr,
+        "requested_claims": grant.requested_claims,
     }
     if isinstance(into, Token):
         for key, value in values.items():
@@ -392,8 +511,7 @@ NEW_TOKEN_DEFAULTS = {name: field.default for name, field in Token.model_fields.
 @dataclass(frozen=True)
 class TokenRequest:
     grant_type: str
-    client_id: str = ""
-    client_secret: str = ""
+    credentials: clients.Credentials = field(default_factory=clients.Credentials)
     code: str = ""
     code_verifier: str = ""
     redirect_uri: str = ""
@@ -408,6 +526,10 @@ class TokenRequest:
     # every parameter of the request, for the grants of other modules (a token exchange's subject_token...)
     parameters: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def client_id(self) -> str:
+        return self.credentials.client_id
+
 
 # grants served by other modules, which add themselves here when imported (oauth/exchange.py)
 MORE_GRANTS: dict[str, Callable[[Session, TokenRequest], dict[str, Any]]] = {}
@@ -420,7 +542,7 @@ def token(db: Session, req: TokenRequest) -> dict[str, Any]:
     handler = handlers.get(req.grant_type) or MORE_GRANTS.get(req.grant_type)
     if handler is None:
         raise OAuthError("unsupported_grant_type", f"Unsupported grant type: {req.grant_type[:100]}")
-    if not req.client_id:
+    if not req.credentials.present:
         raise OAuthError("invalid_client", "client_id is required", 401)
     answer = handler(db, req)
     metrics.TOKENS.labels(req.grant_type).inc()  # one of the handlers' grant types: a bounded label
@@ -474,7 +596,8 @@ def _usable_user(db: Session, organization: str, name: str) -> User:
 
 
 def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
-    application = client(db, req.client_id, req.client_secret, secret_required=not req.code_verifier)
+    caller = authenticated_client(db, req.credentials, secret_required=not req.code_verifier)
+    application = caller.application
     row = db.exec(select(Token).where(Token.code == digest(req.code),
                                       Token.grant_type == "authorization_code")).first() if req.code else None
     if row is None or row.application != application.name:
@@ -498,13 +621,12 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user = _usable_user(db, row.organization, row.user)
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The authorization code has been used")
-    grant = _grant(db, application, row.scope, user, nonce=row.nonce, resource=row.resource,
-                   signin_method="Password", sid=row.sid, jkt=req.dpop_jkt)
-    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
+    grant = _grant_of_row(db, application, row.scope, user, row, signin_method="Password", jkt=req.dpop_jkt)
+    return _issue(db, grant, row, refresh=True, public_client=not caller.authenticated)
 
 
 def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
-    application = client(db, req.client_id, req.client_secret)
+    application = client(db, req.credentials)
     _require_grant(application, req.grant_type)
     scope = check_scope(application, req.scope)
     organization = _organization_of(db, application)
@@ -524,12 +646,13 @@ def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user.last_signin_ip = req.client_ip[:100]
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login/oauth/access_token",
           client_ip=req.client_ip, obj={"application": application.name, "grantType": req.grant_type})
-    grant = _grant(db, application, scope, user, signin_method="Password", jkt=req.dpop_jkt)
+    grant = _grant(db, application, scope, user, signin_method="Password", auth_time=_epoch(utcnow()),
+                   acr=ACR_ONE_FACTOR, jkt=req.dpop_jkt)
     return _issue(db, grant, req.grant_type, refresh=req.grant_type == "password")
 
 
 def _client_credentials_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
-    application = client(db, req.client_id, req.client_secret)
+    application = client(db, req.credentials)
     _require_grant(application, "client_credentials")
     grant = _grant(db, application, check_scope(application, req.scope), None, jkt=req.dpop_jkt,
                    resource=_token_resource(db, application, req.resource))
@@ -537,7 +660,8 @@ def _client_credentials_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
 
 
 def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
-    application = client(db, req.client_id, req.client_secret, secret_required=False)
+    caller = authenticated_client(db, req.credentials, secret_required=False)
+    application = caller.application
     _require_grant(application, "refresh_token")
     try:
         claims = jwt_tokens.verify(db, req.refresh_token, application, refresh=True)
@@ -548,7 +672,7 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "The refresh token is invalid, used or revoked")
     if row.application != application.name:
         raise OAuthError("invalid_grant", "The refresh token belongs to another application")
-    if not row.public_client and not req.client_secret:
+    if not row.public_client and not caller.authenticated:
         raise OAuthError("invalid_client", "The client must authenticate (client_secret or HTTP Basic) to refresh "
                                            "this token", 401)
     if row.expires_in <= 0:
@@ -562,8 +686,7 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user = _usable_user(db, row.organization, row.user)
     if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
         raise _replayed(db, row)
-    grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, sid=row.sid,
-                   jkt=req.dpop_jkt)
+    grant = _grant_of_row(db, application, scope, user, row, jkt=req.dpop_jkt)
     return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
                   public_client=row.public_client)
 
@@ -580,8 +703,8 @@ def normalize_user_code(value: str) -> str:
     return f"{letters[:4]}-{letters[4:]}" if len(letters) == 8 else ""
 
 
-def device_authorization(db: Session, client_id: str, client_secret: str, scope: str) -> dict[str, Any]:
-    application = client(db, client_id, client_secret, secret_required=False)
+def device_authorization(db: Session, credentials: clients.Credentials, scope: str) -> dict[str, Any]:
+    application = client(db, credentials, secret_required=False)
     _require_grant(application, DEVICE_GRANT)
     scope = check_scope(application, scope)
     device_code, user_code, now = secrets.token_urlsafe(32), _user_code(), utcnow()
@@ -625,7 +748,8 @@ def decide_device(db: Session, user: User, user_code: str, approve: bool) -> App
 
 
 def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
-    application = client(db, req.client_id, req.client_secret, secret_required=False)
+    caller = authenticated_client(db, req.credentials, secret_required=False)
+    application = caller.application
     _require_grant(application, DEVICE_GRANT)
     row = db.exec(select(Token).where(Token.code == digest(req.device_code),
                                       Token.grant_type == DEVICE_GRANT)).first() if req.device_code else None
@@ -642,4 +766,4 @@ def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The device_code has been used")
     grant = _grant(db, application, row.scope, user, signin_method="Device", jkt=req.dpop_jkt)
-    return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
+    return _issue(db, grant, row, refresh=True, public_client=not caller.authenticated)

@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import ClassVar
 
 import sqlalchemy as sa
+from sqlmodel import Field
 
-from iam_console.models.base import Named, Row, big_int, json_dict, long_text, moment, named_keys, text
+from iam_console.models.base import Named, Row, UTCDateTime, big_int, json_dict, long_text, moment, named_keys, text
 
 
 class Token(Named, table=True):
@@ -29,7 +30,7 @@ class Token(Named, table=True):
     # the server's bookkeeping of a grant in progress, not part of Casdoor's object
     json_hidden: ClassVar[frozenset[str]] = frozenset({
         "pk", "access_token_hash", "refresh_token_hash", "nonce", "redirect_uri", "user_code", "family",
-        "public_client", "sid"})
+        "public_client", "sid", "auth_time", "acr", "requested_claims"})
     # what makes a token usable is the server's alone: no client sets a code or a token
     json_server_set: ClassVar[frozenset[str]] = frozenset({
         "code", "access_token", "refresh_token", "code_challenge", "code_is_used", "code_expire_in", "resource",
@@ -63,6 +64,26 @@ class Token(Named, table=True):
     # the browser session (its AuthSession's session_id) the grant was given in: the ID token's
     # `sid`, and how its logout finds the applications it signed in to (oauth/logout.py)
     sid: str = text(100)
+    # OpenID Connect: when the user signed in (unix time, 0 = not a sign-in), the level of that
+    # sign-in, and the claims the authorization request asked for (JSON: {"id_token": [...],
+    # "userinfo": [...]}); a refresh keeps them
+    auth_time: int = big_int()
+    acr: str = text(20)
+    requested_claims: str = long_text()
+
+
+class ClientAssertion(Row, table=True):
+    """A client assertion's jti, kept until the assertion expires: each is used once
+    (RFC 7523 §3, oauth/clients.py). Found by the SHA-256 of the client id and the jti."""
+
+    __tablename__ = "client_assertion"
+    __table_args__ = (
+        sa.UniqueConstraint("jti_hash", name="uq_client_assertion_jti_hash"),
+        sa.Index("ix_client_assertion_expires", "expires_at"),
+    )
+
+    jti_hash: str = text(64)
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
 class Key(Named, table=True):

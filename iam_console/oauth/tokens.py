@@ -15,15 +15,18 @@ from iam_console.applications import redirects
 from iam_console.core import builtin as b
 from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
+from iam_console.i18n import LANGUAGE_NAMES
 from iam_console.models import Application, AuthSession, Token, User
 from iam_console.models.base import format_time, utcnow
-from iam_console.oauth import dpop, jwt_tokens, request_objects
+from iam_console.oauth import clients, dpop, jwt_tokens, request_objects
 from iam_console.oauth.oauth import (
+    ACR_VALUES,
     DEVICE_GRANT,
     EXCHANGE_GRANT,
     RESPONSE_TYPES,
     STANDARD_SCOPES,
     OAuthError,
+    RequestedClaims,
     digest,
     revoke_row,
 )
@@ -136,6 +139,8 @@ def userinfo(db: Session, token_text: str, dpop_jkt: str = "") -> dict[str, Any]
         info["address"] = {"formatted": " ".join(user.address)} if user.address else {}
     if "phone" in scopes and user.phone:
         info["phone"] = jwt_tokens.e164(user.phone, user.country_code)
+    # the claims the authorization request's claims parameter asked userinfo for, whatever the scope
+    info.update(jwt_tokens.standard_claims(user, RequestedClaims.of_row(row.requested_claims).userinfo))
     return info
 
 
@@ -241,12 +246,9 @@ def discovery(application: Application | None = None, extra: dict[str, Any] | No
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": list(jwt_tokens.ALGORITHMS),
         "scopes_supported": scopes,
-        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "nonce", "azp", "sid", "name",
-                             "preferred_username", "picture", "email", "email_verified", "phone_number",
-                             "address", "gender", "groups", "roles"],
-        "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"],
-        "introspection_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
-        "revocation_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "nonce", "azp", "sid", "auth_time",
+                             "acr", *jwt_tokens.STANDARD_CLAIMS, "groups", "roles"],
+        **_client_authentication(),
         "code_challenge_methods_supported": ["S256"],
         # RFC 9126: request_uri values come from the PAR endpoint alone; none is fetched from a
         # client's URL, which request_uri_parameter_supported is about (RFC 9126 §5)
@@ -256,6 +258,22 @@ def discovery(application: Application | None = None, extra: dict[str, Any] | No
         "request_uri_parameter_supported": False,
         "request_object_signing_alg_values_supported": list(request_objects.ALGORITHMS),
         "dpop_signing_alg_values_supported": list(dpop.ALGORITHMS),
-        "claims_parameter_supported": False,
+        "claims_parameter_supported": True,
+        "acr_values_supported": list(ACR_VALUES),
+        "ui_locales_supported": list(LANGUAGE_NAMES),
         **(extra or {}),
     }
+
+
+def _client_authentication() -> dict[str, list[str]]:
+    """The methods every endpoint that authenticates a client takes (oauth/clients.py), and the
+    algorithms of their assertions; `none` only at the token endpoint (a public client)."""
+    methods = [m for m in clients.METHODS if m != clients.NONE]
+    algorithms = [a for method in (clients.PRIVATE_KEY_JWT, clients.SECRET_JWT)
+                  for a in clients.SIGNING_ALGORITHMS[method]]
+    advertised: dict[str, list[str]] = {}
+    for endpoint in ("token", "introspection", "revocation"):
+        advertised[f"{endpoint}_endpoint_auth_methods_supported"] = \
+            [*methods, clients.NONE] if endpoint == "token" else methods
+        advertised[f"{endpoint}_endpoint_auth_signing_alg_values_supported"] = algorithms
+    return advertised

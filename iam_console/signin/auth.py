@@ -56,6 +56,8 @@ class SignedIn:
     expires_at: datetime
     persistent: bool  # False: a browser-session cookie
     session_id: str = ""  # the session's public id: the `sid` of the ID tokens given in it
+    signin_method: str = "Password"  # how: "Password+app" after a second factor (oauth.acr_of)
+    signed_in_at: datetime | None = None  # the session's creation: the ID token's auth_time
 
 
 def hash_token(token: str) -> str:
@@ -373,9 +375,9 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
     same = before is not None and (before.owner, before.user_name) == (user.owner, user.name)
     session_id = before.session_id if same else secrets.token_hex(16)
     expires_at = now + timedelta(hours=hours)
-    db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner,
+    db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner, created_time=now,
                        user_name=user.name, application=application.name, expires_at=expires_at,
-                       client_ip=client_ip[:100], user_agent=user_agent[:255]))
+                       client_ip=client_ip[:100], user_agent=user_agent[:255], signin_method=signin_method[:100]))
     _listed_session(db, user.owner, user.name, application.name, add=session_id)
     metrics.count_sign_in(signin_method, "success")
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login",
@@ -383,7 +385,7 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
                                     "username": user.name, "autoSignin": auto_signin, "signinMethod": signin_method})
     db.flush()
     return SignedIn(token, user, organization, application, expires_at, persistent=auto_signin,
-                    session_id=session_id)
+                    session_id=session_id, signin_method=signin_method, signed_in_at=now)
 
 
 # --- the second factor ---

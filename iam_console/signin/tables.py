@@ -62,6 +62,9 @@ class AuthSession(Row, table=True):
     user_agent: str = text(255)
     # the global admin (owner/name) acting as this session's user (identity/impersonation.py)
     impersonator: str = text(200)
+    # how the sign-in was made ("Password", "Password+app" after a second factor, "WebAuthn"):
+    # the ID tokens answered from this session name its level (acr, oauth/oauth.py)
+    signin_method: str = text(100)
 
 
 class PendingSignIn(Row, table=True):

@@ -15,6 +15,7 @@ from iam_console.core import leftovers, outbound
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.kinds.common import Choice, KindRules, built_in, check_range
+from iam_console.oauth import clients
 from iam_console.oauth.oauth import DEVICE_GRANT, EXCHANGE_GRANT
 
 SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID")
@@ -55,6 +56,7 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
     if row.enable_auto_signin and not row.enable_signin_session:
         raise ServiceError(AUTO_SIGNIN_NEEDS_SESSION)
     redirects.check_entries(row.redirect_uris)
+    check_client_keys(row)
     audiences = row.token_exchange_audiences
     if len(audiences) > MAX_EXCHANGE_AUDIENCES or any(not isinstance(a, str) or not a or len(a) > 255
                                                       for a in audiences):
@@ -63,6 +65,22 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
     for uri, what in ((row.backchannel_logout_uri, "back-channel logout URI"),
                       (row.frontchannel_logout_uri, "front-channel logout URI")):
         check_logout_uri(uri, what)
+
+
+def check_client_keys(row: m.Application) -> None:
+    """The public keys of private_key_jwt: a JWK Set or its URL, not both (OpenID Connect
+    Dynamic Client Registration 2), and one of them when that method is chosen."""
+    if row.jwks and row.jwks_uri:
+        raise ServiceError("Register the JWKS or the JWKS URI, not both")
+    if row.jwks:  # also the keys of its request objects (oauth/request_objects.py)
+        try:
+            clients.parse_key_set(row.jwks)
+        except ValueError as exc:
+            raise ServiceError(str(exc)) from None
+    if row.jwks_uri:
+        outbound.check_url(row.jwks_uri, "JWKS URI")
+    if row.token_endpoint_auth_method == clients.PRIVATE_KEY_JWT and not (row.jwks or row.jwks_uri):
+        raise ServiceError("The method private_key_jwt needs the application's public keys: a JWKS or a JWKS URI")
 
 
 def check_logout_uri(uri: str, what: str) -> None:
@@ -203,7 +221,9 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 RULES = KindRules(
     choices=(Choice("token_format", TOKEN_FORMATS, message="Unknown token format: %s"),
              Choice("token_signing_method", certs.ALGORITHMS, message="Unknown token signing method: %s"),
-             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s", also=UNSERVED_GRANT_TYPES)),
+             Choice("grant_types", GRANT_TYPES, message="Unknown grant type: %s", also=UNSERVED_GRANT_TYPES),
+             Choice("token_endpoint_auth_method", clients.METHODS,
+                    message="Unknown token endpoint authentication method: %s")),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_APP), new=new,
     after_save=after_save, take_along=take_along,
 )

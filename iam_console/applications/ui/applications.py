@@ -110,6 +110,11 @@ APPLICATIONS = screen(Screen(
         Field("clientId", "Client ID"),
         Field("clientSecret", "Client secret"),
         Field("cert", "Cert", "pick", kind="cert"),
+        # how the client authenticates (oauth/clients.py); the URL of its public keys for private_key_jwt
+        # (its JWK Set itself, `jwks`, is set through the API)
+        Field("tokenEndpointAuthMethod", "Token endpoint auth method", "select", empty="",
+              options=choices("application", "tokenEndpointAuthMethod")),
+        Field("jwksUri", "JWKS URI"),
         Field("redirectUris", "Redirect URLs", "list"),
         # OpenID Back-Channel and Front-Channel Logout 1.0 (oauth/logout.py)
         Field("backchannelLogoutUri", "Back-channel logout URL"),

@@ -190,7 +190,8 @@ def _continue(db, checked: oauth.Authorization | None, application: Application,
     if prompt.needed(db, checked.application, user):
         url = f"/prompt/{quote(checked.application.name, safe='')}?{row.authorize_query}"
         return Outcome(url, user_id, url, session=session)
-    answer = oauth.authorize(db, checked, user, "OAuth", sid=session.session_id)
+    answer = oauth.authorize(db, checked, user, "OAuth", sid=session.session_id, signed_in_at=session.signed_in_at,
+                             acr=oauth.acr_of(session.signin_method))
     return Outcome(answer.url, answer.code or answer.tokens.get("access_token") or "", answer.url, session=session)
 
 

@@ -3,7 +3,10 @@
 The request is checked first (client, redirect URI, response type, scope,
 PKCE); a bad one shows its error and never redirects. A visitor who already
 has a console session is sent straight back with a code (single sign-on)
-unless the client asked for prompt=login. Otherwise the page signs in: the
+unless the client asked for prompt=login, the session is older than max_age or
+its sign-in below the level acr_values asks for (oauth.needs_fresh_sign_in): the
+answer keeps the session's sign-in time and level (auth_time, acr). ui_locales
+chooses the page's language. Otherwise the page signs in: the
 password is posted from the browser (`window.iamAuthorize` in assets/iam.js; a wallet button per
 Web3 provider signs with the browser's wallet, federation/wallet.py)
 to POST /api/login with this page's own query, which answers with the URL to
@@ -25,6 +28,7 @@ from iam_console.core import lookup, page_script
 from iam_console.core.errors import ServiceError
 from iam_console.federation import upstream, wallet
 from iam_console.federation.ui.provider_buttons import provider_buttons
+from iam_console.i18n import language_from_locales
 from iam_console.oauth import oauth
 from iam_console.signin import auth, mfa, prompt, webauthn
 from iam_console.signin.ui.login import pending_mfa_script
@@ -76,8 +80,18 @@ class Authorize(rx.State):
 
     @rx.event
     async def prepare(self):
+        """The request checked, then answered from the session or shown as the form; in the language
+        its ui_locales names, if the pages speak one (after Prefs.settle, which runs first)."""
+        answer = await self._prepare()
+        language = language_from_locales(str(self.router.url.query_parameters.get("ui_locales", "")))
+        if not language:
+            return answer
+        shown = (await self.get_state(Prefs)).show_language(language)
+        return [shown, *(answer if isinstance(answer, list) else [answer] if answer is not None else [])]
+
+    async def _prepare(self):
         if self._answered():
-            return
+            return None
         self.checked, self.error, self.sign_in_error, self.busy = False, "", "", False
         self.app_name = self.app_display_name = self.app_logo = self.app_organization = ""
         self.app_webauthn, self.wallets = False, []
@@ -87,6 +101,8 @@ class Authorize(rx.State):
         await workers.run(account._load)  # the database, off the event loop
         params = {k: str(v) for k, v in self.router.url.query_parameters.items()}
         request = oauth.AuthorizeRequest.from_query(params)
+        if language_from_locales(request.ui_locales):  # its messages below already in the client's choice
+            prefs.lang = language_from_locales(request.ui_locales)
         back_from_upstream = params.pop("nextMfa", "") == "1"
         error_id = params.pop("upstreamError", "")
 
@@ -115,18 +131,21 @@ class Authorize(rx.State):
             self.method = self.methods[0] if self.methods else ""
             self.providers = upstream.buttons(db, application, "signin", authorize_query=urlencode(params))
             one_tap = upstream.one_tap_script(db, application, authorize_query=urlencode(params))
-            # the session behind the cookie, which the code's ID token names (`sid`) and its logout ends
-            found = auth.account_for_token(db, session_cookie(self.router.headers.cookie)) if account.signed_in \
-                else None
-            user, sid = (found[0], found[1].session_id) if found else (None, "")
-            if user is not None and request.prompt != "login":
+            # the session behind the cookie, which the code's ID token names (`sid`) and its logout ends;
+            # it answers unless the request needs a fresh sign-in (prompt=login, max_age, acr_values)
+            found = auth.account_for_token(db, session_cookie(self.router.headers.cookie))
+            user, session = found if found is not None else (None, None)
+            if session is not None and not oauth.needs_fresh_sign_in(authorization, session.created_time,
+                                                                     session.signin_method):
                 url = self.router.url
                 target = mfa.required_setup_path(lookup.organization(db, user.owner), user,
                                                  f"{url.path}?{url.query}")
                 if not target and prompt.missing(application, user):  # asked first, then back here
                     target = f"/prompt/{quote(application.name, safe='')}?{url.query}"
                 try:
-                    target = target or oauth.authorize(db, authorization, user, sid=sid).url
+                    target = target or oauth.authorize(db, authorization, user, sid=session.session_id,
+                                                       signed_in_at=session.created_time,
+                                                       acr=oauth.acr_of(session.signin_method)).url
                 except ServiceError:
                     target = ""  # this account may not use the application: sign in as another
             return target, one_tap

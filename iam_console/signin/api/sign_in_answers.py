@@ -50,7 +50,9 @@ def signed_in(db, request: Request, checked: oauth.Authorization | None, result:
     elif prompt.needed(db, checked.application, result.user):  # asked first; the authorize page answers after
         response = ok(user_id, f"/prompt/{quote(checked.application.name, safe='')}?{request.url.query}")
     else:
-        answer = oauth.authorize(db, checked, result.user, method, sid=result.session_id)
+        # the session's own method names a second factor the sign-in completed: the ID token's acr
+        answer = oauth.authorize(db, checked, result.user, method, sid=result.session_id,
+                                 signed_in_at=result.signed_in_at, acr=oauth.acr_of(result.signin_method))
         response = ok(answer.code or answer.tokens.get("access_token") or answer.tokens.get("id_token"),
                       answer.url)
     return with_session(request, response, result)

@@ -37,9 +37,14 @@ class Prefs(rx.State):
     def _settle(self):
         """Work out the language shown and tell the page (<html lang dir>, read by assets/iam.js
         for the API's Accept-Language)."""
-        self.lang = shown_language(self.account_language, self.chosen, self.organization_language,
-                                   self.browser_language)
-        return rx.call_script(f"window.iamSetLanguage({self.lang!r}, {direction(self.lang)!r})")
+        return self.show_language(shown_language(self.account_language, self.chosen, self.organization_language,
+                                                  self.browser_language))
+
+    def show_language(self, lang: str):
+        """Show the page in `lang` (one of LANGUAGE_NAMES) and tell it; also a page's own choice for
+        this visit, made after settle: the authorize page's ui_locales (oauth/ui/authorize.py)."""
+        self.lang = lang
+        return rx.call_script(f"window.iamSetLanguage({lang!r}, {direction(lang)!r})")
 
     @rx.event
     def settle(self):
