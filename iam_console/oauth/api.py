@@ -271,10 +271,8 @@ async def sso_logout(request: Request) -> JSONResponse:
         if user is None:
             raise ServiceError("Please login first")
         if everything:
-            logout.notify(db, logout.sessions_of(db, user))  # the back-channel notices of every session
-            auth.revoke_all(db, user)
+            auth.revoke_all(db, user)  # the applications are told (oauth/logout.py)
         else:
-            logout.notify(db, {found[1].session_id} if found else set())
             tokens.end_current(db, user, row, found[1] if found else None)
         user_id = f"{user.owner}/{user.name}"
     response = ok(user_id)
@@ -291,7 +289,10 @@ def end_session(request: Request, values: dict[str, str]) -> Response:
         ended = tokens.end_session(db, values["id_token_hint"], values.get("post_logout_redirect_uri", ""),
                                   values.get("state", ""))
         signed_out = auth.sign_out(db, session_token(request), client_ip(request))
-        frames = logout.notify(db, {ended.sid, signed_out.session_id if signed_out else ""})
+        cookies = signed_out.session_id if signed_out else ""
+        if ended.sid != cookies:
+            auth.end_sessions(db, {ended.sid})  # the hinted token's session too, wherever it is
+        frames = logout.frames(db, {ended.sid, cookies})
     if frames:
         response: Response = front_channel_page(frames, ended.redirect)
     elif ended.redirect:

