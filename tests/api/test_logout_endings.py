@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -26,6 +26,8 @@ from tests.api.conftest import ok_body, sign_in
 from tests.api.oauth_world import SDK_GRANTS, USER
 from tests.api.test_logout import (  # noqa: F401  the fixtures
     DELIVERY_SECONDS,
+    ISSUER,
+    _page,
     _segment,
     jwks_of,
     notices,
@@ -206,3 +208,65 @@ def test_a_refused_delete_session_tells_nobody(worker, sink, make_org, make_user
     answer = mallory.post("/api/delete-session", json={"owner": org, "name": USER, "application": app.name}).json()
     assert answer["status"] == "error" or answer["data"] == "Unaffected"
     assert told(app) == []
+
+
+# --- the front-channel page for sign-outs that are browser navigations ---
+
+NAVIGATION = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}  # what a browser sends (Fetch Metadata)
+
+
+def _frames_of(response) -> list[dict[str, list[str]]]:
+    return [parse_qs(urlsplit(frame["src"]).query) for frame in _page(response).frames]
+
+
+def test_the_consoles_sign_out_by_navigation_frames_the_sessions_applications(make_org, make_user):
+    org = make_org().name
+    make_user(owner=org, name=USER, password=PASSWORD)
+    app = make_app(org, grant_types=SDK_GRANTS, frontchannel_logout_uri="https://rp.example/fc")
+    browser = TestClient(api, follow_redirects=False)
+    _, claims = _signed_in(app, org, browser)
+    response = browser.post("/api/logout", headers=NAVIGATION)
+    assert _frames_of(response) == [{"iss": [ISSUER], "sid": [claims["sid"]]}]
+    assert _page(response).links == [f"/login/{org}"]  # where the console goes after signing out
+    assert "frame-src https://rp.example;" in response.headers["content-security-policy"]
+    assert browser.get("/api/get-account").json()["msg"] == "Please login first"
+    # nothing to frame (no session any more): on to the sign-in page at once
+    again = browser.post("/api/logout", headers=NAVIGATION)
+    assert (again.status_code, again.headers["location"]) == (303, "/")
+
+
+def test_a_sign_out_that_is_not_a_navigation_answers_the_envelope(make_org, make_user):
+    org = make_org().name
+    make_user(owner=org, name=USER, password=PASSWORD)
+    app = make_app(org, grant_types=SDK_GRANTS, frontchannel_logout_uri="https://rp.example/fc")
+    browser, _ = _signed_in(app, org)
+    answer = ok_body(browser.post("/api/logout", headers={"Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}))
+    assert answer["data"] == f"{org}/{USER}"
+
+
+def test_a_navigation_without_front_channel_uris_is_redirected(make_org, make_user):
+    org = make_org().name
+    make_user(owner=org, name=USER, password=PASSWORD)
+    app = make_app(org, grant_types=SDK_GRANTS)
+    browser = TestClient(api, follow_redirects=False)
+    _signed_in(app, org, browser)
+    response = browser.post("/api/logout", headers=NAVIGATION)
+    assert (response.status_code, response.headers["location"]) == (303, f"/login/{org}")
+    assert response.headers["cache-control"] == "no-store"
+
+
+def test_sso_logout_by_navigation_frames_every_session_of_the_user(make_org, make_user):
+    org = make_org().name
+    make_user(owner=org, name=USER, password=PASSWORD)
+    app = make_app(org, grant_types=SDK_GRANTS, frontchannel_logout_uri="https://rp.example/fc")
+    browser = TestClient(api, follow_redirects=False)
+    _, mine = _signed_in(app, org, browser)
+    _, elsewhere = _signed_in(app, org)
+    response = browser.post("/api/sso-logout", headers=NAVIGATION)
+    assert sorted(f["sid"][0] for f in _frames_of(response)) == sorted([mine["sid"], elsewhere["sid"]])
+    assert _page(response).links == [f"/login/{org}"]
+    # logoutAll=false: the caller's own session alone
+    _, mine = _signed_in(app, org, browser)
+    _signed_in(app, org)
+    response = browser.post("/api/sso-logout", params={"logoutAll": "false"}, headers=NAVIGATION)
+    assert [f["sid"] for f in _frames_of(response)] == [[mine["sid"]]]
