@@ -108,6 +108,18 @@ def tell(db: Session, sids: set[str], user: User | None = None) -> None:
                 _queue(db, application, {"aud": application.client_id, "sub": user.uuid})
 
 
+def tell_application(db: Session, user: User, name: str, sids: set[str]) -> None:
+    """An admin ended the user's sessions at the application `name` (delete-session), `sids` told
+    already: when none of them is known to have signed in to it, it gets a notice with sub alone
+    (every session of the user there), unless it requires sid."""
+    application = lookup.application(db, name)
+    if (application is None or not application.backchannel_logout_uri
+            or application.backchannel_logout_session_required
+            or any(a.name == name for a, _, _, _ in _signed_in(db, {s for s in sids if s}))):
+        return
+    _queue(db, application, {"aud": application.client_id, "sub": user.uuid})
+
+
 def frames(db: Session, sids: set[str]) -> list[str]:
     """The front-channel URIs to frame for the ending sessions `sids`, with `iss` and `sid`."""
     found = (redirects.with_parameters(application.frontchannel_logout_uri, {"iss": settings.origin, "sid": sid})

@@ -270,3 +270,21 @@ def test_sso_logout_by_navigation_frames_every_session_of_the_user(make_org, mak
     _signed_in(app, org)
     response = browser.post("/api/sso-logout", params={"logoutAll": "false"}, headers=NAVIGATION)
     assert [f["sid"] for f in _frames_of(response)] == [[mine["sid"]]]
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_delete_session_with_no_sid_known_to_its_application_tells_it_by_sub_alone_unless_required(
+        worker, sink, admin, world, required):  # noqa: F811
+    org, alice, _, _ = world
+    app = _app(org, sink, backchannel_logout_session_required=required)
+    browser = TestClient(api)  # signed in through the application's page, no token given: no sid known to it
+    ok_body(browser.post("/api/login", json={"application": app.name, "organization": org, "username": USER,
+                                            "password": PASSWORD}))
+    gone = admin.post("/api/delete-session", json={"owner": org, "name": USER, "application": app.name}).json()
+    assert gone["data"] == "Affected"
+    assert browser.get("/api/get-account").json()["msg"] == "Please login first"
+    if required:
+        assert told(app) == []
+    else:
+        [notice] = received(sink, app)
+        assert notice["sub"] == alice.uuid and "sid" not in notice

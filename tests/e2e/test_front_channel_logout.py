@@ -64,7 +64,7 @@ def _signed_in_to(page, app: m.Application, password: str) -> str:
 def _hold_the_next_page(page) -> list:
     """The navigation to the sign-in page waits (until `continue_`) while the front-channel page is checked."""
     held: list = []
-    page.route(NEXT, held.append)
+    page.route(NEXT, lambda route: held.append(route))
     return held
 
 
