@@ -505,7 +505,9 @@ def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
     """Every access and refresh token and every console session of the user ends, but the
     session whose id is `keep_session`: sso-logout, and a password change. The applications are
     told; with every session ending, those holding a token of no session too (oauth/logout.py)."""
-    logout.tell(db, logout.sessions_of(db, user) - {keep_session}, None if keep_session else user)
+    sids = logout.sessions_of(db, user)
+    # sub alone (every session of the user) only when none is kept: an admin's change keeps its own
+    logout.tell(db, sids - {keep_session}, None if keep_session in sids else user)
     db.exec(update(Token).where(Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0)
             .values(expires_in=0))
     for session in db.exec(select(AuthSession).where(AuthSession.owner == user.owner,

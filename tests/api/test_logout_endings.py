@@ -288,3 +288,13 @@ def test_delete_session_with_no_sid_known_to_its_application_tells_it_by_sub_alo
     else:
         [notice] = received(sink, app)
         assert notice["sub"] == alice.uuid and "sid" not in notice
+
+
+def test_an_admins_password_change_tells_every_session_and_by_sub_alone(worker, sink, admin, world):  # noqa: F811
+    org, alice, _, app = world
+    _, claims = _signed_in(app, org)
+    _password_token(app)
+    ok_body(admin.post("/api/set-password", data={"userOwner": org, "userName": USER,
+                                                  "newPassword": "An0ther-pass-phrase"}))
+    got = received(sink, app, count=2)
+    assert sorted(c.get("sid", "") for c in got) == ["", claims["sid"]] and {c["sub"] for c in got} == {alice.uuid}
