@@ -255,9 +255,11 @@ def machine_cpu() -> float:
     return times.user + times.nice + times.system + getattr(times, "irq", 0) + getattr(times, "softirq", 0)
 
 
-def load(port: int, form: dict[str, str], seconds: float, connections: int, server, expect: int = 200) -> Load:
+def load(port: int, form: dict[str, str], seconds: float, connections: int, server, expect: int = 200,
+         headers=None) -> Load:
     """POST the token request from `connections` threads, each on its own keep-alive
-    connection, for `seconds`."""
+    connection, for `seconds`. `headers`: a function giving each request's own headers (a new
+    DPoP proof each: bench/dpop_grants.py)."""
     import httpx
     import psutil
 
@@ -270,7 +272,7 @@ def load(port: int, form: dict[str, str], seconds: float, connections: int, serv
     def worker(index: int) -> None:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             while not stop.is_set():
-                response = client.post(TOKEN_PATH, data=form)
+                response = client.post(TOKEN_PATH, data=form, headers=headers() if headers else None)
                 if answered(response):
                     done[index] += 1
                 else:
@@ -279,7 +281,7 @@ def load(port: int, form: dict[str, str], seconds: float, connections: int, serv
 
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:  # warm up: keys, caches
         for _ in range(5):
-            response = client.post(TOKEN_PATH, data=form)
+            response = client.post(TOKEN_PATH, data=form, headers=headers() if headers else None)
             if not answered(response):
                 return Load(0, [f"{response.status_code} {response.text[:200]}"], 1.0, 0.0, 0.0, 0.0)
     me = psutil.Process()

@@ -60,6 +60,8 @@ FORMS = {
     "/api/login/oauth/introspect": ("token", "token_type_hint", "client_id", "client_secret"),
     "/api/login/oauth/revoke": ("token", "token_type_hint", "client_id", "client_secret"),
     "/api/device-auth": ("client_id", "scope"),
+    "/api/login/oauth/par": ("client_id", "client_secret", "response_type", "redirect_uri", "scope", "state", "nonce",
+                             "code_challenge", "code_challenge_method", "resource", "prompt", "request", "dpop_jkt"),
 }
 JSON_BODIES = {
     "/api/login": ("application", "organization", "username", "password", "autoSignin", "type", "signinMethod",

@@ -13,6 +13,8 @@ from iam_console.models.base import Named, json_dict, json_list, long_text, mome
 class Application(Named, table=True):
     __tablename__ = "application"
     json_admin_secrets: ClassVar[frozenset[str]] = frozenset({"client_secret"})
+    # set by the registration endpoint alone (oauth/registration.py)
+    json_server_set: ClassVar[frozenset[str]] = frozenset({"registration_access_token", "client_metadata"})
     __table_args__ = named_keys(
         "application",
         sa.UniqueConstraint("client_id", name="uq_application_client_id"),
@@ -105,7 +107,20 @@ class Application(Named, table=True):
     upstream_host: str = text(255)
     ssl_mode: str = text(100)
     ssl_cert: str = text(100)
+    # the SHA-256 of a dynamically registered client's registration access token (RFC 7592); only a
+    # client registered so has one, and it has no admin rights (core/access.py)
     registration_access_token: str = text(255)
+    # RFC 9126, 9101, 9449 (docs/api.md "Standards"): authorization requests only pushed; access
+    # tokens only DPoP-bound; DPoP proofs only with a fresh server nonce; the client's public keys
+    # (a JWK Set) that its request objects are signed with
+    require_pushed_authorization_requests: bool = False
+    require_dpop: bool = False
+    require_dpop_nonce: bool = False
+    jwks: dict = json_dict()
+    client_metadata: dict = json_dict()  # the RFC 7591 metadata it registered with (oauth/registration.py)
+    # which audiences (client ids of the organization's applications, resource URIs) it may exchange
+    # tokens for (RFC 8693, oauth/exchange.py)
+    token_exchange_audiences: list = json_list()
 
 
 class Provider(Named, table=True):

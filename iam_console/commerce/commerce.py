@@ -576,6 +576,12 @@ def product_for_buyer(db: Session, actor: Actor, owner: str, name: str) -> dict[
     product = _product(db, owner, name)
     if product.state != "Published" and not admin:
         raise ServiceError("The product %s is not published", name)
+    return {"product": m.to_wire(product), "providers": _payment_providers(db, product)}
+
+
+def _payment_providers(db: Session, product: Product) -> list[dict[str, str]]:
+    """The product's payment providers as a page offers them: name, display name and type."""
+    owner = product.owner
     rows = db.exec(select(m.Provider).where(m.Provider.name.in_(product.providers or [""]),
                                             m.Provider.owner.in_((owner, b.ADMIN_OWNER)),
                                             m.Provider.category == "Payment")).all()
@@ -583,9 +589,24 @@ def product_for_buyer(db: Session, actor: Actor, owner: str, name: str) -> dict[
     for row in rows:  # the organization's own before a shared one of the same name
         if row.name not in chosen or row.owner == owner:
             chosen[row.name] = row
-    providers = [{"name": p.name, "displayName": p.display_name or p.name, "type": p.type}
-                 for n in product.providers if (p := chosen.get(n)) is not None]
-    return {"product": m.to_wire(product), "providers": providers}
+    return [{"name": p.name, "displayName": p.display_name or p.name, "type": p.type}
+            for n in product.providers if (p := chosen.get(n)) is not None]
+
+
+def order_to_pay(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any]:
+    """The order's pay page, for its buyer and its organization's admins: the order, its payment
+    once it has one, and while it is Created the payment providers pay_order takes (its first
+    product's)."""
+    _signed_in(actor)
+    order = _order(db, owner, name)
+    _may_act_on(actor, owner, order.user)
+    infos = [i for i in order.products if isinstance(i, dict)]
+    first = db.exec(select(Product).where(Product.owner == owner,
+                                          Product.name == str(infos[0].get("name", "")))).first() if infos else None
+    payment = db.exec(select(Payment).where(Payment.owner == owner, Payment.name == order.payment)).first() \
+        if order.payment else None
+    return {"order": m.to_wire(order), "payment": m.to_wire(payment) if payment is not None else None,
+            "providers": _payment_providers(db, first) if first is not None and order.state == "Created" else []}
 
 
 def payment_result(db: Session, actor: Actor, owner: str, name: str) -> dict[str, Any]:

@@ -64,6 +64,7 @@ COMMERCE = Extension(
     menu_groups=(MenuGroup("/business", "Business & Payments", after="/logs"),),
     menu=(
         MenuEntry("/business", "/products", "Products"),
+        MenuEntry("/business", "/orders", "Orders"),
         MenuEntry("/business", "/payments", "Payments"),
         MenuEntry("/business", "/plans", "Plans"),
         MenuEntry("/business", "/pricings", "Pricings"),
@@ -71,7 +72,7 @@ COMMERCE = Extension(
         MenuEntry("/business", "/transactions", "Transactions"),
     ),
     pages=tuple(f"iam_console.commerce.ui.{name}" for name in (
-        "buy", "payments", "plans", "pricings", "products", "select_plan", "subscriptions", "transactions")),
+        "buy", "orders", "payments", "plans", "pricings", "products", "select_plan", "subscriptions", "transactions")),
     routers=("iam_console.commerce.api:router",),
     jobs=(Job("subscription expiry", expire_subscriptions),),
     webhook_events=EVENTS,

@@ -10,7 +10,8 @@ application's organization (docs/security.md, "Who may do what"):
   of the application that issued it (a global admin's token from an application
   of organization A is an admin of A, nothing more).
 Only what belongs to the built-in organization acts globally: its admins' sessions
-and access keys, and the clients of (and tokens from) its applications."""
+and access keys, and the clients of (and tokens from) its applications. A dynamically registered client
+(oauth/registration.py), and every token through it, has no admin rights at all."""
 
 from __future__ import annotations
 
@@ -43,8 +44,13 @@ class Actor:
         return self.application.organization
 
     @property
+    def registered_dynamically(self) -> bool:
+        """Through a client that registered itself (RFC 7591): never an admin (docs/security.md)."""
+        return self.application is not None and bool(self.application.registration_access_token)
+
+    @property
     def is_global_admin(self) -> bool:
-        if self.bound is not None:
+        if self.bound is not None or self.registered_dynamically:
             return False
         if self.is_app:
             return True  # a client of an application of the built-in organization
@@ -52,6 +58,8 @@ class Actor:
 
     @property
     def is_org_admin(self) -> bool:
+        if self.registered_dynamically:
+            return False
         if self.is_app:
             return self.bound is not None
         if self.user is None or not self.user.is_admin or self.is_global_admin:

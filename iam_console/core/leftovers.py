@@ -51,7 +51,7 @@ def end_application_access(db: Session, name: str) -> None:
     through it ends, and every state begun for it dies: a pending second factor, a WebAuthn
     challenge, an upstream or SAML sign-in under way, a wallet nonce."""
     for model in (m.Token, m.AuthSession, m.Session, m.PendingSignIn, m.WebAuthnChallenge, m.UpstreamState,
-                  m.SamlRequest, m.Web3Nonce):
+                  m.SamlRequest, m.Web3Nonce, m.PushedRequest):
         db.exec(delete(model).where(model.application == name))
     db.flush()
 

@@ -76,7 +76,12 @@ class Organization(Named, table=True):
     mfa_remember_in_hours: int = 0
     account_menu: str = text(100)
     account_items: list = json_list()
-    dcr_policy: str = text(100)
+    dcr_policy: str = text(100)  # dynamic client registration: disabled, initial access token or open
+    # the resource URIs (RFC 8707) the organization declares: their tokens' audiences, and the
+    # documents /.well-known/oauth-protected-resource serves (RFC 9728, oauth/resources.py)
+    protected_resources: list = json_list()
+    # clients whose client id is the URL of their metadata document are taken (oauth/metadata_documents.py)
+    client_metadata_documents: bool = False
     ldap_attributes: list = json_list()
     kerberos_realm: str = text(100)
     kerberos_kdc_host: str = text(100)

@@ -20,7 +20,7 @@ from iam_console.files.tables import Resource
 from iam_console.identity.directory import Group, Invitation, Ldap
 from iam_console.identity.tables import Organization, User, UserGroup
 from iam_console.models.base import Named, Row, detached_copy, to_wire, wire_name
-from iam_console.oauth.tables import Key, Token
+from iam_console.oauth.tables import Key, PushedRequest, Token
 from iam_console.operations.tables import Syncer, Webhook, WebhookEvent
 from iam_console.saml.tables import SamlRequest
 from iam_console.signin.tables import (
@@ -53,6 +53,7 @@ __all__ = [
     "PendingSignIn",
     "Permission",
     "Provider",
+    "PushedRequest",
     "Record",
     "Resource",
     "Role",

@@ -1,38 +1,44 @@
 """OAuth 2.0 and OpenID Connect endpoints. Token, refresh,
-introspection, revocation, device and userinfo answers are raw RFC JSON, not
-the envelope; their errors are RFC 6749 errors with HTTP 400 or 401."""
+introspection, revocation, device, userinfo, client registration and resource metadata answers
+are raw RFC JSON, not the envelope; their errors are RFC errors (RFC 6749, RFC 7591)."""
 
 from __future__ import annotations
 
 import html
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+# imported, the token exchange joins the token endpoint, and metadata documents' clients the
+# authorization request
+import iam_console.oauth.exchange
+import iam_console.oauth.metadata_documents
 from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
 from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
 from iam_console.api.envelope import ok
 from iam_console.core import lookup, navigation
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
-from iam_console.oauth import jwt_tokens, logout, oauth, tokens
+from iam_console.oauth import dpop, jwt_tokens, logout, oauth, registration, resources, tokens
 from iam_console.signin import auth
 
 router = APIRouter(tags=["oauth"])
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 # clients call these from other origins, with their own credentials and never the session cookie
+PAR_PATH = "/api/login/oauth/par"
 CROSS_ORIGIN_PATHS = frozenset({
     "/api/login/oauth/access_token", "/api/login/oauth/refresh_token", "/api/login/oauth/introspect",
-    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/api/user",
+    "/api/login/oauth/revoke", "/api/device-auth", "/api/userinfo", "/api/user", PAR_PATH,
 })
 WELL_KNOWN = "/.well-known/"  # discovery documents and key sets: public, read by clients anywhere
 
 
 def cross_origin(path: str) -> bool:
-    return path in CROSS_ORIGIN_PATHS or path.startswith(WELL_KNOWN)
+    return path in CROSS_ORIGIN_PATHS or path.startswith((WELL_KNOWN, registration.PATH))
 
 
 def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
@@ -40,6 +46,7 @@ def oauth_error(exc: oauth.OAuthError) -> JSONResponse:
     if exc.status == 401:
         headers["WWW-Authenticate"] = ('Bearer error="invalid_token"' if exc.error == "invalid_token"
                                        else 'Basic realm="OAuth2"')
+    headers.update(exc.headers)
     return JSONResponse({"error": exc.error, "error_description": exc.description}, status_code=exc.status,
                         headers=headers)
 
@@ -90,7 +97,16 @@ def _token_request(request: Request, values: dict[str, str], grant_type: str) ->
         code_verifier=values.get("code_verifier", ""), redirect_uri=values.get("redirect_uri", ""),
         username=values.get("username", ""), password=values.get("password", ""), scope=values.get("scope", ""),
         refresh_token=values.get("refresh_token", ""), device_code=values.get("device_code", ""),
-        resource=values.get("resource", ""), client_ip=client_ip(request))
+        resource=values.get("resource", ""), client_ip=client_ip(request), parameters=values)
+
+
+def _proofs(request: Request) -> list[str]:
+    return request.headers.getlist("dpop")
+
+
+def _nonce_header(db, request: Request) -> dict[str, str]:
+    """A fresh DPoP nonce for a client that sends proofs: the next proof may carry it (RFC 9449 §8)."""
+    return {dpop.HEADER: dpop.nonce(db)} if _proofs(request) else {}
 
 
 async def _grant(request: Request, grant_type: str | None = None) -> Response:
@@ -98,10 +114,13 @@ async def _grant(request: Request, grant_type: str | None = None) -> Response:
         values = await _parameters(request)
         req = _token_request(request, values, grant_type or values.get("grant_type", ""))
         with session_scope() as db:
-            answer = oauth.token(db, req)
+            jkt = dpop.token_binding(db, lookup.client_application(db, req.client_id), _proofs(request),
+                                     dpop.url_of(request.url.path))
+            answer = oauth.token(db, replace(req, dpop_jkt=jkt))
+            headers = {**NO_STORE, **_nonce_header(db, request)}
     except oauth.OAuthError as exc:
         return oauth_error(exc)
-    return JSONResponse(answer, headers=NO_STORE)
+    return JSONResponse(answer, headers=headers)
 
 
 @router.post("/api/login/oauth/access_token")
@@ -131,6 +150,8 @@ async def introspect(request: Request) -> Response:
         (client_id, client_secret), values = await _authenticated_client(request)
         with session_scope() as db:
             application = oauth.client(db, client_id, client_secret)
+            if _proofs(request):  # a proof sent along is checked like any other (RFC 9449 §4.3)
+                dpop.token_binding(db, application, _proofs(request), dpop.url_of(request.url.path))
             answer = tokens.introspect(db, application, values.get("token", ""), values.get("token_type_hint", ""))
     except oauth.OAuthError as exc:
         return oauth_error(exc)
@@ -148,6 +169,26 @@ async def revoke(request: Request) -> Response:
     except oauth.OAuthError as exc:
         return oauth_error(exc)
     return JSONResponse({}, headers=NO_STORE)
+
+
+@router.post(PAR_PATH, status_code=201, summary="Pushed authorization requests (RFC 9126)")
+async def pushed_authorization_request(request: Request) -> Response:
+    """The client's authorization request, checked and kept: 201 with the request_uri to send the
+    browser to the authorization endpoint with (docs/api.md "Standards")."""
+    try:
+        values = await _parameters(request)
+        client_id, client_secret = _client_credentials(request, values)
+        if not client_id:
+            raise oauth.OAuthError("invalid_client", "Client authentication is required", 401)
+        with session_scope() as db:
+            application = oauth.client(db, client_id, client_secret, secret_required=False)
+            jkt = dpop.token_binding(db, application, _proofs(request), dpop.url_of(PAR_PATH)) \
+                if _proofs(request) else ""
+            answer = oauth.push(db, application, values, authenticated=bool(client_secret), dpop_jkt=jkt)
+            headers = {**NO_STORE, **_nonce_header(db, request)}
+    except oauth.OAuthError as exc:
+        return oauth_error(exc)
+    return JSONResponse(answer, status_code=201, headers=headers)
 
 
 @router.post("/api/device-auth")
@@ -175,7 +216,18 @@ def _about_bearer(request: Request, describe) -> Response:
 @router.get("/api/userinfo", operation_id="userinfo_get")
 @router.post("/api/userinfo", operation_id="userinfo_post")
 async def userinfo(request: Request) -> Response:
-    return _about_bearer(request, tokens.userinfo)
+    """With a Bearer token, or a DPoP-bound token (`Authorization: DPoP`) and its proof."""
+    scheme = request.headers.get("authorization", "").partition(" ")[0].lower()
+    token = bearer_token(request)
+    try:
+        with session_scope() as db:
+            jkt = dpop.resource_binding(db, scheme, _proofs(request), request.method,
+                                        dpop.url_of(request.url.path), token)
+            return JSONResponse(tokens.userinfo(db, token, jkt), headers={**NO_STORE, **_nonce_header(db, request)})
+    except oauth.OAuthError as exc:
+        if scheme == "dpop" and exc.error == "invalid_token":
+            exc.headers["WWW-Authenticate"] = dpop.challenge(exc.error, exc.description)
+        return oauth_error(exc)
 
 
 @router.get("/api/user", summary="The token's user as Laravel's OAuth clients read it (Casdoor's second userinfo)")
@@ -188,7 +240,16 @@ async def laravel_user(request: Request) -> Response:
 async def openid_configuration() -> JSONResponse:
     """For the applications that sign with a shared or built-in cert (docs/api.md, 'Which
     discovery document'); an organization's applications have their own below."""
-    return JSONResponse(tokens.discovery())
+    with session_scope() as db:
+        return JSONResponse(tokens.discovery(extra=_opted_in(db)))
+
+
+def _opted_in(db, application: Any = None) -> dict[str, Any]:
+    """The discovery members of what some organization (the application's) opted into."""
+    endpoint = registration.endpoint(db, application)
+    documents = iam_console.oauth.metadata_documents.accepted(db, application)
+    return {**({"registration_endpoint": endpoint} if endpoint else {}),
+            **({"client_id_metadata_document_supported": True} if documents else {})}
 
 
 @router.get("/.well-known/jwks")
@@ -230,7 +291,9 @@ async def application_openid_configuration(application: str) -> JSONResponse:
     """The application's own discovery document: its jwks_uri lists its cert's key alone."""
     with session_scope() as db:
         found = lookup.application(db, application)
-        return JSONResponse(tokens.discovery(found)) if found else _unknown_application(application)
+        if found is None:
+            return _unknown_application(application)
+        return JSONResponse(tokens.discovery(found, _opted_in(db, found)))
 
 
 @router.get("/.well-known/{application}/jwks")
@@ -320,6 +383,89 @@ def signed_out(frames: list[str], next_url: str) -> Response:
     if frames:
         return front_channel_page(frames, next_url)
     return RedirectResponse(next_url, status_code=303, headers=NO_STORE)
+
+
+# --- dynamic client registration (RFC 7591/7592) and protected resource metadata (RFC 9728) ---
+
+def _registration_error(exc: registration.RegistrationError) -> JSONResponse:
+    headers = dict(NO_STORE)
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    return JSONResponse({"error": exc.error, "error_description": exc.description}, status_code=exc.status,
+                        headers=headers)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        return await json_body(request)
+    except ServiceError as exc:
+        raise registration.RegistrationError("invalid_client_metadata", str(exc)) from None
+
+
+@router.post(registration.PATH, status_code=201,
+             summary="Dynamic client registration (RFC 7591), where the organization's dcrPolicy allows it")
+async def register(request: Request, organization: str = "") -> Response:
+    try:
+        body = await _body(request)
+        with session_scope() as db:
+            answer = registration.register(db, body, bearer_token(request), organization, client_ip(request))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return JSONResponse(answer, status_code=201, headers=NO_STORE)
+
+
+@router.get(registration.PATH + "/{client_id}", summary="A registered client's metadata (RFC 7592)")
+async def read_client(client_id: str, request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            answer = registration.answer(registration.registered(db, client_id, bearer_token(request)))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.put(registration.PATH + "/{client_id}", summary="Replace a registered client's metadata (RFC 7592)")
+async def update_client(client_id: str, request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            row = registration.registered(db, client_id, bearer_token(request))
+            answer = registration.update(db, row, await _body(request))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return JSONResponse(answer, headers=NO_STORE)
+
+
+@router.delete(registration.PATH + "/{client_id}", status_code=204,
+               summary="Delete a registered client (RFC 7592)")
+async def delete_client(client_id: str, request: Request) -> Response:
+    try:
+        with session_scope() as db:
+            registration.delete(db, registration.registered(db, client_id, bearer_token(request)),
+                                client_ip(request))
+    except registration.RegistrationError as exc:
+        return _registration_error(exc)
+    return Response(status_code=204, headers=NO_STORE)
+
+
+def _resource_metadata(path: str, resource: str) -> Response:
+    with session_scope() as db:
+        document = resources.metadata(db, sorted(oauth.STANDARD_SCOPES), path, resource[:resources.MAX_RESOURCE])
+    if document is None:
+        return JSONResponse({"error": "not_found", "error_description": "No organization declares this resource"},
+                            status_code=404)
+    return JSONResponse(document)
+
+
+@router.get("/.well-known/oauth-protected-resource",
+            summary="Protected resource metadata (RFC 9728) of this server's API, or of a declared resource")
+async def protected_resource(resource: str = "") -> Response:
+    return _resource_metadata("", resource)
+
+
+@router.get("/.well-known/oauth-protected-resource/{path:path}",
+            summary="Protected resource metadata (RFC 9728) of a resource declared at this origin")
+async def declared_resource(path: str) -> Response:
+    return _resource_metadata(path, "")
 
 
 FRAME_WAIT_MS = 5000  # the page goes on when every frame has loaded, or after this at the latest

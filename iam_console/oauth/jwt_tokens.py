@@ -12,7 +12,7 @@ import base64
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -203,7 +203,13 @@ class Grant:
     nonce: str = ""
     resource: str = ""
     signin_method: str = ""
+    # a token exchange's (oauth/exchange.py): the audiences it names instead of the client and its
+    # resource, the `act` claim of the delegation, and the subject token's expiry, never outlived
+    audience: tuple[str, ...] = ()
+    act: dict[str, Any] = field(default_factory=dict)
+    not_after: datetime | None = None
     sid: str = ""  # the browser session it was given in (Token.sid), the ID token's `sid`
+    jkt: str = ""  # the DPoP key the access token is bound to (RFC 9449): its `cnf`
 
     @property
     def scopes(self) -> set[str]:
@@ -211,16 +217,18 @@ class Grant:
 
 
 def _registered(grant: Grant, token_type: str, expires_at: datetime) -> dict[str, Any]:
-    audience = [grant.application.client_id] + ([grant.resource] if grant.resource else [])
+    audience = list(grant.audience) or [grant.application.client_id] + ([grant.resource] if grant.resource else [])
     subject = grant.user.uuid if grant.user else f"{b.ADMIN_OWNER}/{grant.application.name}"
     claims = {
         "iss": settings.origin, "sub": subject, "aud": audience,
         "exp": int(expires_at.timestamp()), "nbf": int(grant.issued_at.timestamp()),
         "iat": int(grant.issued_at.timestamp()), "jti": f"{b.ADMIN_OWNER}/{grant.token_name}",
         "tokenType": token_type, "nonce": grant.nonce, "scope": grant.scope, "azp": grant.application.client_id,
-        "signinMethod": grant.signin_method, "sid": grant.sid,
+        "signinMethod": grant.signin_method, "act": grant.act, "sid": grant.sid,
     }
-    return {k: v for k, v in claims.items() if v != ""}
+    if grant.jkt and token_type == ACCESS:
+        claims["cnf"] = {"jkt": grant.jkt}
+    return {k: v for k, v in claims.items() if v != "" and v != {}}
 
 
 def _user_record(db: Session, user: User) -> dict[str, Any]:

@@ -23,10 +23,10 @@ import hmac
 import re
 import secrets
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlmodel import Session, or_, select, update
 
@@ -37,7 +37,8 @@ from iam_console.core import lookup, outbound
 from iam_console.core.errors import ServiceError
 from iam_console.models import Application, Organization, Token, User
 from iam_console.models.base import utcnow
-from iam_console.oauth import jwt_tokens
+from iam_console.oauth import jwt_tokens, pushed, request_objects, resources
+from iam_console.oauth.errors import OAuthError, digest
 from iam_console.operations import metrics
 from iam_console.settings import settings
 from iam_console.signin import auth, mfa_props
@@ -47,24 +48,13 @@ DEVICE_SECONDS = 600
 DEVICE_INTERVAL = 5
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels: no words; no digits: no 0/O, 1/I
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"  # RFC 8693, served by oauth/exchange.py
 IMPLICIT_GRANTS = ("token", "id_token")
 RESPONSE_TYPES = {"code": (), "token": ("token",), "id_token": ("id_token",),
                   "id_token token": ("id_token", "token"), "token id_token": ("id_token", "token")}
 STANDARD_SCOPES = {"openid", "profile", "email", "address", "phone", "offline_access"}
 SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 §3.3 scope-token
 PKCE_VALUE = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
-
-
-class OAuthError(Exception):
-    """An RFC 6749 error: `error`, `error_description`, and the HTTP status."""
-
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
-        super().__init__(description)
-        self.error, self.description, self.status = error, description, status
-
-
-def digest(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
 
 
 FINGERPRINT_LENGTH = 16
@@ -133,6 +123,12 @@ may_use = _may_use  # an account may sign in to the application (SAML single sig
 
 # --- the authorization request ---
 
+# who else may answer for a client id no application has (or one they keep): (db, client id,
+# resource) -> the application, or None; added by the modules that serve them when imported
+# (oauth/metadata_documents.py)
+CLIENT_FINDERS: list[Callable[[Session, str, str], Application | None]] = []
+
+
 @dataclass(frozen=True)
 class AuthorizeRequest:
     client_id: str
@@ -145,17 +141,27 @@ class AuthorizeRequest:
     code_challenge_method: str = ""
     resource: str = ""
     prompt: str = ""
+    request_uri: str = ""  # of a pushed request (RFC 9126): its parameters stand for these
+    request: str = ""  # a request object (RFC 9101): its parameters stand for these
+    dpop_jkt: str = ""  # RFC 9449 §10: the DPoP key the code is bound to
 
     @classmethod
     def from_query(cls, params: dict[str, str]) -> AuthorizeRequest:
         """OAuth's names (authorize page) or Casdoor's (POST /api/login?clientId=...)."""
-        def value(*names: str) -> str:
-            return next((str(params[n]) for n in names if params.get(n)), "")[:2000]
+        def value(*names: str, limit: int = 2000) -> str:
+            return next((str(params[n]) for n in names if params.get(n)), "")[:limit]
         return cls(client_id=value("client_id", "clientId"), response_type=value("response_type", "responseType"),
                    redirect_uri=value("redirect_uri", "redirectUri"), scope=value("scope"), state=value("state"),
                    nonce=value("nonce"), code_challenge=value("code_challenge"),
                    code_challenge_method=value("code_challenge_method"), resource=value("resource"),
-                   prompt=value("prompt"))
+                   prompt=value("prompt"), request_uri=value("request_uri"),
+                   request=value("request", limit=request_objects.MAX_REQUEST + 1), dpop_jkt=value("dpop_jkt"))
+
+
+# what a pushed request keeps of the form it was pushed with
+AUTHORIZE_PARAMETERS = frozenset({"client_id", "response_type", "redirect_uri", "scope", "state", "nonce",
+                                  "code_challenge", "code_challenge_method", "resource", "prompt", "dpop_jkt",
+                                  "request_uri"})
 
 
 @dataclass(frozen=True)
@@ -166,14 +172,43 @@ class Authorization:
     application: Application
     organization: Organization
     scope: str
+    pushed: str = ""  # the hash of the request_uri it came by (PAR), spent with the code
+    request_object: str = ""  # the request object it came in (JAR), spent with the code
 
 
-def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
+def _unpacked(db: Session, application: Application, req: AuthorizeRequest, *,
+              pushing: bool) -> tuple[AuthorizeRequest, str]:
+    """The request a request_uri (PAR) or request object (JAR) stands for (their parameters alone
+    count: RFC 9126 §4, RFC 9101 §5), and the pushed request's hash."""
+    uri_hash = ""
+    if req.request_uri:
+        if pushing:
+            raise ServiceError("A pushed request cannot name a request_uri")
+        parameters, uri_hash = pushed.open_request(db, application, req.request_uri)
+        req = AuthorizeRequest.from_query(parameters)  # checked as JAR already at the push
+    elif req.request:
+        try:
+            req = AuthorizeRequest.from_query({**request_objects.parameters(application, req.request),
+                                               "request": req.request})
+        except OAuthError as exc:
+            raise ServiceError(exc.description) from None
+    elif application.require_pushed_authorization_requests and not pushing:
+        raise ServiceError("The application %s accepts only pushed authorization requests (PAR)", application.name)
+    return req, uri_hash
+
+
+def check_authorize(db: Session, req: AuthorizeRequest, *, pushing: bool = False) -> Authorization:
     """Refuse a request whose client, redirect URI, response type, scope or PKCE
-    is wrong. Raised as ServiceError: the page shows it and never redirects."""
+    is wrong. Raised as ServiceError: the page shows it and never redirects.
+    `pushing`: checked at the PAR endpoint, before it is stored."""
     application = lookup.application_by_client_id(db, req.client_id)
+    if application is None or application.client_metadata.get("fetched_at"):
+        # a client id that names a metadata document (oauth/metadata_documents.py), fetched or refreshed
+        application = next((found for finder in CLIENT_FINDERS
+                            if (found := finder(db, req.client_id, req.resource)) is not None), application)
     if application is None:
         raise ServiceError("Invalid client_id")
+    req, uri_hash = _unpacked(db, application, req, pushing=pushing)
     if not redirects.matches(req.redirect_uri, application.redirect_uris):
         raise ServiceError("Redirect URI: %s doesn't exist in the allowed Redirect URI list",
                            req.redirect_uri[:200])
@@ -203,19 +238,49 @@ def check_authorize(db: Session, req: AuthorizeRequest) -> Authorization:
         raise ServiceError("The organization: %s does not exist", application.organization)
     if application.disable_signin or organization.disable_signin:
         raise ServiceError("The application: %s has disabled users to signin", application.name)
-    return Authorization(req, application, organization, scope)
+    if len(req.dpop_jkt) > 100:
+        raise ServiceError("The dpop_jkt is too long")
+    return Authorization(req, application, organization, scope, uri_hash, req.request)
+
+
+def push(db: Session, application: Application, values: dict[str, str], *, authenticated: bool,
+         dpop_jkt: str = "") -> dict[str, Any]:
+    """RFC 9126 §2: check an authorization request as the authorization endpoint would, and keep
+    it for the request_uri answered. Its request object, if any, is spent here: one push each.
+    `dpop_jkt`: the key of the push's DPoP proof, which the code will be bound to (RFC 9449 §10.1)."""
+    request = values.get("request", "")
+    if request:
+        parameters = request_objects.parameters(application, request[:request_objects.MAX_REQUEST + 1])
+    else:
+        parameters = {k: v for k, v in values.items() if k in AUTHORIZE_PARAMETERS}
+    if parameters.setdefault("client_id", application.client_id) != application.client_id:
+        raise OAuthError("invalid_request", "The client_id is not the authenticated client's")
+    if not authenticated and not parameters.get("code_challenge"):
+        raise OAuthError("invalid_client", "A client without its secret must send a PKCE code_challenge", 401)
+    if dpop_jkt and parameters.setdefault("dpop_jkt", dpop_jkt) != dpop_jkt:
+        raise OAuthError("invalid_dpop_proof", "The dpop_jkt is not the DPoP proof's key")
+    try:
+        check_authorize(db, AuthorizeRequest.from_query(parameters), pushing=True)
+    except ServiceError as exc:
+        raise OAuthError("invalid_request", str(exc)) from None
+    if request and not request_objects.spend(db, request):
+        raise OAuthError("invalid_request_object", "The request object has been used")
+    return pushed.store(db, application, parameters)
 
 
 def _check_resource(db: Session, application: Application, resource: str) -> None:
-    """RFC 8707: the resource a token is meant for, which joins its `aud`, is an absolute URI
-    without a fragment, and never another application's client id: a token whose audience
-    names another application would pass that application's relying parties' checks."""
-    parts = urlsplit(resource)
-    if len(resource) > 255 or not parts.scheme or not parts.netloc or "#" in resource:
-        raise ServiceError("The resource must be an absolute URI without a fragment")
-    other = lookup.application_by_client_id(db, resource)
-    if other is not None and other.name != application.name:
-        raise ServiceError("The resource %s is another application's client id", resource)
+    """RFC 8707: the resource a token is meant for, which joins its `aud` (oauth/resources.py)."""
+    problem = resources.problem(db, application, resource)
+    if problem:
+        raise ServiceError(*problem)
+
+
+def _token_resource(db: Session, application: Application, resource: str) -> str:
+    """A token request's resource, checked as an authorization request's (invalid_target)."""
+    problem = resources.problem(db, application, resource) if resource else ()
+    if problem:
+        raise OAuthError("invalid_target", problem[0] % problem[1:])
+    return resource
 
 
 @dataclass(frozen=True)
@@ -234,6 +299,11 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
     if not _may_use(user, application):
         raise ServiceError("The user %s/%s cannot sign in to application %s", user.owner, user.name,
                            application.name)
+    if authorization.pushed and not pushed.spend(db, authorization.pushed):
+        raise ServiceError(pushed.UNUSABLE)
+    if authorization.request_object and not authorization.pushed and \
+            not request_objects.spend(db, authorization.request_object):
+        raise ServiceError("The request object has been used")
     implicit = RESPONSE_TYPES[req.response_type]
     if implicit:
         grant = _grant(db, application, authorization.scope, user, nonce=req.nonce, resource=req.resource,
@@ -249,7 +319,7 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
                  organization=user.owner, user=user.name, code=digest(code), code_challenge=req.code_challenge,
                  code_expire_in=_epoch(now) + CODE_SECONDS, scope=authorization.scope, nonce=req.nonce,
                  redirect_uri=req.redirect_uri, resource=req.resource, grant_type="authorization_code",
-                 token_type="Bearer", sid=sid))
+                 token_type="Bearer", sid=sid, d_po_p_jkt=req.dpop_jkt))
     return Redirect(redirects.with_parameters(req.redirect_uri, {"code": code, "state": req.state}), code=code)
 
 
@@ -280,6 +350,8 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
     algorithm = jwt_tokens.signing_algorithm(cert, application.token_signing_method)
     expire_hours = _hours(application.expire_in_hours)
     access_expires = grant.issued_at + timedelta(hours=expire_hours)
+    if grant.not_after is not None:
+        access_expires = min(access_expires, grant.not_after)
     subject = jwt_tokens.subject_claims(db, grant)  # built once: the refresh token carries the same
     access = jwt_tokens.sign(jwt_tokens.claims(db, grant, jwt_tokens.ACCESS, access_expires, subject), cert,
                              algorithm, application.organization)
@@ -290,14 +362,17 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         refresh_token = jwt_tokens.sign_refresh(jwt_tokens.claims(db, grant, jwt_tokens.REFRESH, refresh_expires,
                                                                   subject), cert)
     user = grant.user
+    token_type = "DPoP" if grant.jkt else "Bearer"
     values = {
         "owner": b.ADMIN_OWNER, "name": grant.token_name, "created_time": grant.issued_at,
         "application": application.name, "organization": user.owner if user else application.organization,
         "user": user.name if user else "", "access_token": fingerprint(access), "access_token_hash": digest(access),
         "refresh_token": fingerprint(refresh_token),
-        "refresh_token_hash": digest(refresh_token) if refresh_token else "", "expires_in": expire_hours * 3600,
-        "scope": grant.scope, "token_type": "Bearer", "nonce": grant.nonce, "resource": grant.resource,
+        "refresh_token_hash": digest(refresh_token) if refresh_token else "",
+        "expires_in": int((access_expires - grant.issued_at).total_seconds()),
+        "scope": grant.scope, "token_type": token_type, "nonce": grant.nonce, "resource": grant.resource,
         "family": family or grant.token_name, "public_client": public_client, "sid": grant.sid,
+        "d_po_p_jkt": grant.jkt,
     }
     if isinstance(into, Token):
         for key, value in values.items():
@@ -307,7 +382,7 @@ def _issue(db: Session, grant: jwt_tokens.Grant, into: Token | str, *, refresh: 
         # Core INSERT with bound parameters: its compiled form is cached across grants
         db.connection().execute(TOKEN_INSERT, {**NEW_TOKEN_DEFAULTS, **values, "grant_type": into})
     answer = {"access_token": access, "id_token": access, "refresh_token": refresh_token,
-              "token_type": "Bearer", "expires_in": values["expires_in"], "scope": grant.scope}
+              "token_type": token_type, "expires_in": values["expires_in"], "scope": grant.scope}
     return {k: v for k, v in answer.items() if v != ""}
 
 
@@ -334,13 +409,20 @@ class TokenRequest:
     device_code: str = ""
     resource: str = ""
     client_ip: str = ""
+    dpop_jkt: str = ""  # the thumbprint of the request's verified DPoP proof key (oauth/dpop.py)
+    # every parameter of the request, for the grants of other modules (a token exchange's subject_token...)
+    parameters: Mapping[str, str] = field(default_factory=dict)
+
+
+# grants served by other modules, which add themselves here when imported (oauth/exchange.py)
+MORE_GRANTS: dict[str, Callable[[Session, TokenRequest], dict[str, Any]]] = {}
 
 
 def token(db: Session, req: TokenRequest) -> dict[str, Any]:
     handlers = {"authorization_code": _code_grant, "password": _password_grant, "token": _password_grant,
                 "id_token": _password_grant, "client_credentials": _client_credentials_grant,
                 "refresh_token": _refresh_grant, DEVICE_GRANT: _device_grant}
-    handler = handlers.get(req.grant_type)
+    handler = handlers.get(req.grant_type) or MORE_GRANTS.get(req.grant_type)
     if handler is None:
         raise OAuthError("unsupported_grant_type", f"Unsupported grant type: {req.grant_type[:100]}")
     if not req.client_id:
@@ -416,11 +498,13 @@ def _code_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "The authorization request had no code_challenge")
     if req.resource and req.resource != row.resource:
         raise OAuthError("invalid_target", "The resource does not match the authorization request")
+    if row.d_po_p_jkt and row.d_po_p_jkt != req.dpop_jkt:
+        raise OAuthError("invalid_dpop_proof", "The code is bound to another DPoP key (dpop_jkt)")
     user = _usable_user(db, row.organization, row.user)
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The authorization code has been used")
     grant = _grant(db, application, row.scope, user, nonce=row.nonce, resource=row.resource,
-                   signin_method="Password", sid=row.sid)
+                   signin_method="Password", sid=row.sid, jkt=req.dpop_jkt)
     return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)
 
 
@@ -445,14 +529,15 @@ def _password_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user.last_signin_ip = req.client_ip[:100]
     audit(db, organization=user.owner, user=user.name, action="login", request_uri="/api/login/oauth/access_token",
           client_ip=req.client_ip, obj={"application": application.name, "grantType": req.grant_type})
-    grant = _grant(db, application, scope, user, signin_method="Password")
+    grant = _grant(db, application, scope, user, signin_method="Password", jkt=req.dpop_jkt)
     return _issue(db, grant, req.grant_type, refresh=req.grant_type == "password")
 
 
 def _client_credentials_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     application = client(db, req.client_id, req.client_secret)
     _require_grant(application, "client_credentials")
-    grant = _grant(db, application, check_scope(application, req.scope), None)
+    grant = _grant(db, application, check_scope(application, req.scope), None, jkt=req.dpop_jkt,
+                   resource=_token_resource(db, application, req.resource))
     return _issue(db, grant, "client_credentials", refresh=False)
 
 
@@ -473,13 +558,17 @@ def _refresh_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
                                            "this token", 401)
     if row.expires_in <= 0:
         raise _replayed(db, row)
+    if row.public_client and row.d_po_p_jkt and row.d_po_p_jkt != req.dpop_jkt:
+        # RFC 9449 §5: a public client's refresh token is bound to its DPoP key
+        raise OAuthError("invalid_dpop_proof", "The refresh token is bound to another DPoP key")
     scope = check_scope(application, req.scope) if req.scope else row.scope
     if not set(scope.split()) <= set(row.scope.split()):
         raise OAuthError("invalid_scope", "The scope exceeds the one originally granted")
     user = _usable_user(db, row.organization, row.user)
     if not _spend(db, row):  # rotation: the old pair dies with its use (a concurrent use lost the race)
         raise _replayed(db, row)
-    grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, sid=row.sid)
+    grant = _grant(db, application, scope, user, nonce=row.nonce, resource=row.resource, sid=row.sid,
+                   jkt=req.dpop_jkt)
     return _issue(db, grant, "refresh_token", refresh=True, family=row.family or row.name,
                   public_client=row.public_client)
 
@@ -557,5 +646,5 @@ def _device_grant(db: Session, req: TokenRequest) -> dict[str, Any]:
     user = _usable_user(db, row.organization, row.user)
     if not _claim_code(db, row):
         raise OAuthError("invalid_grant", "The device_code has been used")
-    grant = _grant(db, application, row.scope, user, signin_method="Device")
+    grant = _grant(db, application, row.scope, user, signin_method="Device", jkt=req.dpop_jkt)
     return _issue(db, grant, row, refresh=True, public_client=not req.client_secret)

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import sqlalchemy as sa
 
-from iam_console.models.base import Named, big_int, long_text, moment, named_keys, text
+from iam_console.models.base import Named, Row, big_int, json_dict, long_text, moment, named_keys, text
 
 
 class Token(Named, table=True):
@@ -85,3 +85,21 @@ class Key(Named, table=True):
     access_secret: str = text(100)
     expire_time: datetime | None = moment()
     state: str = text(100)  # Active or Inactive
+
+
+class PushedRequest(Row, table=True):
+    """An authorization request a client pushed (RFC 9126), found by the SHA-256 of its
+    request_uri. It may open the authorization endpoint until `expires`; the first opening gives
+    the user time to sign in (oauth/pushed.py), and the code it leads to marks it used: one code
+    per push (docs/security.md, "PAR, JAR and DPoP")."""
+
+    __tablename__ = "pushed_request"
+    __table_args__ = (sa.UniqueConstraint("uri_hash", name="uq_pushed_request_uri_hash"),
+                      sa.Index("ix_pushed_request_expires", "expires"))
+
+    uri_hash: str = text(64)
+    application: str = text(100)  # the client that pushed it: no other client may use it
+    parameters: dict = json_dict()  # the authorization request's parameters, checked at the push
+    expires: int = big_int()  # Unix time
+    opened: bool = False
+    used: bool = False

@@ -17,25 +17,40 @@ from iam_console.core import lookup
 from iam_console.core.errors import ServiceError
 from iam_console.models import Application, AuthSession, Token, User
 from iam_console.models.base import format_time, utcnow
-from iam_console.oauth import jwt_tokens
-from iam_console.oauth.oauth import DEVICE_GRANT, RESPONSE_TYPES, STANDARD_SCOPES, OAuthError, digest, revoke_row
+from iam_console.oauth import dpop, jwt_tokens, request_objects
+from iam_console.oauth.oauth import (
+    DEVICE_GRANT,
+    EXCHANGE_GRANT,
+    RESPONSE_TYPES,
+    STANDARD_SCOPES,
+    OAuthError,
+    digest,
+    revoke_row,
+)
 from iam_console.settings import settings
 from iam_console.signin import auth
 
 # --- using tokens ---
 
-def live_token(db: Session, token_text: str) -> Token | None:
-    """The row of a live access token (not expired, not revoked, signed with its application's cert)."""
+def live_token(db: Session, token_text: str, dpop_jkt: str = "") -> Token | None:
+    """The row of a live access token (not expired, not revoked, signed with its application's cert).
+    `dpop_jkt`: the key of the request's verified DPoP proof; a DPoP-bound token is live only with
+    a proof of its own key, and a Bearer token only without one (RFC 9449 section 7)."""
+    found = live_claims(db, token_text, dpop_jkt)
+    return found[0] if found else None
+
+
+def live_claims(db: Session, token_text: str, dpop_jkt: str = "") -> tuple[Token, Application, dict[str, Any]] | None:
+    """A live access token's row, application and claims (live_token's checks)."""
     if not token_text or len(token_text) > 20_000:
         return None
     row = db.exec(select(Token).where(Token.access_token_hash == digest(token_text))).first()
-    if row is None or not _alive(row):
+    if row is None or not _alive(row) or row.d_po_p_jkt != dpop_jkt:
         return None
     try:
-        verified(db, row, token_text)
+        return row, *verified(db, row, token_text)
     except jwt_tokens.InvalidToken:
         return None
-    return row
 
 
 def verified(db: Session, row: Token, token_text: str, *, refresh: bool = False,
@@ -83,10 +98,16 @@ def introspect(db: Session, application: Application, token_text: str, hint: str
         user = lookup.user(db, row.organization, row.user)
         if user is None or user.is_deleted or user.is_forbidden:
             return {"active": False}
-    return {"active": True, "scope": row.scope, "client_id": owner_app.client_id,
-            "username": row.user or row.application, "token_type": "Bearer" if kind == "access_token" else kind,
-            "exp": claims.get("exp"), "iat": claims.get("iat"), "nbf": claims.get("nbf"), "sub": claims.get("sub"),
-            "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti")}
+    answer = {"active": True, "scope": row.scope, "client_id": owner_app.client_id,
+              "username": row.user or row.application, "token_type": kind,
+              "exp": claims.get("exp"), "iat": claims.get("iat"), "nbf": claims.get("nbf"), "sub": claims.get("sub"),
+              "aud": claims.get("aud"), "iss": claims.get("iss"), "jti": claims.get("jti"),
+              **({"act": claims["act"]} if "act" in claims else {})}
+    if kind == "access_token":
+        answer["token_type"] = "DPoP" if row.d_po_p_jkt else "Bearer"
+    if row.d_po_p_jkt and (kind == "access_token" or row.public_client):
+        answer["cnf"] = {"jkt": row.d_po_p_jkt}  # RFC 9449 §6.2: the key a resource must see a proof of
+    return answer
 
 
 def revoke(db: Session, application: Application, token_text: str, hint: str = "") -> None:
@@ -96,8 +117,8 @@ def revoke(db: Session, application: Application, token_text: str, hint: str = "
         revoke_row(db, row)
 
 
-def userinfo(db: Session, token_text: str) -> dict[str, Any]:
-    row = live_token(db, token_text)
+def userinfo(db: Session, token_text: str, dpop_jkt: str = "") -> dict[str, Any]:
+    row = live_token(db, token_text, dpop_jkt)
     if row is None or not row.user:
         raise OAuthError("invalid_token", "The access token is invalid, expired or not a user's", 401)
     user = lookup.user(db, row.organization, row.user)
@@ -184,11 +205,13 @@ def end_current(db: Session, user: User, row: Token | None, session: AuthSession
 
 ISSUER_REL = "http://openid.net/specs/connect/1.0/issuer"
 
-def discovery(application: Application | None = None) -> dict[str, Any]:
+def discovery(application: Application | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The OpenID Provider metadata. An application's own document (served, as Casdoor does, at
     /.well-known/<application>/openid-configuration) differs in two members: `jwks_uri` is the
     application's key set, which holds its cert's key alone, and `scopes_supported` adds its
-    custom scopes. The issuer is the same: it is the `iss` of every token."""
+    custom scopes. The issuer is the same: it is the `iss` of every token.
+    `extra`: the members of what organizations opt into (oauth/api.py `_opted_in`): where clients
+    register themselves, whether client ids may be metadata documents' URLs."""
     origin = settings.origin
     scopes = sorted(STANDARD_SCOPES)
     jwks_uri = f"{origin}/.well-known/jwks"
@@ -214,7 +237,7 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
         "response_types_supported": list(RESPONSE_TYPES),
         "response_modes_supported": ["query", "fragment"],
         "grant_types_supported": ["authorization_code", "password", "client_credentials", "refresh_token",
-                                  "token", "id_token", DEVICE_GRANT],
+                                  "token", "id_token", DEVICE_GRANT, EXCHANGE_GRANT],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": list(jwt_tokens.ALGORITHMS),
         "scopes_supported": scopes,
@@ -225,6 +248,14 @@ def discovery(application: Application | None = None) -> dict[str, Any]:
         "introspection_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
         "revocation_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
         "code_challenge_methods_supported": ["S256"],
-        "request_parameter_supported": False,
+        # RFC 9126: request_uri values come from the PAR endpoint alone; none is fetched from a
+        # client's URL, which request_uri_parameter_supported is about (RFC 9126 §5)
+        "pushed_authorization_request_endpoint": f"{origin}/api/login/oauth/par",
+        "require_pushed_authorization_requests": False,  # an application may require them (its own option)
+        "request_parameter_supported": True,
+        "request_uri_parameter_supported": False,
+        "request_object_signing_alg_values_supported": list(request_objects.ALGORITHMS),
+        "dpop_signing_alg_values_supported": list(dpop.ALGORITHMS),
         "claims_parameter_supported": False,
+        **(extra or {}),
     }

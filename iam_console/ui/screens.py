@@ -203,6 +203,20 @@ def workbook_upload(kind_name: str, uploaded: str, failed: str) -> Upload:
                   uploaded, failed)
 
 
+@dataclass(frozen=True)
+class RowAction:
+    """A button of every row after Edit and Delete, declared (a webhook event's Replay, an order's
+    Pay): a page of the record's own (`link`), or a service call on the record (`run`) whose answer
+    is the success toast; either offered only for the records `shown_for` is true of."""
+    key: str  # names it among the screen's row actions (and the row's flag of it)
+    label: str  # a catalog key
+    shown_for: Callable[[dict[str, Any]], bool] | None = None  # of the record; None: every record
+    link: str | Callable[[dict[str, Any]], str] = ""  # an href template over the record's wire fields
+    # (db, viewer, row key) -> the toast, a catalog key; a ServiceError refuses (`failed`)
+    run: Callable[[Any, Any, str], str] | None = None
+    failed: str = "%s"  # the toast of a refusal, "%s" standing for the service's message
+
+
 # (db, viewer, record) -> (locked, hidden) wire names beyond the fields' own rules
 Restrictions = Callable[[Any, Any, dict[str, Any]], tuple[set[str], set[str]]]
 # (viewer, owner the list shows) -> the list's owner/organization filters
@@ -276,10 +290,21 @@ class Screen:
     # record the list's Add just made)
     view_only: bool = False
     list_scope: ListScope | None = None  # what the list shows (an organization admin: their own organization)
+    row_buttons: tuple[RowAction, ...] = ()  # declared buttons of every row (Replay, Pay)
+    # what add-X answers in data2 that is shown once (an access key's secret: only its hash is kept):
+    # (data2 key, catalog label); the edit page the list's Add opens shows it with Copy, and no
+    # page shows it again (docs/architecture.md, "Adding a screen")
+    shown_once: tuple[tuple[str, str], ...] = ()
+    # a kind outside the registry, served by a module of its own rather than the generic routes
+    # (the webhook event log): the screen reads it with `reads` and deletes with `remove`
+    source: Kind | None = None
+    # (db, viewer, the list call's parameters with owner, organization and the column filters) ->
+    # a query.Page of wire records: a list read through its kind's own service
+    reads: Callable[[Any, Any, dict[str, str]], Any] | None = None
 
     @property
     def kind(self) -> Kind:
-        return REGISTRY[self.key]
+        return self.source or REGISTRY[self.key]
 
     @property
     def has_edit_page(self) -> bool:

@@ -36,7 +36,8 @@ CHROMIUM_ARGS = [
 
 ADMIN_PASSWORD = "E2e-admin-pass-1"
 ACME_PASSWORD = "E2e-acme-pass-1"
-STARTUP_TIMEOUT = 300  # a cold .web needs a full production build
+# a cold .web needs a full production build; a busy machine may take longer (IAM_E2E_STARTUP_TIMEOUT)
+STARTUP_TIMEOUT = int(os.environ.get("IAM_E2E_STARTUP_TIMEOUT", "300"))
 LOG_TAIL_LINES = 80
 
 

@@ -124,6 +124,8 @@ def _seed(server, screen, owner: str, names: list[str]) -> None:
                 unique |= {"application": "app-built-in"} if "application" in fields else {}
                 if "client_id" in fields:  # an application's client id is unique
                     unique["client_id"] = uuid.uuid4().hex
+                if "access_key" in fields:  # and so is a key's access key
+                    unique["access_key"] = uuid.uuid4().hex
                 db.add(screen.kind.model(owner=owner, name=name, **unique))
             db.commit()
     finally:

@@ -38,7 +38,12 @@ def test_global_admin_sees_all_seven_groups():
     assert [g.label for g in groups] == ["Home", "User Management", "Identity", "Authorization",
                                          "Logging & Auditing", "Business & Payments", "Admin"]
     admin = next(g for g in groups if g.key == "/admin")
-    assert [i.label for i in admin.items] == ["System Info", "Syncers", "Webhooks", "Swagger"]
+    assert [i.label for i in admin.items] == ["System Info", "Syncers", "Webhooks", "Webhook Events", "Swagger"]
+    # where Casdoor puts the keys and the orders
+    identity = next(g for g in groups if g.key == "/identity")
+    assert [i.key for i in identity.items] == ["/applications", "/providers", "/resources", "/certs", "/keys"]
+    business = next(g for g in groups if g.key == "/business")
+    assert [i.key for i in business.items][:2] == ["/products", "/orders"]
 
 
 def test_organization_admin_loses_global_only_items():
@@ -46,8 +51,9 @@ def test_organization_admin_loses_global_only_items():
     shown = keys(groups)
     for hidden in ("/models", "/adapters", "/enforcers", "/sysinfo", "/swagger"):
         assert hidden not in shown
-    assert [i.key for i in next(g for g in groups if g.key == "/admin").items] == ["/syncers", "/webhooks"]
-    assert "/roles" in shown and "/permissions" in shown
+    assert [i.key for i in next(g for g in groups if g.key == "/admin").items] == [
+        "/syncers", "/webhooks", "/webhook-events"]
+    assert "/roles" in shown and "/permissions" in shown and "/keys" in shown and "/orders" in shown
 
 
 def test_nav_items_filter_and_empty_groups_drop():

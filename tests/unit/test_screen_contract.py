@@ -35,7 +35,9 @@ def _labels(screen: Screen) -> set[str]:
             | {key for f in screen.fields for _, key in f.relabel}  # the labels the edited values choose
             | {key for c in screen.columns for key, _ in c.filter_groups}  # a filter's group headings
             | {key for c in screen.columns for _, key in c.shown_as}  # values shown as catalog texts
-            | {value for c in screen.columns for value, _ in c.colors})  # a badge column's values
+            | {value for c in screen.columns for value, _ in c.colors}  # a badge column's values
+            | {a.label for a in screen.row_buttons} | {a.failed for a in screen.row_buttons if a.failed != "%s"}
+            | {label for _, label in screen.shown_once})  # what its Add shows once
 
 
 def test_there_are_screens_to_check():

@@ -15,17 +15,16 @@ from iam_console.core import leftovers, outbound
 from iam_console.core.access import Actor
 from iam_console.core.errors import ServiceError
 from iam_console.core.kinds.common import Choice, KindRules, built_in, check_range
-from iam_console.oauth.oauth import DEVICE_GRANT
+from iam_console.oauth.oauth import DEVICE_GRANT, EXCHANGE_GRANT
 
 SIGNIN_METHODS = ("Password", "Verification code", "WebAuthn", "LDAP", "Face ID")
 TOKEN_FORMATS = ("JWT", "JWT-Empty", "JWT-Custom", "JWT-Standard")
 GRANT_TYPES = ("authorization_code", "password", "client_credentials", "token", "id_token", "refresh_token",
-               DEVICE_GRANT)
+               DEVICE_GRANT, EXCHANGE_GRANT)
 # grants Casdoor offers that the token endpoint here does not serve: an application naming them is
 # stored as given (Casdoor's data loads), and the grant is answered unsupported_grant_type
 # (docs/api.md "Deliberate differences")
-UNSERVED_GRANT_TYPES = ("urn:ietf:params:oauth:grant-type:jwt-bearer",
-                        "urn:ietf:params:oauth:grant-type:token-exchange")
+UNSERVED_GRANT_TYPES = ("urn:ietf:params:oauth:grant-type:jwt-bearer",)
 # the settings counted in hours, times and minutes: at least 1, with the defaults a new application has
 AT_LEAST_ONE = {"expire_in_hours": 168, "refresh_expire_in_hours": 168,
                 "failed_signin_limit": b.DEFAULT_FAILED_SIGNIN_LIMIT,
@@ -40,6 +39,7 @@ CHOICE_TYPES = ("Single Choice", "Multiple Choices")
 SIGNUP_BUTTON = "Signup button"
 AUTO_SIGNIN_NEEDS_SESSION = 'Please enable "Signin session" first before enabling "Auto signin"'
 TEXT_ITEM = re.compile(r"Text \d+")  # Text 1 to Text 5: no field, the label is HTML shown on the form
+MAX_EXCHANGE_AUDIENCES = 50
 VALUELESS_ITEMS = frozenset({"ID", SIGNUP_BUTTON, "Providers"})  # shown (or not), never typed into
 
 
@@ -55,6 +55,11 @@ def validate(db: Session, actor: Actor, row: m.Application) -> None:
     if row.enable_auto_signin and not row.enable_signin_session:
         raise ServiceError(AUTO_SIGNIN_NEEDS_SESSION)
     redirects.check_entries(row.redirect_uris)
+    audiences = row.token_exchange_audiences
+    if len(audiences) > MAX_EXCHANGE_AUDIENCES or any(not isinstance(a, str) or not a or len(a) > 255
+                                                      for a in audiences):
+        raise ServiceError("Token exchange audiences: at most %d client ids or resource URIs of up to 255 "
+                           "characters", MAX_EXCHANGE_AUDIENCES)
     for uri, what in ((row.backchannel_logout_uri, "back-channel logout URI"),
                       (row.frontchannel_logout_uri, "front-channel logout URI")):
         check_logout_uri(uri, what)

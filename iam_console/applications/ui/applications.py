@@ -150,6 +150,12 @@ APPLICATIONS = screen(Screen(
         Field("signupHtml", "Signup HTML", "code", language="html", addon=code_preview("signupHtml")),
         Field("signinHtml", "Signin HTML", "code", language="html", addon=code_preview("signinHtml")),
         Field("grantTypes", "Grant types", "checks", options=GRANT_TYPES),
+        # RFC 9126 and RFC 9449 (docs/api.md "Standards")
+        Field("requirePushedAuthorizationRequests", "Require pushed authorization requests (PAR)", "switch"),
+        Field("requireDpop", "Require DPoP-bound tokens", "switch"),
+        Field("requireDpopNonce", "Require DPoP nonces", "switch"),
+        # which audiences the token exchange grant may name (client ids, resource URIs)
+        Field("tokenExchangeAudiences", "Token exchange audiences", "list"),
         Field("samlReplyUrl", "SAML reply URL"),
         Field("enableSamlCompress", "Enable SAML compression", "switch"),
         Field("enableSamlC14n10", "Enable SAML C14N10", "switch"),

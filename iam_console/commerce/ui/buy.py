@@ -29,7 +29,8 @@ from iam_console.ui.state.service import in_thread, message
 from iam_console.ui.text import t
 
 
-def _parts(path: str, prefix: str, suffix: str) -> tuple[str, str]:
+def path_record(path: str, prefix: str, suffix: str) -> tuple[str, str]:
+    """The owner and name a page's path holds: /products/{owner}/{name}/buy."""
     middle = path.removeprefix(prefix).removesuffix(suffix).strip("/")
     owner, _, name = middle.partition("/")
     return owner, name
@@ -66,7 +67,7 @@ class Buy(rx.State):
     @rx.event(background=True)
     async def open(self):
         async with self:
-            self.owner, self.name = _parts(self.router.url.path, "/products", "/buy")
+            self.owner, self.name = path_record(self.router.url.path, "/products", "/buy")
             query = parse_qs(self.router.url.query)
             self.pricing = (query.get("pricingName") or [""])[0]
             self.plan = (query.get("planName") or [""])[0]
@@ -110,10 +111,10 @@ class Buy(rx.State):
             if paid.failed:
                 self.error = await message(self, paid.error)
                 return None
-            return _go(paid.value)
+            return go_to(paid.value)
 
 
-def _go(url: str):
+def go_to(url: str):
     """Our own result page within the app; a provider's pay page by a full page load."""
     if url.startswith(f"{settings.origin}/"):
         return rx.redirect(url.removeprefix(settings.origin))
@@ -187,7 +188,7 @@ class PaymentResult(rx.State):
     @rx.event(background=True)
     async def open(self):
         async with self:
-            owner, name = _parts(self.router.url.path, "/payments", "/result")
+            owner, name = path_record(self.router.url.path, "/payments", "/result")
             self.error, self.ready = "", False
             router = self.router
             language = self.language = (await self.get_state(Prefs)).lang

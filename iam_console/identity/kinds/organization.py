@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 import secrets
+from urllib.parse import urlsplit
 
 import phonenumbers
+import sqlalchemy as sa
 from sqlmodel import Session, delete, select
 
 from iam_console import models as m
@@ -21,6 +23,10 @@ from iam_console.identity.kinds.user import TYPES as USER_TYPES
 from iam_console.identity.passwords import TYPES as PASSWORD_TYPES
 
 OBFUSCATOR_TYPES = ("Plain", "AES", "DES")
+# dynamic client registration (oauth/registration.py): off, with an initial access token, or open
+DCR_DISABLED, DCR_INITIAL_ACCESS_TOKEN, DCR_OPEN = "disabled", "initial access token", "open"
+DCR_POLICIES = (DCR_DISABLED, DCR_INITIAL_ACCESS_TOKEN, DCR_OPEN)
+MAX_PROTECTED_RESOURCES, MAX_RESOURCE_URI = 50, 255
 # What the console offers for an organization's languages and phone country codes: Casdoor's
 # languages, and the regions phone numbers are parsed for (ISO 3166 alpha-2). Offered, not
 # enforced: a write keeps the values it brings, as Casdoor's does.
@@ -97,6 +103,32 @@ def validate(db: Session, actor: Actor, row: m.Organization) -> None:
     _theme(row.theme_data or {})
     if any(not isinstance(item, str) for item in row.nav_items):
         raise ServiceError("The navigation items must be a list of strings")
+    _protected_resources(row.protected_resources)
+    _declared_once(db, row)
+
+
+def _declared_once(db: Session, row: m.Organization) -> None:
+    """A resource is one organization's: its metadata document names that organization, and the
+    clients it sends are that organization's (oauth/resources.py, oauth/metadata_documents.py)."""
+    if not row.protected_resources:
+        return
+    # the JSON lists compared as text: not every database compares JSON
+    others = db.exec(select(m.Organization.name, m.Organization.protected_resources).where(
+        m.Organization.name != row.name, sa.cast(m.Organization.protected_resources, sa.Text) != "[]")).all()
+    for _, declared in others:
+        taken = set(row.protected_resources) & set(declared)
+        if taken:
+            raise ServiceError("The protected resource %s is another organization's", sorted(taken)[0][:100])
+
+
+def _protected_resources(values: list) -> None:
+    """The resource URIs an organization declares (RFC 8707, RFC 9728: oauth/resources.py)."""
+    if len(values) > MAX_PROTECTED_RESOURCES:
+        raise ServiceError("An organization declares at most %d protected resources", MAX_PROTECTED_RESOURCES)
+    for value in values:
+        parts = urlsplit(value) if isinstance(value, str) and len(value) <= MAX_RESOURCE_URI else None
+        if parts is None or parts.scheme not in ("https", "http") or not parts.netloc or "#" in value:
+            raise ServiceError("The protected resource %s is not an http(s) URI without a fragment", str(value)[:100])
 
 
 # the audit trail outlives what it tells of
@@ -162,7 +194,8 @@ def new(db: Session, actor: Actor, owner: str, suffix: str) -> dict:
 
 RULES = KindRules(
     choices=(Choice("password_type", PASSWORD_TYPES, message="Unknown password type: %s"),
-             Choice("password_obfuscator_type", OBFUSCATOR_TYPES, message="Unknown password obfuscator type: %s")),
+             Choice("password_obfuscator_type", OBFUSCATOR_TYPES, message="Unknown password obfuscator type: %s"),
+             Choice("dcr_policy", DCR_POLICIES, message="Unknown dynamic client registration policy: %s")),
     validate=validate, before_save=before_save, protect=built_in(b.ADMIN_OWNER, b.BUILT_IN_ORG), new=new,
     take_along=take_along,
 )

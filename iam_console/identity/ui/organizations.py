@@ -13,6 +13,8 @@ from iam_console.core.navigation import menu
 from iam_console.identity import accounts
 from iam_console.identity.kinds.organization import (
     COUNTRY_CODE_CHOICES,
+    DCR_DISABLED,
+    DCR_POLICIES,
     LANGUAGE_CHOICES,
     mfa_items_problem,
     obfuscator_key,
@@ -108,6 +110,10 @@ ORGANIZATIONS = screen(Screen(
         Field("isProfilePublic", "Is profile public", "switch"),
         Field("useEmailAsUsername", "Use email as username", "switch"),
         Field("enableTour", "Enable tour", "switch"),
+        # dynamic client registration (RFC 7591) and the resources tokens are for (RFC 8707, RFC 9728)
+        Field("dcrPolicy", "Dynamic client registration", "select", options=DCR_POLICIES, empty=DCR_DISABLED),
+        Field("protectedResources", "Protected resources", "list"),
+        Field("clientMetadataDocuments", "Client metadata documents", "switch"),
         Field("accountItems", "Account items", "rows", movable=True, initial=b.default_account_items,
               new_row=lambda rows: dict(NEW_ACCOUNT_ITEM), settle=_settle_account_item, columns=(
                   # a new row is named once, from the names no other row uses

@@ -95,12 +95,14 @@ class Authorize(rx.State):
             if error_id and error_id != self._upstream_error[0]:
                 self._upstream_error = (error_id, upstream.take_error(db, error_id))
             self.sign_in_error = self._upstream_error[1] if error_id else ""
+            nonlocal request
             try:
                 authorization = oauth.check_authorize(db, request)
             except ServiceError as exc:
                 self.error = prefs.say(exc.template, *exc.args_)
                 self.checked = True
                 return None
+            request = authorization.request  # a pushed request's or a request object's parameters
             application = authorization.application
             self.app_name, self.app_organization = application.name, application.organization
             self.app_display_name = application.display_name or application.name

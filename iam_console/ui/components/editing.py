@@ -178,6 +178,26 @@ def _buttons(screen: Screen, where: str, actions: tuple[rx.Component, ...] = ())
     )
 
 
+def _shown_once() -> rx.Component:
+    """What the list's Add was answered once (Screen.shown_once: an access key's secret), each with
+    Copy; the page's next load, or another page, shows it no more."""
+    def item(entry: rx.Var) -> rx.Component:
+        ident = "once-" + entry[0].to(str)
+        return rx.grid(
+            rx.text(rx.el.label(entry[1], html_for=ident), size="2", weight="medium", padding_top="0.4em"),
+            rx.hstack(rx.input(value=entry[2], read_only=True, id=ident, width="100%", font_family="monospace"),
+                      rx.button(rx.icon("copy", size=14), t("Copy"), variant="soft", type="button",
+                                on_click=[rx.set_clipboard(entry[2]),
+                                          rx.toast.success(t("Copied to clipboard successfully"))]),
+                      width="100%", spacing="2"),
+            columns="12em 1fr", spacing="3", width="100%")
+
+    return rx.cond(Editing.shown_once.length() > 0, rx.card(rx.vstack(
+        rx.callout(t("Copy it now: it is shown only this once."), icon="key-round", color_scheme="orange",
+                   width="100%"),
+        rx.foreach(Editing.shown_once, item), spacing="3", width="100%"), width="100%", id="edit-shown-once"))
+
+
 def _unsaved_marker() -> rx.Component:
     """What assets/iam.js reads before the page is left (a link, a reload, closing the tab):
     while the form holds unsaved edits it asks the question first."""
@@ -190,10 +210,12 @@ def edit_page(screen: Screen, *extra: rx.Component, actions: tuple[rx.Component,
     buttons beside Save and Save & Exit (the LDAP server's Sync LDAP)."""
     # a secret typed and left unsaved is not kept once the form is gone (a screen without
     # password fields sends nothing: one event less on every page left)
-    secrets = {"on_unmount": Editing.forget_secrets} if any(f.widget == "password" for f in screen.fields) else {}
+    secrets = {"on_unmount": Editing.forget_secrets} \
+        if screen.shown_once or any(f.widget == "password" for f in screen.fields) else {}
     return rx.vstack(
         rx.hstack(rx.heading(t(screen.title), size="5"), rx.spacer(), _buttons(screen, "top", actions), width="100%",
                   align="center"),
+        _shown_once() if screen.shown_once else rx.fragment(),
         rx.card(rx.vstack(*_identity(screen), *[_row(f) for f in screen.fields if f.key != "owner"], *extra,
                           spacing="3", width="100%"), width="100%", id="edit-form", **secrets),
         _unsaved_marker(),

@@ -11,7 +11,7 @@ import reflex as rx
 
 from iam_console.ui.components.dialogs import confirm
 from iam_console.ui.components.section import section
-from iam_console.ui.screens import Column, Screen
+from iam_console.ui.screens import Column, RowAction, Screen
 from iam_console.ui.state.account import Account
 from iam_console.ui.state.listing import PAGE_SIZES, Listing, Lists, Paging
 from iam_console.ui.state.prefs import Prefs
@@ -118,9 +118,22 @@ def _actions(screen: Screen, row: rx.Var, extra: RowActions | None, state: type[
     return rx.table.cell(rx.hstack(
         edit,
         delete,
+        *[_row_button(action, row, state) for action in screen.row_buttons],
         *(extra(row) if extra else []),
         spacing="2",
     ), class_name="list-actions", style=STICKY_ACTIONS)
+
+
+def _row_button(action: RowAction, row: rx.Var, state: type[Lists]) -> rx.Component:
+    """A declared row button (Screen.row_buttons), on the rows it is offered for: a link to the
+    record's own page, or a call of the service."""
+    if action.run is None:
+        button = rx.link(rx.button(t(action.label), size="1", variant="soft", tab_index=-1),
+                         href=row[f"__{action.key}__href"], class_name=f"row-{action.key}")
+    else:
+        button = rx.button(t(action.label), size="1", variant="soft", class_name=f"row-{action.key}",
+                           on_click=state.press(action.key, row["__key"]))
+    return rx.cond(row[f"__{action.key}"] == "true", button, rx.fragment())
 
 
 def _search(screen: Screen, state: type[Lists]) -> rx.Component:

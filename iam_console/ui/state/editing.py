@@ -74,6 +74,11 @@ class Editing(Rows, Picking, rx.State):
     _viewer: dict[str, str] = {}  # the signed-in viewer's own contact fields (a Field's ViewerValue)
     _picker_fills: dict[str, str] = {}  # what the pickers' `fill` read with the record
     _renamed_to: str = ""  # the path a save's rename moves to: its page load keeps what the save read
+    # what the list's Add was answered once (Screen.shown_once), as [key, label, value]: handed over
+    # for the edit page at `_once_path`, shown by its next load only, and gone with the form
+    shown_once: list[list[str]] = []
+    _once: list[list[str]] = []
+    _once_path: str = ""
 
     @property
     def _screen(self) -> Screen:
@@ -92,8 +97,15 @@ class Editing(Rows, Picking, rx.State):
             # overwrite what the user typed meanwhile (a late read lands after their typing), and
             # the cursor stays where the user has it
             return None
+        # a secret shown once: on the page it was handed to, at its first load (not after a reload)
+        self.shown_once = self._once if path == self._once_path else []
+        self._once, self._once_path = [], ""
         owner, name = _id_from_path(self._screen, path)
         return _focused(await self._read(owner, name))
+
+    def hand_over(self, path: str, once: list[list[str]]) -> None:
+        """What the list's Add was answered once, for the edit page it opens (`path`)."""
+        self._once, self._once_path = once, path
 
     @rx.event
     async def open_account(self):
@@ -385,6 +397,7 @@ class Editing(Rows, Picking, rx.State):
         """The form is gone (another page): an unsaved typed secret goes with it."""
         if self.screen_key in SCREENS:
             self._forget_secrets()
+        self.shown_once = []
 
     def _revert(self) -> None:
         """A failed save puts the saved name back, and the owner only where the screen says

@@ -19,6 +19,7 @@ from iam_console.i18n import DEFAULT_LANGUAGE
 from iam_console.i18n.formats import count_text
 from iam_console.models.base import Named, wire_name
 from iam_console.ui.screens import SCREENS, Screen, cell, link
+from iam_console.ui.state.editing import Editing
 from iam_console.ui.state.prefs import ALL_ORGANIZATIONS, Prefs
 from iam_console.ui.state.service import REFUSALS, audit_request, call, failure, in_thread, message, say
 
@@ -142,7 +143,10 @@ class Lists(Paging, mixin=True):
                    else {"owner": owner, "organization": ""})
         self.error, self.not_authorized = "", False
         params = self._params()
-        page = crud.list_records(db, actor, screen.kind, params, equal=self.column_filters, **filters)
+        if screen.reads:  # a kind with a service of its own (the webhook event log)
+            page = screen.reads(db, actor, params | {k: v for k, v in filters.items() if v} | self.column_filters)
+        else:
+            page = crud.list_records(db, actor, screen.kind, params, equal=self.column_filters, **filters)
         self.hidden_columns = [c.key for c in screen.columns if c.hidden_for and c.hidden_for(actor)]
         self.rows = [_display(screen, row, actor.id, policy.allows(actor, screen.kind, _probe(screen.kind, row), None),
                               language) for row in page.rows]
@@ -210,20 +214,23 @@ class Lists(Paging, mixin=True):
 
         def add(db, actor):
             owner = self._owner(actor, chosen) or actor.organization
-            record = defaults.new_record(db, actor, screen.key, owner) | self._new_fields(owner)
-            crud.add_record(db, actor, screen.kind, record, request)
-            return record
+            return add_new(db, actor, screen, owner, self._new_fields(owner), request)
 
         added = await call(self, add, failed=screen.messages.add_failed)
         if added.failed:
             return added.event
+        record, once = added.value
+        if once:  # shown by the edit page it opens, and nowhere else
+            prefs = await self.get_state(Prefs)
+            (await self.get_state(Editing)).hand_over(
+                screen.edit_url(record), [[key, prefs.say(label), value] for key, label, value in once])
         toast = rx.toast.success(await say(self, "Successfully added"))
         if not self._opens_added():
             await self._refresh()
             return toast
         path = self.router.url.path.rstrip("/")
         back = f"&returnUrl={quote(path, safe='/')}" if path and path != screen.list_route else ""
-        return [toast, rx.redirect(f"{screen.edit_url(added.value)}?mode=add{back}")]
+        return [toast, rx.redirect(f"{screen.edit_url(record)}?mode=add{back}")]
 
     @rx.event
     async def upload(self, files: list[rx.UploadFile]):
@@ -254,6 +261,19 @@ class Lists(Paging, mixin=True):
     async def upload_rejected(self, rejected: list[dict]):
         """A file the picker refused (not .xlsx, or more than one)."""
         return rx.toast.error(await say(self, "File failed to upload"))
+
+    @rx.event
+    async def press(self, action: str, key: str):
+        """A row's declared button that calls the service (Screen.row_buttons: a webhook event's
+        Replay): its answer is the toast, and the list is read again."""
+        spec = next((a for a in self._screen.row_buttons if a.key == action and a.run), None)
+        if spec is None:
+            return None
+        done = await call(self, lambda db, actor: spec.run(db, actor, key), failed=spec.failed)
+        if done.failed:
+            return done.event
+        await self._refresh()
+        return rx.toast.success(await say(self, done.value))
 
     @rx.event
     def ask_delete(self, key: str, label: str):
@@ -298,6 +318,17 @@ class Listing(Lists, rx.State):
         return await self._refresh()
 
 
+def add_new(db, actor, screen: Screen, owner: str, fields: dict[str, Any],
+            request: crud.Request = crud.NO_REQUEST) -> tuple[dict[str, Any], list[list[str]]]:
+    """The list's Add: a record of `owner` with generated defaults (and `fields`), added as add-X
+    adds it; and what its answer holds that is shown once (Screen.shown_once), [key, label, value]."""
+    record = defaults.new_record(db, actor, screen.key, owner) | fields
+    _, answered = crud.add_answer(db, actor, screen.kind, record, request)
+    once = answered if isinstance(answered, dict) else {}
+    return record, [[key, label, str(once[key])] for key, label in screen.shown_once
+                    if once.get(key) and once[key] != wire.MASK]
+
+
 def _route_organization(path: str, screen: Screen) -> str:
     """The organization a list route is nested in: /organizations/{org}/users → org."""
     parts = [unquote(p) for p in path.split("/") if p]
@@ -339,6 +370,10 @@ def _display(screen: Screen, record: dict[str, Any], me: str, deletable: bool = 
             row[f"{c.key}__href"] = ""  # a value shown as a catalog text names no record to link to
         if c.kind == "media":  # what the URL holds: the record's fileType (image, video, ...)
             row[f"{c.key}__media"] = str(record.get("fileType", ""))
+    for action in screen.row_buttons:
+        row[f"__{action.key}"] = "true" if action.shown_for is None or action.shown_for(record) else "false"
+        if action.link:
+            row[f"__{action.key}__href"] = link(action.link, record)
     row["__key"] = screen.row_key(record) if screen.row_key else f"{record.get('owner', '')}/{name}"
     row["__name"] = name
     row["__edit"] = screen.edit_url(record)
