@@ -124,6 +124,19 @@ window.iamLogout = function () {
   return window.iamPost("/api/logout");
 };
 
+// Signing out when applications of the session have front-channel logout URIs: a navigation (a
+// form POST), so that the server's answer is the page framing them, which then goes on to where
+// the console goes after signing out (docs/api.md, "Logout").
+window.iamLogoutNavigation = function () {
+  window.iamClearWeb3Tokens();
+  const form = document.createElement("form");
+  form.method = "POST";
+  form.action = "/api/logout";
+  form.hidden = true;
+  document.body.appendChild(form);
+  form.submit();
+};
+
 // Wallet sign-in (docs/api.md, "Wallet sign-in"), with the browser's injected wallet
 // (window.ethereum: MetaMask, or what Web3-Onboard's injected module finds): the account, a nonce
 // from the server, the wallet's EIP-712 signature of the typed data the server issued; the Web3

@@ -22,6 +22,7 @@ from iam_console.operations import syncers
 from iam_console.operations.kinds import syncer, webhook
 from iam_console.operations.kinds.webhook import BUILT_IN_EVENTS
 from iam_console.settings import settings
+from iam_console.signin import auth
 
 log = logging.getLogger("iam_console.scheduler")
 BUILT_IN_RULES: dict[str, KindRules] = {module.__name__.rpartition(".")[2]: module.RULES for module in (
@@ -37,6 +38,12 @@ def ldap_auto_sync() -> None:
 def syncer_auto_sync() -> None:
     with session_scope() as db:
         syncers.auto_sync(db)
+
+
+def end_expired_sessions() -> None:
+    """Expired console sessions end: their applications are told (signin/auth.py end_expired)."""
+    with session_scope() as db:
+        auth.end_expired(db)
 
 
 def purge_records() -> None:
@@ -90,6 +97,7 @@ CORE = Extension(
         Job("LDAP auto sync", ldap_auto_sync),
         Job("syncer run", syncer_auto_sync),
         Job("record purge", purge_records),
+        Job("session expiry", end_expired_sessions),
     ),
     webhook_events=BUILT_IN_EVENTS,
     translations=str(CATALOGS),

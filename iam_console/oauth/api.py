@@ -20,7 +20,7 @@ import iam_console.oauth.metadata_documents
 from iam_console.api.bodies import MAX_BODY_BYTES, form_fields, json_body
 from iam_console.api.callers import SESSION_COOKIE, basic_credentials, bearer_token, client_ip, session_token, signed_in
 from iam_console.api.envelope import ok
-from iam_console.core import lookup
+from iam_console.core import lookup, navigation
 from iam_console.core.errors import ServiceError
 from iam_console.db import session_scope
 from iam_console.oauth import clients, dpop, jwt_tokens, logout, oauth, registration, resources, tokens
@@ -318,7 +318,7 @@ async def get_app_login(request: Request) -> JSONResponse:
 
 @router.get("/api/sso-logout", operation_id="sso_logout_get")
 @router.post("/api/sso-logout", operation_id="sso_logout_post")
-async def sso_logout(request: Request) -> JSONResponse:
+async def sso_logout(request: Request) -> Response:
     """Every token and session of the signed-in user ends; with logoutAll=false (the SDKs'
     logout_current_session) only the caller's own: its Bearer token and its session.
     A GET acts only for a Bearer token, never for the session cookie: a link or picture
@@ -333,14 +333,17 @@ async def sso_logout(request: Request) -> JSONResponse:
             user = found[0]
         if user is None:
             raise ServiceError("Please login first")
+        sids = logout.sessions_of(db, user) if everything else {found[1].session_id} if found else set()
         if everything:
-            logout.notify(db, logout.sessions_of(db, user))  # the back-channel notices of every session
-            auth.revoke_all(db, user)
+            auth.revoke_all(db, user)  # the applications are told (oauth/logout.py)
         else:
-            logout.notify(db, {found[1].session_id} if found else set())
             tokens.end_current(db, user, row, found[1] if found else None)
         user_id = f"{user.owner}/{user.name}"
-    response = ok(user_id)
+        frames = logout.frames(db, sids) if found is not None and navigated(request) else []
+    if found is not None and navigated(request):
+        response: Response = signed_out(frames, navigation.after_logout("", user.owner))
+    else:
+        response = ok(user_id)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
 
@@ -354,7 +357,10 @@ def end_session(request: Request, values: dict[str, str]) -> Response:
         ended = tokens.end_session(db, values["id_token_hint"], values.get("post_logout_redirect_uri", ""),
                                   values.get("state", ""))
         signed_out = auth.sign_out(db, session_token(request), client_ip(request))
-        frames = logout.notify(db, {ended.sid, signed_out.session_id if signed_out else ""})
+        cookies = signed_out.session_id if signed_out else ""
+        if ended.sid != cookies:
+            auth.end_sessions(db, {ended.sid})  # the hinted token's session too, wherever it is
+        frames = logout.frames(db, {ended.sid, cookies})
     if frames:
         response: Response = front_channel_page(frames, ended.redirect)
     elif ended.redirect:
@@ -363,6 +369,20 @@ def end_session(request: Request, values: dict[str, str]) -> Response:
         response = ok(ended.user_id)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
+
+
+def navigated(request: Request) -> bool:
+    """A browser's top-level navigation (Fetch Metadata): the browser is there to load the
+    front-channel frames, so a sign-out answers a page rather than the JSON envelope."""
+    return (request.headers.get("sec-fetch-mode"), request.headers.get("sec-fetch-dest")) == ("navigate", "document")
+
+
+def signed_out(frames: list[str], next_url: str) -> Response:
+    """A sign-out by navigation goes on to `next_url`: through the front-channel page when
+    applications are to be framed."""
+    if frames:
+        return front_channel_page(frames, next_url)
+    return RedirectResponse(next_url, status_code=303, headers=NO_STORE)
 
 
 # --- dynamic client registration (RFC 7591/7592) and protected resource metadata (RFC 9728) ---

@@ -2,21 +2,23 @@
 docs/security.md, "Back-channel logout").
 
 The ID tokens given in a browser session carry its `sid` (Token.sid: the AuthSession's public
-session_id). When the session ends (end-session, the cookie's logout, sso-logout), every
-application it signed in to is told:
-- back-channel: a logout token (typ logout+jwt, signed with the application's cert: iss, aud, iat,
-  exp, jti, sub, sid and the back-channel event, never a nonce) POSTed as a form to the
-  application's backchannelLogoutUri. The notice is an event of the webhook outbox
-  (operations/webhooks.py), written in the logout's own transaction: the delivery worker sends
-  it off the event loop, through the outbound guard, retries it on failure and keeps its
+session_id). Whatever ends a session (docs/api.md, "Logout": end-session, the cookie's logout,
+sso-logout, an admin's delete-session, its expiry, another account signing in over it, a password
+change, the user deleted, renamed or forbidden), every application it signed in to is told:
+- back-channel (`tell`): a logout token (typ logout+jwt, signed with the application's cert: iss,
+  aud, iat, exp, jti, sub and, when known, sid, and the back-channel event, never a nonce) POSTed
+  as a form to the application's backchannelLogoutUri. The notice is an event of the webhook
+  outbox (operations/webhooks.py), written in the ending's own transaction: the delivery worker
+  sends it off the event loop, through the outbound guard, retries it on failure and keeps its
   outcome. The token is signed at each attempt (the claims, jti included, are the event's), so a
   retry never carries an expired one.
-- front-channel: the end-session page frames each application's frontchannelLogoutUri with `iss`
-  and `sid` (oauth/api.py end_session), then goes on to the post_logout_redirect_uri.
+- front-channel (`frames`): the end-session page frames each application's frontchannelLogoutUri
+  with `iss` and `sid` (oauth/api.py end_session), then goes on to the post_logout_redirect_uri.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -43,40 +45,87 @@ ATTEMPTS = 5
 RETRY_SECONDS = 5  # doubled per failed attempt: the last retry comes about a minute after logout
 
 
-def _signed_in(db: Session, sids: set[str]) -> list[tuple[Application, User, str]]:
-    """The applications the sessions `sids` signed in to, each with its user and sid."""
+def _signed_in(db: Session, sids: set[str]) -> list[tuple[Application, str, str, str]]:
+    """The applications the sessions `sids` signed in to, each with its user's organization and name
+    and the sid."""
     found = db.exec(select(Token.application, Token.organization, Token.user, Token.sid)
                     .where(Token.sid.in_(sorted(sids)), Token.user != "").distinct()).all() if sids else []
     answer = []
     for name, organization, user_name, sid in sorted(found):
-        application, user = lookup.application(db, name), lookup.user(db, organization, user_name)
-        if application is not None and user is not None:
-            answer.append((application, user, sid))
+        application = lookup.application(db, name)
+        if application is not None:
+            answer.append((application, organization, user_name, sid))
     return answer
 
 
 def sessions_of(db: Session, user: User) -> set[str]:
-    """The ids of the user's console sessions (sso-logout ends them all)."""
-    return set(db.exec(select(AuthSession.session_id).where(AuthSession.owner == user.owner,
-                                                           AuthSession.user_name == user.name)).all())
+    """The ids of the user's console sessions, and of the grant sessions of its live tokens (an
+    application that requires sid gives each password or device grant one: oauth/oauth.py)."""
+    live = (Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0, Token.sid != "")
+    return (set(db.exec(select(AuthSession.session_id).where(AuthSession.owner == user.owner,
+                                                             AuthSession.user_name == user.name)).all())
+            | set(db.exec(select(Token.sid).where(*live)).all()))
 
 
-def notify(db: Session, sids: set[str]) -> list[str]:
-    """The sessions `sids` end: a back-channel notice queued for each application they signed in
-    to that has a backchannelLogoutUri (in the caller's transaction); the front-channel URIs to
-    frame, with `iss` and `sid`."""
-    frames = []
-    for application, user, sid in _signed_in(db, {s for s in sids if s}):
-        if application.backchannel_logout_uri:
-            claims = {"aud": application.client_id, "sub": user.uuid, "sid": sid, "jti": secrets.token_urlsafe(16)}
-            webhooks.add_event(db, owner=b.ADMIN_OWNER, webhook=f"{b.ADMIN_OWNER}/{application.name}",
-                               organization=application.organization, event_type=LOGOUT_EVENT,
-                               payload=json.dumps({"url": application.backchannel_logout_uri, "claims": claims}),
-                               max_retries=ATTEMPTS)
-        if application.frontchannel_logout_uri:
-            frames.append(redirects.with_parameters(application.frontchannel_logout_uri,
-                                                    {"iss": settings.origin, "sid": sid}))
-    return list(dict.fromkeys(frames))
+def _sessionless(db: Session, user: User) -> list[Application]:
+    """The applications the user holds a live token of that belongs to no session (the password,
+    device and client grants of an application that does not require sid)."""
+    names = db.exec(select(Token.application).where(Token.organization == user.owner, Token.user == user.name,
+                                                    Token.expires_in > 0, Token.sid == "").distinct()).all()
+    return [a for a in map(functools.partial(lookup.application, db), sorted(names)) if a is not None]
+
+
+def _queue(db: Session, application: Application, claims: dict[str, str]) -> None:
+    webhooks.add_event(db, owner=b.ADMIN_OWNER, webhook=f"{b.ADMIN_OWNER}/{application.name}",
+                       organization=application.organization, event_type=LOGOUT_EVENT,
+                       payload=json.dumps({"url": application.backchannel_logout_uri,
+                                           "claims": {**claims, "jti": secrets.token_urlsafe(16)}}),
+                       max_retries=ATTEMPTS)
+
+
+def tell(db: Session, sids: set[str], user: User | None = None) -> None:
+    """The sessions `sids` end: a back-channel notice (sub and sid) is queued, in the caller's
+    transaction, for each application they signed in to that has a backchannelLogoutUri. With
+    `user`, every session and token of that user ends (sso-logout of all sessions, the user
+    deleted, renamed or forbidden): `user` is the notices' subject, and each application where it
+    holds a live token of no session is told too, by a notice with sub alone (Back-Channel Logout
+    1.0, section 2.4: every session of that user at the application), unless the application
+    requires sid (backchannelLogoutSessionRequired): it never gets a notice without one. Called
+    from the one place each way of ending a session ends it (docs/api.md, "Logout")."""
+    subjects: dict[tuple[str, str], str] = {}
+    if user is not None:
+        subjects[(user.owner, user.name)] = user.uuid
+    for application, organization, user_name, sid in _signed_in(db, {s for s in sids if s}):
+        if (organization, user_name) not in subjects:
+            found = lookup.user(db, organization, user_name)
+            subjects[(organization, user_name)] = found.uuid if found is not None else ""
+        if application.backchannel_logout_uri and subjects[(organization, user_name)]:
+            _queue(db, application, {"aud": application.client_id, "sub": subjects[(organization, user_name)],
+                                     "sid": sid})
+    if user is not None:
+        for application in _sessionless(db, user):
+            if application.backchannel_logout_uri and not application.backchannel_logout_session_required:
+                _queue(db, application, {"aud": application.client_id, "sub": user.uuid})
+
+
+def tell_application(db: Session, user: User, name: str, sids: set[str]) -> None:
+    """An admin ended the user's sessions at the application `name` (delete-session), `sids` told
+    already: when none of them is known to have signed in to it, it gets a notice with sub alone
+    (every session of the user there), unless it requires sid."""
+    application = lookup.application(db, name)
+    if (application is None or not application.backchannel_logout_uri
+            or application.backchannel_logout_session_required
+            or any(a.name == name for a, _, _, _ in _signed_in(db, {s for s in sids if s}))):
+        return
+    _queue(db, application, {"aud": application.client_id, "sub": user.uuid})
+
+
+def frames(db: Session, sids: set[str]) -> list[str]:
+    """The front-channel URIs to frame for the ending sessions `sids`, with `iss` and `sid`."""
+    found = (redirects.with_parameters(application.frontchannel_logout_uri, {"iss": settings.origin, "sid": sid})
+             for application, _, _, sid in _signed_in(db, {s for s in sids if s})
+             if application.frontchannel_logout_uri)
+    return list(dict.fromkeys(found))
 
 
 def frame_origins(frames: list[str]) -> list[str]:

@@ -434,6 +434,11 @@ def authorize(db: Session, authorization: Authorization, user: User, signin_meth
 
 def _grant(db: Session, application: Application, scope: str, user: User | None, *,
            claims: RequestedClaims | None = None, **extra: Any) -> jwt_tokens.Grant:
+    if user is not None and not extra.get("sid") and application.backchannel_logout_session_required:
+        # an application that requires sid gets it in every ID token: a grant outside any browser
+        # session (password, device) is a session of its own, told when the user's sessions all end
+        # (oauth/logout.py sessions_of)
+        extra["sid"] = secrets.token_hex(16)
     return jwt_tokens.Grant(application=application, token_name=str(uuid.uuid4()), scope=scope, user=user,
                             issued_at=utcnow().replace(microsecond=0),
                             id_token_claims=claims.id_token if claims else (),

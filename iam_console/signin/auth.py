@@ -26,6 +26,7 @@ from iam_console.identity.passwords import hash_password, needs_rehash, new_salt
 from iam_console.models import Application, AuthSession, Organization, PendingSignIn, Token, User
 from iam_console.models import Session as UserSession
 from iam_console.models.base import utcnow
+from iam_console.oauth import logout
 from iam_console.operations import metrics
 from iam_console.signin import mfa_props
 
@@ -267,8 +268,8 @@ def change_password(db: Session, user: User, organization: Organization | None, 
     hashed under the organization's type and salt. Whoever may have learnt the old one is
     signed out: every console session of the account (`signed_in_as`: the account as its
     sign-ins name it, before a rename; None for a new account) ends but `keep_session`, the
-    changer's own, and every access and refresh token is revoked. (Forbidding an account
-    needs no revocation: every check reads the flag, and it can be lifted.)"""
+    changer's own, and every access and refresh token is revoked (identity/kinds/user.py does the
+    same for an account forbidden)."""
     user.password_type = (organization.password_type if organization else "") or "argon2id"
     user.password_salt = (organization.password_salt if organization else "") or new_salt()
     user.password = hash_password(password, user.password_type, user.password_salt)
@@ -363,7 +364,7 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
     user.last_signin_time = now
     user.last_signin_ip = client_ip[:100]
     db.add(user)
-    before = _close(db, previous_token) if previous_token else None  # rotate: the browser's old cookie dies here
+    before = _find(db, previous_token) if previous_token else None
     if auto_signin:
         hours = application.cookie_expire_in_hours or b.DEFAULT_COOKIE_EXPIRE_HOURS
     else:
@@ -373,6 +374,8 @@ def complete_sign_in(db: Session, user: User, organization: Organization, applic
     # its ID tokens carry, so that its logout still reaches the applications it signed in to before
     # (oauth/logout.py); the cookie's secret is new all the same
     same = before is not None and (before.owner, before.user_name) == (user.owner, user.name)
+    if before is not None:  # rotate: the browser's old cookie dies here; another account's session ends
+        close_session(db, before, ended=not same)
     session_id = before.session_id if same else secrets.token_hex(16)
     expires_at = now + timedelta(hours=hours)
     db.add(AuthSession(token_hash=hash_token(token), session_id=session_id, owner=user.owner, created_time=now,
@@ -450,27 +453,69 @@ def _listed_session(db: Session, owner: str, name: str, application: str, *,
         db.delete(row)
 
 
+def _find(db: Session, token: str) -> AuthSession | None:
+    return db.exec(select(AuthSession).where(AuthSession.token_hash == hash_token(token))).first()
+
+
 def _close(db: Session, token: str) -> AuthSession | None:
-    row = db.exec(select(AuthSession).where(AuthSession.token_hash == hash_token(token))).first()
+    row = _find(db, token)
     if row is not None:
         close_session(db, row)
     return row
 
 
-def close_session(db: Session, row: AuthSession) -> None:
+def close_session(db: Session, row: AuthSession, *, ended: bool = True) -> None:
+    """The one place a console session ends (the cookie's logout, end-session, sso-logout, another
+    account signing in over it): the applications it signed in to are told (oauth/logout.py).
+    `ended=False`: only the cookie changes, the session goes on (the same account signing in
+    again) or its ending has been told already."""
+    if ended:
+        logout.tell(db, {row.session_id})
     _listed_session(db, row.owner, row.user_name, row.application, remove=row.session_id)
     db.delete(row)
 
 
+def end_sessions(db: Session, sids: set[str]) -> None:
+    """The sessions `sids` end wherever they are (end-session's hinted token, an admin's
+    delete-session); an id no console session has any more (a grant's session) is told all the same."""
+    sids = {s for s in sids if s}
+    rows = db.exec(select(AuthSession).where(AuthSession.session_id.in_(sorted(sids)))).all() if sids else []
+    logout.tell(db, sids)
+    for row in rows:
+        close_session(db, row, ended=False)
+
+
+EXPIRED_BATCH = 500  # sessions ended per run of the clean-up; the next run takes the rest
+
+
+def end_expired(db: Session) -> int:
+    """The scheduler's clean-up (features.py): expired console sessions end, and are told as any other
+    ending; how many."""
+    rows = db.exec(select(AuthSession).where(AuthSession.expires_at <= utcnow())
+                   .order_by(AuthSession.expires_at).limit(EXPIRED_BATCH)).all()
+    ended = 0
+    for row in rows:
+        # every worker runs the clean-up: the one whose DELETE takes the row tells
+        if db.exec(delete(AuthSession).where(AuthSession.pk == row.pk)).rowcount:
+            logout.tell(db, {row.session_id})
+            _listed_session(db, row.owner, row.user_name, row.application, remove=row.session_id)
+            ended += 1
+    return ended
+
+
 def revoke_all(db: Session, user: User, *, keep_session: str = "") -> None:
     """Every access and refresh token and every console session of the user ends, but the
-    session whose id is `keep_session`: sso-logout, and a password change."""
+    session whose id is `keep_session`: sso-logout, and a password change. The applications are
+    told; with every session ending, those holding a token of no session too (oauth/logout.py)."""
+    sids = logout.sessions_of(db, user)
+    # sub alone (every session of the user) only when none is kept: an admin's change keeps its own
+    logout.tell(db, sids - {keep_session}, None if keep_session in sids else user)
     db.exec(update(Token).where(Token.organization == user.owner, Token.user == user.name, Token.expires_in > 0)
             .values(expires_in=0))
     for session in db.exec(select(AuthSession).where(AuthSession.owner == user.owner,
                                                      AuthSession.user_name == user.name)).all():
         if not keep_session or session.session_id != keep_session:
-            close_session(db, session)
+            close_session(db, session, ended=False)
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,13 @@ from sqlmodel import Session, delete, select
 
 from iam_console import models as m
 from iam_console.audit.records import audit
-from iam_console.core import policy, wire
+from iam_console.core import lookup, policy, wire
 from iam_console.core.access import Actor
 from iam_console.core.crud import AFFECTED, NO_REQUEST, UNAFFECTED, Request, present
 from iam_console.core.errors import ServiceError
 from iam_console.core.resources import REGISTRY
+from iam_console.oauth import logout
+from iam_console.signin import auth
 
 
 def split_pk(value: str) -> tuple[str, str, str]:
@@ -71,9 +73,11 @@ def remove(db: Session, actor: Actor, owner: str, name: str, application: str, r
     if row is None:
         return UNAFFECTED
     policy.check_write(actor, REGISTRY["session"], row, None)
-    if row.session_id:
-        db.exec(delete(m.AuthSession).where(m.AuthSession.session_id.in_(row.session_id)))
-    db.delete(row)
+    auth.end_sessions(db, set(row.session_id))  # the applications they signed in to are told
+    user = lookup.user(db, owner, name)
+    if user is not None:  # and the session's own application, by sub alone if no sid reached it
+        logout.tell_application(db, user, application, set(row.session_id))
+    db.exec(delete(m.Session).where(m.Session.pk == row.pk))  # ending them may have deleted it already
     audit(db, organization=owner, user=actor.id, action="delete-session", request_uri=request.uri,
           client_ip=request.client_ip, obj={"owner": owner, "name": name, "application": application})
     return AFFECTED

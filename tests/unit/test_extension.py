@@ -71,7 +71,7 @@ def test_the_built_in_features_register_through_the_contract():
     assert [group.key for group in navigation.menu()][:7] == ["/home", "/orgs", "/identity", "/auth", "/logs",
                                                               "/business", "/admin"]
     assert {job.name for job in (*features.CORE.jobs, *COMMERCE.jobs)} == {
-        "LDAP auto sync", "syncer run", "subscription expiry", "record purge"}
+        "LDAP auto sync", "syncer run", "subscription expiry", "record purge", "session expiry"}
     assert "add-product" in events() and "notify-payment" in events()
 
 

@@ -17,6 +17,7 @@ from iam_console.core.kinds.common import Choice, KindRules, built_in
 from iam_console.identity import accounts, groups
 from iam_console.identity.passwords import hash_secret
 from iam_console.models.base import utcnow
+from iam_console.oauth import logout
 from iam_console.signin import auth, credentials, mfa_props
 
 TYPES = ("normal-user", "paid-user")
@@ -49,21 +50,31 @@ def after_save(db: Session, actor: Actor, old: m.User | None, row: m.User) -> No
     """A renamed account is signed out everywhere and its tokens die (nothing issued under the
     old name passes to a new account of that name); its roles, permissions, managed groups and
     keys follow the new name within its organization. Flagged deleted, it is signed out too,
-    and keeps the rest: the flag can be lifted."""
+    and keeps the rest: the flag can be lifted. Forbidden, it is signed out and its tokens are
+    revoked. Every such ending tells the applications (oauth/logout.py)."""
     if old is None:
         return
     if (old.owner, old.name) != (row.owner, row.name):
-        leftovers.end_user_access(db, old.owner, old.name)
+        _end_access(db, old)
         leftovers.release_user(db, old.owner, old.name, row.name if row.owner == old.owner else "")
     elif row.is_deleted and not old.is_deleted:
-        leftovers.end_user_access(db, row.owner, row.name)
+        _end_access(db, old)
+    elif row.is_forbidden and not old.is_forbidden:
+        auth.revoke_all(db, old)  # signed out everywhere, its tokens revoked; lifting the flag restores none
+
+
+def _end_access(db: Session, user: m.User) -> None:
+    """`user` (as its sessions and tokens name it) ends everywhere: its applications are told first,
+    while its tokens still say which (oauth/logout.py)."""
+    logout.tell(db, logout.sessions_of(db, user), user)
+    leftovers.end_user_access(db, user.owner, user.name)
 
 
 def take_along(db: Session, row: m.User) -> None:
     """A deleted account ends everywhere and leaves the lists and keys of its organization;
     its WebAuthn credentials and MFA secrets go with the row. Its history stays: audit
     records, files, and every other kind's records that name it."""
-    leftovers.end_user_access(db, row.owner, row.name)
+    _end_access(db, row)
     leftovers.release_user(db, row.owner, row.name)
 
 

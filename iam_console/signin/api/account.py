@@ -19,7 +19,7 @@ from iam_console.api.callers import (
 )
 from iam_console.api.envelope import ok
 from iam_console.api.resources import audit_context
-from iam_console.core import lookup
+from iam_console.core import lookup, navigation
 from iam_console.core.errors import Unauthorized
 from iam_console.db import session_scope
 from iam_console.federation import wallet
@@ -27,8 +27,8 @@ from iam_console.federation.api.federation import login_with_provider
 from iam_console.identity import impersonation
 from iam_console.models import Organization, User
 from iam_console.models.base import masked, to_wire
-from iam_console.oauth.api import end_session
-from iam_console.oauth.logout import notify as notify_logout
+from iam_console.oauth.api import end_session, navigated, signed_out
+from iam_console.oauth.logout import frames as front_channel_frames
 from iam_console.saml.api import login_with_saml
 from iam_console.settings import settings
 from iam_console.signin import auth, code_signin, second_factor, signup
@@ -154,10 +154,13 @@ async def logout(request: Request) -> Response:
     if values.get("id_token_hint"):
         return end_session(request, values)
     with session_scope() as db:
-        ended = auth.sign_out(db, session_token(request), client_ip(request))
-        if ended is not None:
-            notify_logout(db, {ended.session_id})  # the back-channel notices of its applications
-    response = ok(ended.user_id, ended.homepage) if ended else ok()
+        ended = auth.sign_out(db, session_token(request), client_ip(request))  # its applications are told
+        frames = front_channel_frames(db, {ended.session_id}) if ended and navigated(request) else []
+    if navigated(request):  # the console's sign-out (assets/iam.js iamLogoutNavigation): where it goes next
+        response: Response = signed_out(frames, navigation.after_logout(
+            ended.homepage if ended else "", ended.user_id.partition("/")[0] if ended else ""))
+    else:
+        response = ok(ended.user_id, ended.homepage) if ended else ok()
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
 

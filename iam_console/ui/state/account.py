@@ -18,6 +18,7 @@ from iam_console.core.access import ANONYMOUS, Actor
 from iam_console.db import session_scope
 from iam_console.i18n import LANGUAGE_NAMES
 from iam_console.identity import accounts
+from iam_console.oauth import logout
 from iam_console.signin import auth, mfa, verifications
 from iam_console.ui.routes import LINKABLE
 from iam_console.ui.state.prefs import Prefs
@@ -181,8 +182,19 @@ class Account(rx.State):
         await workers.run(self._load)
 
     @rx.event
-    def logout(self):
+    async def logout(self):
+        """The session's applications with a front-channel logout URI are framed by the page the
+        server answers a navigation with (oauth/api.py signed_out); else the sign-out is a call."""
+        if await workers.run(self._framed):
+            self._reset()
+            self.show_page = False
+            return rx.call_script("window.iamLogoutNavigation()")
         return rx.call_script("window.iamLogout()", callback=Account.logged_out)
+
+    def _framed(self) -> bool:
+        with session_scope() as db:
+            session_id = viewer(db, self.router).session_id
+            return bool(session_id and logout.frames(db, {session_id}))
 
     @rx.event
     async def logged_out(self, result: dict):
