@@ -1,6 +1,6 @@
 """The group's external id
 
-Revision ID: 0026_scim
+Revision ID: 0026
 Revises: 0025
 Create Date: 2026-11-29
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0026_scim"
+revision: str = "0026"
 down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

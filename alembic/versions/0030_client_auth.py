@@ -1,12 +1,12 @@
 """Client authentication methods and authentication request parameters
 
-Revision ID: 0026_client_auth
-Revises: 0026_exchange_registration
+Revision ID: 0030
+Revises: 0029
 Create Date: 2026-11-29
 
 application.token_endpoint_auth_method, jwks_uri: how a client authenticates
 (client_secret_basic/post, client_secret_jwt, private_key_jwt, none), and the URL of the public
-keys of private_key_jwt when application.jwks (0026_par_jar_dpop) holds none (oauth/clients.py).
+keys of private_key_jwt when application.jwks (migration 0028) holds none (oauth/clients.py).
 client_assertion keeps each used assertion's jti until it expires. auth_session.signin_method, token.auth_time, acr and requested_claims: what the ID token
 says of the sign-in (auth_time, acr) and the claims the request asked for. Plain ADD COLUMNs with
 empty defaults: existing applications keep the secret methods, existing sessions and tokens read as
@@ -19,8 +19,8 @@ import sqlalchemy as sa
 from alembic import op
 from iam_console.models.base import UTCDateTime
 
-revision: str = "0026_client_auth"
-down_revision: str | None = "0026_exchange_registration"
+revision: str = "0030"
+down_revision: str | None = "0029"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

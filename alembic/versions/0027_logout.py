@@ -1,7 +1,7 @@
 """Logout
 
-Revision ID: 0026_logout
-Revises: 0026_scim
+Revision ID: 0027
+Revises: 0026
 Create Date: 2026-11-29
 
 OpenID Back-Channel and Front-Channel Logout 1.0 (oauth/logout.py): the application's
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0026_logout"
-down_revision: str | None = "0026_scim"
+revision: str = "0027"
+down_revision: str | None = "0026"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """Token exchange, dynamic client registration, protected resources
 
-Revision ID: 0026_exchange_registration
-Revises: 0026_par_jar_dpop
+Revision ID: 0029
+Revises: 0028
 Create Date: 2026-11-29
 
 application.token_exchange_audiences: the audiences (client ids of the organization's applications,
@@ -21,8 +21,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0026_exchange_registration"
-down_revision: str | None = "0026_par_jar_dpop"
+revision: str = "0029"
+down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

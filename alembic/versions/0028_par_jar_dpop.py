@@ -1,7 +1,7 @@
 """PAR, JAR and DPoP
 
-Revision ID: 0026_par_jar_dpop
-Revises: 0026_logout
+Revision ID: 0028
+Revises: 0027
 Create Date: 2026-11-29
 
 - pushed_request: the authorization requests clients pushed (RFC 9126, oauth/pushed.py), found by
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0026_par_jar_dpop"
-down_revision: str | None = "0026_logout"
+revision: str = "0028"
+down_revision: str | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
