@@ -1,7 +1,7 @@
 """Every offered language, shown (docs/extending.md, "Languages"): the sign-in page's menu offers
-all eleven in their own names and switches the page, <html lang> included; before a choice the
-browser's Accept-Language decides; the console shows the account's language (the menu keeps the
-choice on the account), else its organization's."""
+all eleven in their own names and switches the page to each, <html lang> included; before a choice
+the browser's Accept-Language decides; the console shows each language, and the account's (the
+menu keeps the choice on the account), else its organization's."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ from tests.e2e.steps import server_db
 NAMES = ["English", "Español", "Français", "Deutsch", "简体中文", "Bahasa Indonesia", "日本語", "한국어", "Русский",
          "Tiếng Việt", "Português"]
 # the sign-in button, the console's Home menu group and the user menu's logout, in each language
-SIGN_IN = {"es": "Iniciar sesión", "fr": "Se connecter", "de": "Anmelden"}
-HOME = {"es": "Inicio", "fr": "Accueil", "de": "Startseite"}
+# (German last: the sign-in test goes on in the language it chose last)
+SIGN_IN = {"es": "Iniciar sesión", "fr": "Se connecter", "zh": "登录", "id": "Masuk", "ja": "サインイン",
+           "ko": "로그인", "ru": "Войти", "vi": "Đăng nhập", "pt": "Entrar", "de": "Anmelden"}
+HOME = {"es": "Inicio", "fr": "Accueil", "zh": "首页", "id": "Beranda", "ja": "ホーム", "ko": "홈", "ru": "Главная",
+        "vi": "Trang chủ", "pt": "Início", "de": "Startseite", "en": "Home"}
 LOGOUT = {"es": "Cerrar sesión", "fr": "Déconnexion", "de": "Abmelden"}
 PASSWORD = "Lang-passw0rd"
 
@@ -70,6 +73,32 @@ def test_before_a_choice_the_browsers_language_decides(browser, server, locale, 
         expect(page.locator("html")).to_have_attribute("lang", code)
     finally:
         context.close()
+
+
+def test_the_console_shows_every_offered_language(visit, page, api_login, server):
+    """An administrator of an organization offering all eleven languages switches the console to
+    each: its menu, <html lang> and the account's saved choice follow."""
+    from iam_console.core import builtin as b
+    from iam_console.core import lookup
+    from iam_console.identity.passwords import hash_password
+    from iam_console.models import Organization, User
+
+    name = f"lang-{uuid.uuid4().hex[:6]}"
+    with server_db(server) as db:
+        db.add(Organization(owner="admin", name=name, display_name=name, password_type="argon2id",
+                            languages=list(b.LANGUAGES)))
+        db.add(User(owner=name, name="polly", uuid=str(uuid.uuid4()), is_admin=True,
+                    password=hash_password(PASSWORD, "argon2id"), password_type="argon2id"))
+    api_login(Account(name, "polly", PASSWORD, "polly"))
+    visit("/")
+    home = page.locator("#menu-group-home")
+    expect(home).to_have_text(HOME["en"])
+    for code, text in HOME.items():
+        _choose(page, code)
+        expect(home).to_have_text(text)
+        expect(page.locator("html")).to_have_attribute("lang", code)
+    with server_db(server) as db:
+        assert lookup.user(db, name, "polly").language == "en"
 
 
 @pytest.fixture
