@@ -18,6 +18,7 @@ https, or http on a loopback host, or a native app's private-use scheme (RFC 825
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 import time
 from typing import Any
@@ -43,7 +44,11 @@ from iam_console.settings import settings
 
 PATH = "/api/oauth/register"
 GRANTS = ("authorization_code", "refresh_token", "client_credentials", DEVICE_GRANT)
-AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+AUTH_METHODS = ("client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none")
+# the methods an application is then held to (the others keep what an application with no method
+# of its own accepts: docs/api.md "Client authentication")
+HELD_METHODS = ("client_secret_jwt", "private_key_jwt")
+MAX_JWKS = 16_384  # characters of a registered JWK Set
 REGISTRATIONS_PER_ADDRESS = (20, 3600)  # registrations from one client address an hour
 QUOTA = 200  # dynamically registered clients an organization holds at once
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -121,6 +126,13 @@ def metadata(body: Any) -> dict[str, Any]:
         raise RegistrationError("invalid_client_metadata",
                                 f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}")
     found["token_endpoint_auth_method"] = method
+    if "jwks" in body:  # the keys of private_key_jwt and of request objects, inline or by URL
+        if not isinstance(body["jwks"], dict) or len(json.dumps(body["jwks"])) > MAX_JWKS:
+            raise RegistrationError("invalid_client_metadata",
+                                    f"jwks must be a JWK Set of at most {MAX_JWKS} characters")
+        found["jwks"] = body["jwks"]
+    if body.get("jwks_uri"):
+        found["jwks_uri"] = _url(body["jwks_uri"], "jwks_uri")
     application_type = body.get("application_type", "web")
     if application_type not in ("web", "native"):
         raise RegistrationError("invalid_client_metadata", "application_type must be web or native")
@@ -153,7 +165,21 @@ def _apply(row: m.Application, found: dict[str, Any]) -> None:
     row.logo = found.get("logo_uri", "")
     row.homepage_url = found.get("client_uri", "")
     row.terms_of_use = found.get("tos_uri", "")
+    row.token_endpoint_auth_method = found["token_endpoint_auth_method"] if (
+        found["token_endpoint_auth_method"] in HELD_METHODS) else ""
+    row.jwks, row.jwks_uri = found.get("jwks") or {}, found.get("jwks_uri", "")
     row.client_metadata = found
+
+
+def _checked(db: Session, row: m.Application, kind, *, new: bool) -> None:
+    """The application rules every save passes (the keys of private_key_jwt among them), as
+    RFC 7591 errors."""
+    try:
+        if new:
+            rules.before_save(db, ANONYMOUS, kind, None, row, set())
+        rules.validate(db, ANONYMOUS, kind, row)
+    except ServiceError as exc:
+        raise RegistrationError("invalid_client_metadata", str(exc)) from None
 
 
 def answer(row: m.Application, registration_token: str = "") -> dict[str, Any]:
@@ -219,8 +245,7 @@ def register(db: Session, body: Any, bearer: str, organization_name: str, client
     _apply(row, found)
     registration_token = secrets.token_urlsafe(32)
     row.registration_access_token = digest(registration_token)
-    rules.before_save(db, ANONYMOUS, kind, None, row, set())
-    rules.validate(db, ANONYMOUS, kind, row)
+    _checked(db, row, kind, new=True)
     lookup.forget()
     db.add(row)
     db.flush()
@@ -250,7 +275,7 @@ def update(db: Session, row: m.Application, body: Any) -> dict[str, Any]:
     if "client_secret" in body and body["client_secret"] != row.client_secret:
         raise RegistrationError("invalid_client_metadata", "The client_secret is not the client's")
     _apply(row, metadata(body))
-    rules.validate(db, ANONYMOUS, REGISTRY["application"], row)
+    _checked(db, row, REGISTRY["application"], new=False)
     lookup.forget()
     db.add(row)
     return answer(row)

@@ -4,8 +4,13 @@ may do, rate limits and quotas, and bad metadata that writes nothing (oauth/regi
 
 from __future__ import annotations
 
+import secrets
+import time
+
+import jwt
 import pytest
 from fastapi.testclient import TestClient
+from joserfc.jwk import RSAKey
 from sqlmodel import delete, func, select
 
 from iam_console import models as m
@@ -13,9 +18,12 @@ from iam_console.api.app import api
 from iam_console.core import builtin as b
 from iam_console.db import session_scope
 from iam_console.oauth import registration
+from iam_console.settings import settings
 from tests.api.test_oauth import PASSWORD, code_for, exchange, make_app, token_call
 
 PATH = "/api/oauth/register"
+KEY = RSAKey.generate_key(2048, parameters={"kid": "agent-1"})
+PUBLIC_JWK, PRIVATE_JWK = KEY.as_dict(private=False), KEY.as_dict(private=True)
 METADATA = {"client_name": "Agent", "redirect_uris": ["http://localhost:33418/callback"],
             "grant_types": ["authorization_code", "refresh_token"], "token_endpoint_auth_method": "client_secret_post",
             "contacts": ["ops@example.com"], "client_uri": "https://agent.example.com", "scope": "openid profile",
@@ -167,6 +175,15 @@ BAD = [
     ({**METADATA, "scope": "openid \"quoted\""}, "invalid_client_metadata"),
     ({**METADATA, "contacts": [1]}, "invalid_client_metadata"),
     ([METADATA], "invalid_client_metadata"),
+    # private_key_jwt needs keys; keys are public only, inline or by URL but not both
+    ({**METADATA, "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
+    ({**METADATA, "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [PRIVATE_JWK]}},
+     "invalid_client_metadata"),
+    ({**METADATA, "jwks": {"keys": [PUBLIC_JWK]}, "jwks_uri": "https://agent.example.com/jwks"},
+     "invalid_client_metadata"),
+    ({**METADATA, "jwks": ["not", "a", "set"]}, "invalid_client_metadata"),
+    ({**METADATA, "jwks_uri": "ftp://agent.example.com/jwks"}, "invalid_client_metadata"),
+    ({**METADATA, "token_endpoint_auth_method": "tls_client_auth"}, "invalid_client_metadata"),
 ]
 
 
@@ -246,3 +263,35 @@ def test_organizations_store_the_policy_and_refuse_unknown_ones(admin, make_org)
     assert stored["dcrPolicy"] == "initial access token"
     builtin = admin.get("/api/get-organization", params={"id": f"admin/{b.BUILT_IN_ORG}"}).json()["data"]
     assert builtin["dcrPolicy"] == "disabled"  # off by default, as Casdoor seeds it
+
+
+def test_a_client_registers_its_keys_and_signs_in_with_private_key_jwt(open_org):
+    """RFC 7591 `jwks` and `token_endpoint_auth_method` private_key_jwt: the application is held to
+    that method (RFC 7523), its keys are the registered ones."""
+    body = {"client_name": "Keyed agent", "grant_types": ["client_credentials"],
+            "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [PUBLIC_JWK]}}
+    status, answer = register(body, open_org)
+    assert status == 201, answer
+    assert answer["token_endpoint_auth_method"] == "private_key_jwt" and answer["jwks"] == {"keys": [PUBLIC_JWK]}
+    with session_scope() as db:
+        row = db.exec(select(m.Application).where(m.Application.client_id == answer["client_id"])).one()
+        assert (row.token_endpoint_auth_method, row.jwks) == ("private_key_jwt", {"keys": [PUBLIC_JWK]})
+
+    def assertion(key) -> str:
+        now = int(time.time())
+        claims = {"iss": answer["client_id"], "sub": answer["client_id"], "aud": settings.origin, "iat": now,
+                  "exp": now + 60, "jti": secrets.token_hex(8)}
+        return jwt.encode(claims, key.as_pem(private=True), algorithm="RS256", headers={"kid": key.kid})
+
+    def grant(client_assertion: str) -> tuple[int, dict]:
+        return token_call(grant_type="client_credentials", client_assertion=client_assertion,
+                          client_assertion_type="urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+
+    status, tokens = grant(assertion(KEY))
+    assert status == 200 and tokens["access_token"], tokens
+    other = RSAKey.generate_key(2048, parameters={"kid": "agent-1"})  # the same kid, another key
+    assert grant(assertion(other))[0] == 401
+    # held to its method: its secret alone no longer does
+    status, refusal = token_call(grant_type="client_credentials", client_id=answer["client_id"],
+                                 client_secret=answer["client_secret"])
+    assert (status, refusal["error"]) == (401, "invalid_client"), refusal
