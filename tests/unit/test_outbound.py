@@ -315,7 +315,7 @@ def test_an_answer_is_read_up_to_its_limit(allow):
     with SlowServer(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)) as big:
         with outbound.http_client(max_bytes=len(body)) as client:
             assert client.get(f"http://127.0.0.1:{big.port}/").content == body
-        with pytest.raises(OutboundError, match=exactly("The answer of 127.0.0.1 is larger than 199999 bytes")), \
+        with pytest.raises(OutboundError, match=exactly("The answer of 127.0.0.1 is larger than 199,999 bytes")), \
                 outbound.http_client(max_bytes=len(body) - 1) as client:
             client.get(f"http://127.0.0.1:{big.port}/")
 

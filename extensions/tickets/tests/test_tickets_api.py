@@ -185,7 +185,7 @@ def test_bad_input_is_refused_and_nothing_written(world, fields, message):
     ({}, "The text of a message must be a string"),
     ({"text": "   "}, "The text of a message cannot be empty"),
     ({"text": 5}, "The text of a message must be a string"),
-    ({"text": "x" * 10_001}, "The text of a message must be at most 10000 characters, without NUL"),
+    ({"text": "x" * 10_001}, "The text of a message must be at most 10,000 characters, without NUL"),
     (["text"], "The request body must be a JSON object"),
 ])
 def test_a_bad_message_is_refused_and_nothing_written(world, body, message):
