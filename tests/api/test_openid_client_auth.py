@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -39,11 +38,12 @@ from iam_console.oauth import oauth
 from iam_console.settings import settings
 from iam_console.signin import auth
 from tests.api.conftest import sign_in
+from tests.api.node_packages import node_with
 from tests.api.oauth_world import USER, World, build_world
 from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_mfa import enable_app
 from tests.api.test_oauth import PASSWORD, REDIRECT
-from tests.api.test_sdk_node import NODE_DIR, NODE_TIMEOUT_SECONDS, _missing
+from tests.api.test_sdk_node import NODE_DIR, NODE_TIMEOUT_SECONDS
 
 DRIVER = NODE_DIR / "oidc_client_auth.mjs"
 OPENID_CLIENT_VERSION = "6.9.0"
@@ -53,15 +53,7 @@ AWKWARD_SECRET = "a+b/c=d%e&f:g h" + secrets.token_hex(8)
 
 @pytest.fixture(scope="module")
 def node_executable() -> str:
-    executable = shutil.which("node")
-    if executable is None:
-        _missing("node is not on PATH")
-    package = NODE_DIR / "node_modules" / "openid-client" / "package.json"
-    if not package.is_file():
-        _missing("openid-client is not installed: run `make node-sdk`")
-    if json.loads(package.read_text())["version"] != OPENID_CLIENT_VERSION:
-        _missing(f"tests/node does not have openid-client {OPENID_CLIENT_VERSION}: run `make node-sdk`")
-    return executable
+    return node_with("openid-client", OPENID_CLIENT_VERSION)
 
 
 class RelyingParty:

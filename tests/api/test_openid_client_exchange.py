@@ -6,8 +6,6 @@ under CI=true."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -22,6 +20,7 @@ from iam_console import models as m
 from iam_console.db import session_scope
 from iam_console.oauth import oauth
 from iam_console.settings import settings
+from tests.api.node_packages import node_with
 from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_oauth import ALL_GRANTS, PASSWORD, make_app
 
@@ -35,16 +34,7 @@ MCP = f"https://mcp-{uuid.uuid4().hex[:8]}.example.com/mcp"  # this module's own
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    executable = shutil.which("node")
-    package = NODE_DIR / "node_modules" / "openid-client" / "package.json"
-    reason = ("node is not on PATH" if executable is None else
-              "openid-client is not installed: run `make node-sdk`" if not package.is_file() else
-              "" if json.loads(package.read_text())["version"] == VERSION else f"openid-client is not {VERSION}")
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return executable
+    return node_with("openid-client", VERSION)
 
 
 def run(node: str, server: str, *calls: dict[str, Any]) -> list[dict[str, Any]]:

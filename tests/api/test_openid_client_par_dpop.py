@@ -9,7 +9,6 @@ at each step or the OAuth error it threw. Needs node and `make node-sdk`, like t
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from typing import Any
 
@@ -18,11 +17,12 @@ import jwt
 import pytest
 
 from iam_console.oauth import pushed
+from tests.api.node_packages import node_with
 from tests.api.oauth_world import USER, World, build_world
 from tests.api.par_jar_dpop_kit import ec_key, public_jwk
 from tests.api.sdk_server import api_server  # noqa: F401
 from tests.api.test_oauth import PASSWORD, REDIRECT
-from tests.api.test_sdk_node import NODE_DIR, NODE_TIMEOUT_SECONDS, _missing
+from tests.api.test_sdk_node import NODE_DIR, NODE_TIMEOUT_SECONDS
 
 DRIVER = NODE_DIR / "oidc_par_dpop.mjs"
 CLIENT_VERSION = "6.9.0"
@@ -31,16 +31,7 @@ ISSUER = "http://testserver"
 
 @pytest.fixture(scope="session")
 def node() -> str:
-    executable = shutil.which("node")
-    if executable is None:
-        _missing("node is not on PATH: the openid-client suite needs Node.js 20 or later")
-    package = NODE_DIR / "node_modules" / "openid-client" / "package.json"
-    if not package.is_file():
-        _missing("openid-client is not installed: run `make node-sdk` (npm ci --prefix tests/node)")
-    version = json.loads(package.read_text())["version"]
-    if version != CLIENT_VERSION:
-        _missing(f"tests/node has openid-client {version}, not {CLIENT_VERSION}: run `make node-sdk`")
-    return executable
+    return node_with("openid-client", CLIENT_VERSION)
 
 
 def run(node: str, server: str, world: World, scenario: str, **job: Any) -> dict[str, dict[str, Any]]:

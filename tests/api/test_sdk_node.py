@@ -17,8 +17,6 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
-import shutil
 import subprocess
 import uuid
 from collections.abc import Callable
@@ -38,6 +36,7 @@ from iam_console.db import session_scope
 from iam_console.identity.passwords import verify_password
 from tests.api import sdk_server
 from tests.api.conftest import ENVELOPE
+from tests.api.node_packages import node_with
 from tests.api.sdk_server import api_server, seeded_credentials  # noqa: F401
 
 ORG = "built-in"
@@ -49,28 +48,11 @@ CLIENT = NODE_DIR / "sdk_client.mjs"
 NODE_TIMEOUT_SECONDS = 60
 ENVELOPE_KEYS = sorted(ENVELOPE)
 
-
 # --- the node program ---
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (required under CI)")
-    pytest.skip(reason)
-
 
 @pytest.fixture(scope="session")
 def node() -> str:
-    """The node executable, once casdoor-nodejs-sdk is installed in tests/node."""
-    executable = shutil.which("node")
-    if executable is None:
-        _missing("node is not on PATH: the Node SDK suite needs Node.js 18 or later")
-    package = NODE_DIR / "node_modules" / "casdoor-nodejs-sdk" / "package.json"
-    if not package.is_file():
-        _missing("casdoor-nodejs-sdk is not installed: run `make node-sdk` (npm ci --prefix tests/node)")
-    version = json.loads(package.read_text())["version"]
-    if version != SDK_VERSION:
-        _missing(f"tests/node has casdoor-nodejs-sdk {version}, not {SDK_VERSION}: run `make node-sdk`")
-    return executable
+    return node_with("casdoor-nodejs-sdk", SDK_VERSION)
 
 
 @dataclass
